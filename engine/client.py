@@ -1,0 +1,170 @@
+"""EngineClient: starts, talks to and supervises the engine process.
+
+The client is plain Python (no Qt): `generate()` returns an iterator of records
+and may be consumed on any thread; `cancel()` may be called from another one.
+If the process dies mid-request, the iterator yields one ErrorRecord of kind
+`engine_died` and ends; the next request starts a fresh process.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing as mp
+import threading
+from collections.abc import Iterator
+from multiprocessing.connection import wait
+
+from engine.records import ErrorRecord, Record, record_from_dict
+from engine.settings import SamplingSettings
+
+POLL_S = 0.05
+
+
+class EngineClient:
+    """One engine process, started on first use and restarted after a crash."""
+
+    def __init__(self):
+        self.current = None  # id of the generation in flight
+        self._last_op = None
+        self._ctx = mp.get_context("spawn")
+        self._proc = None
+        self._send_lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._requests = self._events = None
+        self.restarts = 0
+
+    # -- process lifetime -------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def is_alive(self) -> bool:
+        return self._proc is not None and self._proc.is_alive()
+
+    def _ensure_started(self) -> None:
+        if self.is_alive():
+            return
+        if self._proc is not None:
+            self.restarts += 1
+            self._close_pipes()
+        from engine.worker import worker_main
+
+        req_child, self._requests = self._ctx.Pipe(duplex=False)
+        self._events, evt_child = self._ctx.Pipe(duplex=False)
+        self._proc = self._ctx.Process(
+            target=worker_main, args=(req_child, evt_child), daemon=True,
+            name="logitscope-engine",
+        )  # fmt: skip
+        self._proc.start()
+        req_child.close()
+        evt_child.close()
+
+    def _close_pipes(self) -> None:
+        for conn in (self._requests, self._events):
+            if conn is not None:
+                conn.close()
+        self._requests = self._events = None
+
+    def close(self) -> None:
+        """Stop the engine process (politely, then firmly)."""
+        if self._proc is None:
+            return
+        try:
+            self._send({"op": "shutdown", "id": 0})
+        except OSError:
+            pass
+        self._proc.join(timeout=3)
+        if self._proc.is_alive():
+            self._proc.kill()
+            self._proc.join(timeout=3)
+        self._close_pipes()
+        self._proc = None
+
+    # -- requests ---------------------------------------------------------------
+    def _send(self, msg: dict) -> None:
+        with self._send_lock:
+            self._requests.send(msg)
+
+    def _start(self, op: str, **payload) -> int:
+        self._ensure_started()
+        rid = next(self._ids)
+        self._send({"op": op, "id": rid, **payload})
+        return rid
+
+    def _messages(self, rid: int) -> Iterator[dict]:
+        """Messages for request `rid`; an engine_died error if the process dies."""
+        events, proc = self._events, self._proc
+        while True:
+            ready = wait([events, proc.sentinel], timeout=POLL_S)
+            if events in ready or (not ready and events.poll()):
+                try:
+                    msg = events.recv()
+                except (EOFError, OSError):
+                    yield _died(proc)
+                    return
+                if msg["id"] == rid:
+                    yield msg
+                continue
+            if proc.sentinel in ready and not events.poll():
+                proc.join(timeout=1)
+                yield _died(proc)
+                return
+
+    def _records(self, rid: int) -> Iterator[Record]:
+        for msg in self._messages(rid):
+            if isinstance(msg, ErrorRecord):
+                yield msg
+                return
+            if "record" in msg:
+                record = record_from_dict(msg["record"])
+                yield record
+                if record.type in ("done", "error"):
+                    return
+                if record.type == "model" and self._last_op == "load":
+                    return
+
+    def generate(
+        self, prompt: str, settings: SamplingSettings, model: str | None = None
+    ) -> Iterator[Record]:
+        """Run one generation; yields progress/model/prefill/token/done records."""
+        self._last_op = "generate"
+        rid = self._start(
+            "generate", prompt=prompt, settings=settings.to_dict(), model=model
+        )
+        self.current = rid
+        return self._records(rid)
+
+    def load(self, model: str | None = None) -> Iterator[Record]:
+        """Load (fetching/converting if needed) a model; ends with a model record."""
+        self._last_op = "load"
+        return self._records(self._start("load", model=model))
+
+    def cancel(self) -> None:
+        """Ask the current generation to stop; it ends with finish_reason 'cancelled'."""
+        if self.is_alive() and self.current:
+            self._send({"op": "cancel", "id": 0, "target": self.current})
+
+    def query(self, op: str, **payload) -> dict:
+        """A small request with one reply (tokenize, ping). Raises on error."""
+        from engine.errors import EngineDied, LogitscopeError
+
+        rid = self._start(op, **payload)
+        for msg in self._messages(rid):
+            if isinstance(msg, ErrorRecord):
+                raise EngineDied(msg.message)
+            if "reply" in msg:
+                return msg["reply"]
+            record = record_from_dict(msg["record"])
+            if record.type == "error":
+                raise LogitscopeError(record.message)
+        raise EngineDied("the engine process stopped")
+
+
+def _died(proc) -> ErrorRecord:
+    code = proc.exitcode
+    how = f"was killed by signal {-code}" if code and code < 0 else f"exited ({code})"
+    return ErrorRecord(
+        f"the engine process {how} during this run; the partial output is kept "
+        "and a fresh engine starts with the next run",
+        kind="engine_died",
+    )

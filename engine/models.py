@@ -1,0 +1,180 @@
+"""Finding, describing and loading models.
+
+A model is named by a path (an MLX model folder or a `.gguf` file), by the
+name of a folder under `models_dir()`, or by nothing (the default model). Every
+failure becomes a ModelError with a one-line message; nothing here imports Qt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.default_model import DEFAULT_MODEL_NAME, ensure_default_model
+from engine.errors import ModelError
+from engine.gguf_convert import GGUF_MAGIC, convert_gguf
+from engine.paths import models_dir
+
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no "PyTorch not found"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the model picker shows about one model."""
+
+    name: str
+    path: str
+    architecture: str
+    quantization: str
+    size_bytes: int
+    context_length: int
+
+
+def device_name() -> str:
+    """'Metal GPU', 'CUDA GPU' or 'CPU': where MLX runs on this machine."""
+    import mlx.core as mx
+
+    if mx.default_device().type == mx.DeviceType.cpu:
+        return "CPU"
+    if mx.metal.is_available():
+        return "Metal GPU"
+    return "CUDA GPU" if mx.cuda.is_available() else "GPU"
+
+
+def _read_config(folder: Path) -> dict:
+    cfg = folder / "config.json"
+    if not cfg.exists():
+        raise ModelError(
+            f"{folder} is not a model folder: it has no config.json "
+            "(give an MLX model folder or a .gguf file)"
+        )
+    try:
+        return json.loads(cfg.read_text())
+    except (OSError, ValueError) as e:
+        raise ModelError(f"{cfg} cannot be read as JSON: {e}") from e
+
+
+def _quantization_label(config: dict) -> str:
+    q = config.get("quantization") or config.get("quantization_config")
+    if not q:
+        return str(config.get("torch_dtype", "float16"))
+    bits, group = q.get("bits"), q.get("group_size")
+    return f"{bits}-bit (group {group})" if bits else str(q.get("quant_method", "?"))
+
+
+def inspect_model(folder: Path) -> ModelInfo:
+    """Describe an MLX model folder without loading its weights."""
+    folder = Path(folder)
+    config = _read_config(folder)
+    weights = list(folder.glob("*.safetensors"))
+    if not weights:
+        raise ModelError(f"{folder} has no weights (*.safetensors files)")
+    ctx = config.get("max_position_embeddings") or config.get("text_config", {}).get(
+        "max_position_embeddings", 2048
+    )
+    return ModelInfo(
+        name=folder.name,
+        path=str(folder.resolve()),
+        architecture=str(config.get("model_type", "unknown")),
+        quantization=_quantization_label(config),
+        size_bytes=sum(w.stat().st_size for w in weights),
+        context_length=int(ctx),
+    )
+
+
+def list_models() -> list[ModelInfo]:
+    """Every model under `models_dir()` that looks openable (the default first)."""
+    found = []
+    for folder in sorted(models_dir().iterdir()):
+        if folder.is_dir() and not folder.name.startswith("."):
+            try:
+                found.append(inspect_model(folder))
+            except ModelError:
+                continue
+    found.sort(key=lambda m: m.name != DEFAULT_MODEL_NAME)
+    return found
+
+
+def resolve_model(spec: str | None, progress=None) -> Path:
+    """Turn what the user typed into an MLX model folder on disk.
+
+    Args:
+        spec: None or "" for the default model, a folder, a .gguf file, or the
+            name of a model under `models_dir()`.
+        progress: optional (message, fraction) callback for fetching/converting.
+    """
+    if not spec:
+        return ensure_default_model(progress)
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        inspect_model(path)
+        return path
+    if path.is_file():
+        return _convert_file(path, progress)
+    named = models_dir() / spec
+    if named.is_dir():
+        inspect_model(named)
+        return named
+    if spec == DEFAULT_MODEL_NAME:
+        return ensure_default_model(progress)
+    raise ModelError(
+        f"model '{spec}' not found: give the path of an MLX model folder or a "
+        ".gguf file ('logitscope models' lists the installed ones)"
+    )
+
+
+def _convert_file(path: Path, progress) -> Path:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError as e:
+        raise ModelError(f"cannot read {path}: {e.strerror}") from e
+    if head != GGUF_MAGIC:
+        raise ModelError(
+            f"{path} is not a model: expected an MLX model folder or a .gguf file"
+        )
+    out = models_dir() / path.stem
+    if progress:
+        progress(f"Converting {path.name} to MLX…", 0.5)
+    convert_gguf(path, out)
+    return out
+
+
+def load_model(folder: Path):
+    """Load an MLX model folder with mlx-lm.
+
+    Returns:
+        (LoadedModel, ModelInfo, seconds taken)
+    """
+    from mlx_lm import load
+
+    from engine.generate import LoadedModel
+
+    info = inspect_model(folder)
+    t0 = time.perf_counter()
+    try:
+        model, tokenizer = load(str(folder))
+    except ValueError as e:
+        msg = str(e)
+        if "not supported" in msg:
+            raise ModelError(
+                f"unsupported architecture '{info.architecture}' in {folder}: "
+                "mlx-lm cannot run this model type"
+            ) from e
+        raise ModelError(f"cannot load {folder}: {msg}") from e
+    except Exception as e:  # bad safetensors, shape mismatches, missing tokenizer
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ModelError(f"cannot load {folder}: {first}") from e
+    vocab = _vocab_size(model, tokenizer)
+    lm = LoadedModel(model, tokenizer, info.context_length, vocab)
+    return lm, info, time.perf_counter() - t0
+
+
+def _vocab_size(model, tokenizer) -> int:
+    args = getattr(model, "args", None)
+    if args is not None and getattr(args, "vocab_size", None):
+        return int(args.vocab_size)
+    return len(tokenizer.vocab)

@@ -1,0 +1,179 @@
+"""The records a run yields: small frozen dataclasses of plain Python values.
+
+They are the engine's whole public surface towards the app, the command line and
+the session log: nothing from MLX or Qt is in them. `to_dict` gives the JSON
+shape documented in the README; `record_from_dict` reverses it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+# Temperatures at which each step's distribution is summarised on the device,
+# so the temperature chart can be drawn for any step without the model.
+SWEEP_TEMPERATURES = tuple(round(0.1 * i, 1) for i in range(1, 21))  # 0.1 .. 2.0
+
+
+@dataclass(frozen=True)
+class TopToken:
+    """One candidate next token."""
+
+    token_id: int
+    text: str
+    logprob: float
+
+
+@dataclass(frozen=True)
+class ModelRecord:
+    """The model a run uses, sent once before prefill."""
+
+    name: str
+    path: str
+    architecture: str
+    quantization: str
+    size_bytes: int
+    context_length: int
+    device: str
+    load_s: float
+    type: str = "model"
+
+
+@dataclass(frozen=True)
+class ProgressRecord:
+    """Long preparation work (fetching, converting, loading a model)."""
+
+    message: str
+    fraction: float  # 0..1
+    type: str = "progress"
+
+
+@dataclass(frozen=True)
+class PrefillRecord:
+    """Prompt processing progress: `processed` of `total` prompt tokens."""
+
+    processed: int
+    total: int
+    elapsed_s: float
+    type: str = "prefill"
+
+
+@dataclass(frozen=True)
+class TokenRecord:
+    """One generated token and what the model was choosing between.
+
+    `logprob`/`top`/`entropy` describe the model's raw distribution (T=1, before
+    repetition penalty and filters); `sampled_*` the distribution the token was
+    actually drawn from. `sweep_logz[i]` is logsumexp(raw_logprobs / T_i) and
+    `sweep_entropy[i]` the entropy at T_i, for T_i in SWEEP_TEMPERATURES.
+    Entropies are in nats.
+    """
+
+    step: int
+    token_id: int
+    text: str
+    logprob: float
+    prob: float
+    sampled_logprob: float
+    top: tuple[TopToken, ...]
+    sampled_top: tuple[TopToken, ...]
+    entropy: float
+    sampled_entropy: float
+    elapsed_s: float
+    latency_s: float
+    context_tokens: int
+    sweep_logz: tuple[float, ...] = ()
+    sweep_entropy: tuple[float, ...] = ()
+    type: str = "token"
+
+
+@dataclass(frozen=True)
+class DoneRecord:
+    """The end of a run and its statistics."""
+
+    finish_reason: str  # stop | length | cancelled | error
+    text: str
+    prompt_tokens: int
+    generated_tokens: int
+    ttft_s: float
+    prefill_tps: float
+    decode_tps: float
+    peak_memory_bytes: int
+    kv_cache_bytes: int
+    context_length: int
+    seed: int | None
+    elapsed_s: float
+    system_tokens: int = 0
+    error: str | None = None
+    type: str = "done"
+
+
+@dataclass(frozen=True)
+class ErrorRecord:
+    """A run that could not start or was lost; `message` is for people."""
+
+    message: str
+    kind: str = "error"  # error | model | settings | engine_died
+    type: str = "error"
+
+
+Record = (
+    ProgressRecord | ModelRecord | PrefillRecord | TokenRecord | DoneRecord | ErrorRecord
+)
+_CLASSES = (
+    ProgressRecord,
+    ModelRecord,
+    PrefillRecord,
+    TokenRecord,
+    DoneRecord,
+    ErrorRecord,
+)
+_TYPES = {c.__dataclass_fields__["type"].default: c for c in _CLASSES}
+
+
+def to_dict(record: Record) -> dict:
+    """Plain JSON-ready dict of a record (tuples become lists)."""
+    return asdict(record)
+
+
+def record_from_dict(d: dict) -> Record:
+    """Rebuild a record from `to_dict` output (or its JSON round-trip)."""
+    cls = _TYPES[d["type"]]
+    names = {f.name for f in fields(cls)}
+    kw = {k: v for k, v in d.items() if k in names}
+    if cls is TokenRecord:
+        for key in ("top", "sampled_top"):
+            kw[key] = tuple(_top(t) for t in kw.get(key, ()))
+        for key in ("sweep_logz", "sweep_entropy"):
+            kw[key] = tuple(kw.get(key, ()))
+    return cls(**kw)
+
+
+def _top(t) -> TopToken:
+    return t if isinstance(t, TopToken) else TopToken(**t)
+
+
+@dataclass
+class RunResult:
+    """All records of one finished run, gathered (handy for tests and the CLI)."""
+
+    model: ModelRecord | None = None
+    tokens: list[TokenRecord] = field(default_factory=list)
+    done: DoneRecord | None = None
+    error: ErrorRecord | None = None
+    prefill: list[PrefillRecord] = field(default_factory=list)
+
+    def add(self, record: Record) -> None:
+        if isinstance(record, TokenRecord):
+            self.tokens.append(record)
+        elif isinstance(record, DoneRecord):
+            self.done = record
+        elif isinstance(record, ErrorRecord):
+            self.error = record
+        elif isinstance(record, ModelRecord):
+            self.model = record
+        elif isinstance(record, PrefillRecord):
+            self.prefill.append(record)
+
+    @property
+    def text(self) -> str:
+        return "".join(t.text for t in self.tokens)

@@ -1,0 +1,110 @@
+"""Sampling settings of one run: a frozen dataclass with named defaults and a
+`validate()` that turns nonsense values into a clear SettingsError."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields, replace
+
+from engine.errors import SettingsError
+
+DEFAULT_TEMPERATURE = 0.7
+DEFAULT_TOP_P = 1.0
+DEFAULT_TOP_K = 0
+DEFAULT_MIN_P = 0.0
+DEFAULT_REPETITION_PENALTY = 1.0
+DEFAULT_REPETITION_CONTEXT = 20
+DEFAULT_MAX_TOKENS = 256
+DEFAULT_TOP_N = 10  # alternatives recorded per step
+MAX_TOP_N = 50
+MAX_TEMPERATURE = 2.0
+DEFAULT_PREFILL_CHUNK = 128  # tokens per prefill step; cancel is checked between
+
+
+@dataclass(frozen=True)
+class SamplingSettings:
+    """Everything that decides which tokens a run produces."""
+
+    temperature: float = DEFAULT_TEMPERATURE
+    top_p: float = DEFAULT_TOP_P
+    top_k: int = DEFAULT_TOP_K
+    min_p: float = DEFAULT_MIN_P
+    repetition_penalty: float = DEFAULT_REPETITION_PENALTY
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    seed: int | None = None
+    stop: tuple[str, ...] = field(default_factory=tuple)
+    system_prompt: str | None = None
+    chat_template: bool = True
+    top_n: int = DEFAULT_TOP_N
+    prefill_chunk: int = DEFAULT_PREFILL_CHUNK
+
+    def validate(self) -> SamplingSettings:
+        """Return self, or raise SettingsError naming the bad value and the range."""
+        _check(
+            _finite(self.temperature) and 0 <= self.temperature <= MAX_TEMPERATURE,
+            f"temperature must be between 0 and {MAX_TEMPERATURE:g} "
+            f"(0 = greedy), got {self.temperature}",
+        )
+        _check(
+            _finite(self.top_p) and 0 < self.top_p <= 1,
+            f"top-p must be in (0, 1] (1 = off), got {self.top_p}",
+        )
+        _check(
+            isinstance(self.top_k, int) and self.top_k >= 0,
+            f"top-k must be a whole number >= 0 (0 = off), got {self.top_k}",
+        )
+        _check(
+            _finite(self.min_p) and 0 <= self.min_p < 1,
+            f"min-p must be in [0, 1) (0 = off), got {self.min_p}",
+        )
+        _check(
+            _finite(self.repetition_penalty) and 0 < self.repetition_penalty <= 10,
+            "repetition penalty must be in (0, 10] (1 = off), "
+            f"got {self.repetition_penalty}",
+        )
+        _check(
+            isinstance(self.max_tokens, int) and self.max_tokens >= 1,
+            f"max tokens must be a whole number >= 1, got {self.max_tokens}",
+        )
+        _check(
+            self.seed is None or (isinstance(self.seed, int) and self.seed >= 0),
+            f"seed must be a whole number >= 0, got {self.seed}",
+        )
+        _check(
+            all(isinstance(s, str) and s for s in self.stop),
+            "stop strings must be non-empty text",
+        )
+        _check(
+            isinstance(self.top_n, int) and 1 <= self.top_n <= MAX_TOP_N,
+            f"alternatives per step must be between 1 and {MAX_TOP_N}, got {self.top_n}",
+        )
+        _check(
+            isinstance(self.prefill_chunk, int) and self.prefill_chunk >= 1,
+            f"prefill chunk must be >= 1, got {self.prefill_chunk}",
+        )
+        return self
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["stop"] = list(self.stop)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> SamplingSettings:
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in d.items() if k in known}
+        if "stop" in kwargs:
+            kwargs["stop"] = tuple(kwargs["stop"] or ())
+        return cls(**kwargs)
+
+    def with_(self, **changes) -> SamplingSettings:
+        return replace(self, **changes)
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise SettingsError(message)
