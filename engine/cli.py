@@ -126,7 +126,8 @@ def _print_plain(record) -> None:
         print(
             f"[{record.finish_reason}] {record.generated_tokens} tokens, "
             f"TTFT {record.ttft_s:.2f} s, prefill {record.prefill_tps:.1f} tok/s, "
-            f"decode {record.decode_tps:.1f} tok/s, peak {record.peak_memory_bytes / 1e6:.0f} MB",
+            f"decode {record.decode_tps:.1f} tok/s, "
+            f"peak {record.peak_memory_bytes / 1e6:.0f} MB",
             file=sys.stderr,
         )
 

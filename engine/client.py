@@ -8,6 +8,7 @@ If the process dies mid-request, the iterator yields one ErrorRecord of kind
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import multiprocessing as mp
 import threading
@@ -69,10 +70,8 @@ class EngineClient:
         """Stop the engine process (politely, then firmly)."""
         if self._proc is None:
             return
-        try:
+        with contextlib.suppress(OSError):
             self._send({"op": "shutdown", "id": 0})
-        except OSError:
-            pass
         self._proc.join(timeout=3)
         if self._proc.is_alive():
             self._proc.kill()

