@@ -30,9 +30,7 @@ def run(*cmd: str | Path, **kw) -> None:
 
 def setup() -> None:
     if sys.version_info < (3, 11):
-        sys.exit(
-            f"Logitscope needs Python 3.11 or newer (this is {sys.version.split()[0]})"
-        )
+        sys.exit(f"Logitscope needs Python 3.11 or newer (this is {sys.version.split()[0]})")
     if not PY.exists():
         print(f"Creating the virtual environment in {VENV}", flush=True)
         venv.create(VENV, with_pip=True)

@@ -24,9 +24,7 @@ from engine.settings import (
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="logitscope", description="Make LLM inference visible."
-    )
+    p = argparse.ArgumentParser(prog="logitscope", description="Make LLM inference visible.")
     sub = p.add_subparsers(dest="command", required=True)
 
     g = sub.add_parser("generate", help="run one prompt and stream the answer")
@@ -63,9 +61,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return {"generate": cmd_generate, "models": cmd_models, "bench": cmd_bench}[
-            args.command
-        ](args)
+        return {"generate": cmd_generate, "models": cmd_models, "bench": cmd_bench}[args.command](
+            args
+        )
     except LogitscopeError as e:
         print(f"logitscope: error: {e}", file=sys.stderr)
         return 2 if isinstance(e, SettingsError) else 1
@@ -139,9 +137,7 @@ def cmd_models(args) -> int:
     from engine.models import list_models
 
     if args.fetch_default:
-        ensure_default_model(
-            lambda msg, f: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True)
-        )
+        ensure_default_model(lambda msg, f: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True))
     models = list_models()
     if args.json:
         print(json.dumps([asdict(m) for m in models], indent=2))

@@ -127,9 +127,7 @@ class EngineClient:
     ) -> Iterator[Record]:
         """Run one generation; yields progress/model/prefill/token/done records."""
         self._last_op = "generate"
-        rid = self._start(
-            "generate", prompt=prompt, settings=settings.to_dict(), model=model
-        )
+        rid = self._start("generate", prompt=prompt, settings=settings.to_dict(), model=model)
         self.current = rid
         return self._records(rid)
 

@@ -141,9 +141,7 @@ def build_tokenizer_json(meta: dict) -> str:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
     if _meta(meta, "tokenizer.ggml.model") != "gpt2":
-        raise ModelError(
-            "only byte-level BPE (gpt2-style) GGUF tokenizers can be converted"
-        )
+        raise ModelError("only byte-level BPE (gpt2-style) GGUF tokenizers can be converted")
     tokens = list(meta["tokenizer.ggml.tokens"])
     vocab = {tok: i for i, tok in enumerate(tokens)}
     merges = [tuple(m.split(" ", 1)) for m in meta["tokenizer.ggml.merges"]]

@@ -133,9 +133,7 @@ def _convert_file(path: Path, progress) -> Path:
     except OSError as e:
         raise ModelError(f"cannot read {path}: {e.strerror}") from e
     if head != GGUF_MAGIC:
-        raise ModelError(
-            f"{path} is not a model: expected an MLX model folder or a .gguf file"
-        )
+        raise ModelError(f"{path} is not a model: expected an MLX model folder or a .gguf file")
     out = models_dir() / path.stem
     if progress:
         progress(f"Converting {path.name} to MLX…", 0.5)

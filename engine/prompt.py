@@ -26,9 +26,7 @@ def encode_prompt(tokenizer, prompt: str, settings: SamplingSettings) -> Encoded
     if not settings.chat_template:
         return EncodedPrompt(tokenizer.encode(prompt), 0)
     if not getattr(tokenizer, "has_chat_template", False):
-        raise SettingsError(
-            "this model has no chat template: switch to raw completion mode"
-        )
+        raise SettingsError("this model has no chat template: switch to raw completion mode")
     messages = []
     system_tokens = 0
     if settings.system_prompt:
@@ -36,9 +34,7 @@ def encode_prompt(tokenizer, prompt: str, settings: SamplingSettings) -> Encoded
         system_text = tokenizer.apply_chat_template(messages, tokenize=False)
         system_tokens = len(tokenizer.encode(system_text, add_special_tokens=False))
     messages.append({"role": "user", "content": prompt})
-    text = tokenizer.apply_chat_template(
-        messages, tokenize=False, add_generation_prompt=True
-    )
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     return EncodedPrompt(tokenizer.encode(text, add_special_tokens=False), system_tokens)
 
 

@@ -116,9 +116,7 @@ class ErrorRecord:
     type: str = "error"
 
 
-Record = (
-    ProgressRecord | ModelRecord | PrefillRecord | TokenRecord | DoneRecord | ErrorRecord
-)
+Record = ProgressRecord | ModelRecord | PrefillRecord | TokenRecord | DoneRecord | ErrorRecord
 _CLASSES = (
     ProgressRecord,
     ModelRecord,

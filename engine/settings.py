@@ -59,8 +59,7 @@ class SamplingSettings:
         )
         _check(
             _finite(self.repetition_penalty) and 0 < self.repetition_penalty <= 10,
-            "repetition penalty must be in (0, 10] (1 = off), "
-            f"got {self.repetition_penalty}",
+            f"repetition penalty must be in (0, 10] (1 = off), got {self.repetition_penalty}",
         )
         _check(
             isinstance(self.max_tokens, int) and self.max_tokens >= 1,

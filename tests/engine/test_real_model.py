@@ -25,9 +25,7 @@ def collect(records) -> RunResult:
 
 
 def test_greedy_answer_names_paris(smollm):
-    r = collect(
-        generate_records(smollm, QUESTION, SamplingSettings(temperature=0, max_tokens=24))
-    )
+    r = collect(generate_records(smollm, QUESTION, SamplingSettings(temperature=0, max_tokens=24)))
     assert "Paris" in r.done.text
     assert r.done.text.rstrip().endswith(".")
     assert r.done.finish_reason == "stop"
