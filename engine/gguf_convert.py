@@ -20,8 +20,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import mlx.core as mx
-
 from engine.errors import ModelError
 
 GGUF_MAGIC = b"GGUF"
@@ -69,6 +67,8 @@ def read_gguf(path: Path) -> tuple[dict, dict]:
     Returns:
         (weights, metadata): tensor name -> mx.array, key -> value.
     """
+    import mlx.core as mx
+
     check_gguf_header(path)
     try:
         return mx.load(str(path), return_metadata=True)
@@ -80,7 +80,7 @@ def read_gguf(path: Path) -> tuple[dict, dict]:
 
 def _meta(meta: dict, key: str, default=None):
     value = meta.get(key, default)
-    if isinstance(value, mx.array):
+    if hasattr(value, "item") and hasattr(value, "size"):  # an mx.array scalar/vector
         return value.item() if value.size == 1 else value.tolist()
     return value
 
@@ -221,6 +221,8 @@ def convert_gguf(source: Path, out_dir: Path) -> bool:
     source, out_dir = Path(source), Path(out_dir)
     if is_converted(out_dir, source):
         return False
+    import mlx.core as mx
+
     weights, meta = read_gguf(source)
     config = build_config(meta, weights)
     renamed = {rename_tensor(k): v for k, v in weights.items()}

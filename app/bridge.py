@@ -1,0 +1,113 @@
+"""EngineBridge: the window's only door to the engine.
+
+A plain thread consumes `EngineClient` iterators and puts records on a queue;
+a GUI-thread timer drains the queue at a steady frame rate and emits signals
+with batches. So the GUI thread never waits on the engine and never redraws
+per token, however fast tokens arrive.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from engine.client import EngineClient
+from engine.records import ErrorRecord
+from engine.settings import SamplingSettings
+
+FRAME_MS = 33  # ~30 Hz
+
+
+class EngineBridge(QObject):
+    """Starts loads and runs on a background thread; emits what arrives."""
+
+    progress = Signal(str, float)
+    model_loaded = Signal(object)  # ModelRecord
+    prefill = Signal(object)  # PrefillRecord (latest of the frame)
+    tokens = Signal(list)  # [TokenRecord, ...] arrived since the last frame
+    finished = Signal(object)  # DoneRecord
+    failed = Signal(object)  # ErrorRecord
+    busy_changed = Signal(bool)
+
+    def __init__(self, client: EngineClient | None = None, parent=None):
+        super().__init__(parent)
+        self.client = client or EngineClient()
+        self._queue: queue.Queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._timer = QTimer(self)
+        self._timer.setInterval(FRAME_MS)
+        self._timer.timeout.connect(self._drain)
+        self._timer.start()
+
+    @property
+    def busy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def load(self, model: str | None) -> bool:
+        return self._run(lambda: self.client.load(model))
+
+    def generate(self, prompt: str, settings: SamplingSettings, model: str | None) -> bool:
+        return self._run(lambda: self.client.generate(prompt, settings, model))
+
+    def cancel(self) -> None:
+        self.client.cancel()
+
+    def _run(self, start) -> bool:
+        if self.busy:
+            return False
+
+        def work():
+            try:
+                for record in start():
+                    self._queue.put(record)
+            except Exception as e:  # the pipe broke in a way the client missed
+                self._queue.put(ErrorRecord(f"lost contact with the engine: {e}", "engine_died"))
+            self._queue.put(None)  # end of this request
+
+        self._thread = threading.Thread(target=work, daemon=True, name="engine-bridge")
+        self.busy_changed.emit(True)
+        self._thread.start()
+        return True
+
+    def _drain(self) -> None:
+        batch, last_prefill, ended = [], None, False
+        while True:
+            try:
+                record = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if record is None:
+                ended = True
+                continue
+            kind = record.type
+            if kind == "token":
+                batch.append(record)
+                continue
+            if batch:  # keep order: tokens before what follows them
+                self.tokens.emit(batch)
+                batch = []
+            if kind == "prefill":
+                last_prefill = record
+            elif kind == "progress":
+                self.progress.emit(record.message, record.fraction)
+            elif kind == "model":
+                self.model_loaded.emit(record)
+            elif kind == "done":
+                self.finished.emit(record)
+            elif kind == "error":
+                self.failed.emit(record)
+        if last_prefill is not None:
+            self.prefill.emit(last_prefill)
+        if batch:
+            self.tokens.emit(batch)
+        if ended:
+            self.busy_changed.emit(False)
+
+    def cleanup(self) -> None:
+        self._timer.stop()
+        if self.busy:
+            self.client.cancel()
+            self._thread.join(timeout=3)
+        self.client.close()

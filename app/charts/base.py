@@ -1,0 +1,55 @@
+"""Shared look for every chart: white background, legible axes, a title."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtGui import QFont
+
+from app.theme import AXIS, PLOT_BG
+
+pg.setConfigOptions(antialias=False, background=PLOT_BG, foreground=AXIS)
+TITLE_SIZE = "10pt"
+
+
+def style_plot(plot: pg.PlotItem, title: str, left: str = "", bottom: str = "") -> None:
+    set_title(plot, title, "&nbsp;")
+    font = QFont()
+    font.setPointSize(8)
+    for name in ("left", "bottom", "right"):
+        axis = plot.getAxis(name)
+        axis.setTickFont(font)
+        axis.setTextPen(AXIS)
+        axis.enableAutoSIPrefix(False)
+    if left:
+        plot.setLabel("left", left, **{"font-size": "8pt"})
+    if bottom:
+        plot.setLabel("bottom", bottom, **{"font-size": "8pt"})
+    plot.showGrid(x=True, y=True, alpha=0.15)
+    plot.setMenuEnabled(False)
+
+
+def set_title(plot: pg.PlotItem, title: str, detail: str = "") -> None:
+    """A short bold title and, under it, a smaller line of live numbers.
+
+    Kept to two short lines: a long single-line title widens the plot past its
+    widget and pyqtgraph then clips the right-hand side.
+    """
+    html = f"<b>{title}</b>"
+    if detail:
+        html += f"<br><span style='font-size:8pt'>{detail}</span>"
+    plot.setTitle(html, size=TITLE_SIZE, color=AXIS)
+
+
+def pen(color: str, width: float = 1, style=None) -> pg.mkPen:
+    kw = {"color": color, "width": width}
+    if style is not None:
+        kw["style"] = style
+    return pg.mkPen(**kw)
+
+
+def short(text: str, limit: int = 14) -> str:
+    """A token's text as a tick label: whitespace made visible, long ones cut."""
+    shown = text.replace("\n", "↵").replace("\t", "⇥")
+    if shown.strip() == "":
+        shown = shown.replace(" ", "␣") or "∅"
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"

@@ -1,0 +1,49 @@
+"""Probability timeline: chosen-token probability (top) and entropy (bottom) per
+step, with the selected step marked in both."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+
+from app.charts.base import pen, style_plot
+from app.run_state import RunState
+from app.theme import CHOSEN, ENTROPY, RAW
+
+
+class TimelineChart(pg.GraphicsLayoutWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.prob_plot = self.addPlot(row=0, col=0)
+        self.entropy_plot = self.addPlot(row=1, col=0)
+        style_plot(self.prob_plot, "Probability timeline", left="p(chosen)")
+        style_plot(self.entropy_plot, "", left="entropy (nats)", bottom="step")
+        self.entropy_plot.setTitle(None)
+        self.prob_plot.setYRange(0, 1.02, padding=0)
+        self.entropy_plot.setXLink(self.prob_plot)
+        for p in (self.prob_plot, self.entropy_plot):
+            p.setClipToView(True)
+            p.setDownsampling(auto=True, mode="peak")
+            p.setMouseEnabled(y=False)
+        self.prob_curve = self.prob_plot.plot(pen=pen(RAW, 1), symbol="o", symbolSize=4,
+                                              symbolBrush=RAW, symbolPen=None)  # fmt: skip
+        self.entropy_curve = self.entropy_plot.plot(pen=pen(ENTROPY, 1), fillLevel=0,
+                                                    brush=(114, 183, 178, 60))  # fmt: skip
+        self.lines = [pg.InfiniteLine(angle=90, pen=pen(CHOSEN, 1, Qt.DashLine)) for _ in range(2)]
+        self.prob_plot.addItem(self.lines[0])
+        self.entropy_plot.addItem(self.lines[1])
+        self.steps = None
+
+    def update_from(self, state: RunState) -> None:
+        import numpy as np
+
+        n = state.n
+        self.steps = np.arange(n)
+        self.prob_curve.setData(self.steps, state.prob[:n])
+        self.entropy_curve.setData(self.steps, state.entropy[:n])
+        self.prob_plot.setXRange(-0.5, max(n, 10) - 0.5, padding=0.01)
+        step = state.current_step
+        for line in self.lines:
+            line.setVisible(step is not None)
+            if step is not None:
+                line.setValue(step)

@@ -1,0 +1,75 @@
+"""RunState: everything the views show about one run, without Qt.
+
+Token records are appended as they arrive; per-step series live in
+preallocated NumPy buffers (grown by doubling) that charts feed to `setData`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.records import DoneRecord, ErrorRecord, ModelRecord, PrefillRecord, TokenRecord
+from engine.settings import SamplingSettings
+
+
+@dataclass
+class RunState:
+    prompt: str = ""
+    settings: SamplingSettings = field(default_factory=SamplingSettings)
+    model: ModelRecord | None = None
+    tokens: list[TokenRecord] = field(default_factory=list)
+    prefill: PrefillRecord | None = None
+    done: DoneRecord | None = None
+    error: ErrorRecord | None = None
+    selected: int | None = None  # step the charts show; None = follow the latest
+    _cap: int = 256
+
+    def __post_init__(self):
+        self.prob = np.zeros(self._cap)
+        self.entropy = np.zeros(self._cap)
+        self.elapsed = np.zeros(self._cap)
+        self.latency = np.zeros(self._cap)
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    def add_tokens(self, records: list[TokenRecord]) -> None:
+        needed = self.n + len(records)
+        if needed > self._cap:
+            while self._cap < needed:
+                self._cap *= 2
+            for name in ("prob", "entropy", "elapsed", "latency"):
+                old = getattr(self, name)
+                new = np.zeros(self._cap)
+                new[: len(old)] = old
+                setattr(self, name, new)
+        for r in records:
+            i = self.n
+            self.prob[i], self.entropy[i] = r.prob, r.entropy
+            self.elapsed[i], self.latency[i] = r.elapsed_s, r.latency_s
+            self.tokens.append(r)
+
+    @property
+    def current_step(self) -> int | None:
+        """The selected step, or the latest one while following the stream."""
+        if self.selected is not None and self.selected < self.n:
+            return self.selected
+        return self.n - 1 if self.tokens else None
+
+    @property
+    def current(self) -> TokenRecord | None:
+        step = self.current_step
+        return self.tokens[step] if step is not None else None
+
+    @property
+    def text(self) -> str:
+        return "".join(t.text for t in self.tokens)
+
+    @property
+    def prompt_tokens(self) -> int:
+        if self.done is not None:
+            return self.done.prompt_tokens
+        return self.prefill.total if self.prefill is not None else 0

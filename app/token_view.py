@@ -1,0 +1,116 @@
+"""TokenView: streamed tokens shaded by probability; hover shows alternatives,
+click selects the step every chart follows."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QTextEdit, QToolTip
+
+from app.theme import prob_color
+from engine.records import TokenRecord
+
+STEP_PROPERTY = QTextCharFormat.UserProperty + 1
+
+
+def visible(text: str) -> str:
+    """Show whitespace-only pieces so they can be seen and hovered."""
+    return text.replace("\n", "↵\n") if text.strip() == "" and "\n" in text else text
+
+
+def alternatives_html(record: TokenRecord, limit: int = 8) -> str:
+    """Tooltip: the chosen token and its top alternatives with probabilities."""
+    import math
+
+    rows = []
+    for c in record.top[:limit]:
+        mark = "▶ " if c.token_id == record.token_id else ""
+        rows.append(
+            f"<tr><td>{mark}<code>{html.escape(repr(c.text))}</code></td>"
+            f"<td align='right'>{math.exp(c.logprob):.1%}</td></tr>"
+        )
+    return (
+        f"<b>step {record.step}</b> · chose <code>{html.escape(repr(record.text))}</code> "
+        f"p={record.prob:.1%} · entropy {record.entropy:.2f} nats"
+        f"<table>{''.join(rows)}</table>"
+    )
+
+
+class TokenView(QTextEdit):
+    """Read-only text of a run, one character format per token."""
+
+    step_clicked = Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setMouseTracking(True)
+        self.setPlaceholderText("The model's answer appears here, token by token.")
+        self._records: list[TokenRecord] = []
+        self._selected: int | None = None
+
+    def clear_tokens(self) -> None:
+        self._records = []
+        self._selected = None
+        self.clear()
+
+    def append_tokens(self, records: list[TokenRecord]) -> None:
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.End)
+        for r in records:
+            fmt = QTextCharFormat()
+            fmt.setBackground(prob_color(r.prob))
+            fmt.setProperty(STEP_PROPERTY, r.step)
+            cursor.insertText(visible(r.text), fmt)
+            self._records.append(r)
+        self.ensureCursorVisible()
+
+    def plain_text(self) -> str:
+        return "".join(r.text for r in self._records)
+
+    def step_at(self, pos) -> int | None:
+        cursor = self.cursorForPosition(pos)
+        if cursor.atBlockEnd() and cursor.atBlockStart():
+            return None
+        cursor.movePosition(QTextCursor.Right)  # the format of the char under the mouse
+        value = cursor.charFormat().property(STEP_PROPERTY)
+        return int(value) if value is not None else None
+
+    def mouseMoveEvent(self, event):
+        step = self.step_at(event.position().toPoint())
+        if step is not None and step < len(self._records):
+            QToolTip.showText(
+                event.globalPosition().toPoint(), alternatives_html(self._records[step]), self
+            )
+        else:
+            QToolTip.hideText()
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event):
+        super().mouseReleaseEvent(event)
+        if event.button() == Qt.LeftButton and not self.textCursor().hasSelection():
+            step = self.step_at(event.position().toPoint())
+            if step is not None:
+                self.select_step(step)
+                self.step_clicked.emit(step)
+
+    def select_step(self, step: int | None) -> None:
+        """Outline the selected token (underline) and clear the previous one."""
+        for s, underline in ((self._selected, False), (step, True)):
+            if s is None or s >= len(self._records):
+                continue
+            cursor = self._cursor_for(s)
+            fmt = QTextCharFormat()
+            fmt.setFontUnderline(underline)
+            fmt.setFontWeight(700 if underline else 400)
+            cursor.mergeCharFormat(fmt)
+        self._selected = step
+
+    def _cursor_for(self, step: int) -> QTextCursor:
+        start = sum(len(visible(r.text)) for r in self._records[:step])
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start)
+        cursor.setPosition(start + len(visible(self._records[step].text)), QTextCursor.KeepAnchor)
+        return cursor

@@ -1,0 +1,407 @@
+"""PlaygroundWindow: prompt and streaming output beside live charts.
+
+The window only starts, cancels and draws: every model operation goes through
+EngineBridge (engine process + background thread), whose batches arrive at
+~30 Hz. Charts redraw when a batch lands; the status line at most 4 times a
+second.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.bridge import EngineBridge
+from app.charts import (
+    ContextChart,
+    DistributionChart,
+    TemperatureChart,
+    ThroughputChart,
+    TimelineChart,
+)
+from app.controls import SamplingPanel
+from app.model_picker import ModelPicker
+from app.prompt_tokens import PromptTokenView
+from app.run_state import RunState
+from app.theme import gradient_stops
+from app.token_view import TokenView
+from engine.errors import SettingsError
+from engine.paths import data_dir
+from engine.prompt import encode_prompt
+from engine.settings import SamplingSettings
+
+STATUS_MS = 250
+TOKEN_COUNT_DELAY_MS = 150
+DEFAULT_PROMPT = "What is the capital of France?"
+
+
+def legend_widget() -> QLabel:
+    stops = ", ".join(f"stop:{p} {c}" for p, c in gradient_stops())
+    label = QLabel("unlikely  ·  chosen-token probability  ·  likely")
+    label.setAlignment(Qt.AlignCenter)
+    label.setToolTip("Each token is shaded by the probability the model gave it (0 → 1)")
+    label.setStyleSheet(
+        "QLabel { background: qlineargradient(x1:0, y1:0, x2:1, y2:0, " + stops + ");"
+        " border-radius: 3px; padding: 2px 6px; font-size: 8pt; color: #222; }"
+    )
+    return label
+
+
+class PlaygroundWindow(QMainWindow):
+    tokenizer_ready = Signal(object)
+
+    def __init__(self, bridge: EngineBridge | None = None, load_on_start: bool = True):
+        super().__init__()
+        self.setWindowTitle("Logitscope — Playground")
+        self.bridge = bridge or EngineBridge(parent=self)
+        self.state = RunState()
+        self.model_record = None
+        self.tokenizer = None
+        self.store = QSettings(str(data_dir() / "settings.ini"), QSettings.IniFormat)
+        self._build()
+        self._connect()
+        self._restore()
+        self.resize(1560, 940)
+        if load_on_start:
+            self.load_model(self.picker.current())
+
+    # -- layout -------------------------------------------------------------------
+    def _build(self) -> None:
+        self.picker = ModelPicker()
+        self.controls = SamplingPanel()
+        side = QScrollArea()
+        side.setWidget(self.controls)
+        side.setWidgetResizable(True)
+        side.setMinimumWidth(300)
+
+        self.prompt = QPlainTextEdit()
+        self.prompt.setPlaceholderText("Type a prompt, then Ctrl+Enter to run")
+        self.prompt_tokens = PromptTokenView()
+        self.prompt_stack = QStackedWidget()
+        self.prompt_stack.addWidget(self.prompt)
+        self.prompt_stack.addWidget(self.prompt_tokens)
+        self.token_count = QLabel("0 tokens")
+        self.show_tokens = QPushButton("Show tokens")
+        self.show_tokens.setCheckable(True)
+        self.show_tokens.setToolTip("Show the prompt split into the model's tokens")
+        self.run_button = QPushButton("Run  (Ctrl+Enter)")
+        self.run_button.setDefault(True)
+        self.stop_button = QPushButton("Stop  (Esc)")
+        self.stop_button.setEnabled(False)
+        self.follow_button = QPushButton("Follow latest")
+        self.follow_button.setToolTip("Charts follow the newest token again")
+        self.follow_button.setEnabled(False)
+        prompt_bar = QHBoxLayout()
+        for w in (self.token_count, self.show_tokens):
+            prompt_bar.addWidget(w)
+        prompt_bar.addStretch(1)
+        for w in (self.follow_button, self.stop_button, self.run_button):
+            prompt_bar.addWidget(w)
+
+        self.banner = QLabel()
+        self.banner.setWordWrap(True)
+        self.banner.setObjectName("errorBanner")
+        self.banner.setStyleSheet(
+            "#errorBanner { background: #fde2e1; color: #8a1c1c; border: 1px solid #e8a4a1;"
+            " border-radius: 4px; padding: 6px; }"
+        )
+        self.banner.hide()
+        self.output = TokenView()
+        center = QWidget()
+        cl = QVBoxLayout(center)
+        cl.addWidget(self.prompt_stack, 2)
+        cl.addLayout(prompt_bar)
+        cl.addWidget(self.banner)
+        cl.addWidget(self.output, 5)
+        cl.addWidget(legend_widget())
+
+        self.dist_chart = DistributionChart()
+        self.temp_chart = TemperatureChart()
+        self.timeline_chart = TimelineChart()
+        self.throughput_chart = ThroughputChart()
+        self.context_chart = ContextChart()
+        charts = QWidget()
+        grid = QGridLayout(charts)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(self.dist_chart, 0, 0)
+        grid.addWidget(self.temp_chart, 0, 1)
+        grid.addWidget(self.timeline_chart, 1, 0)
+        grid.addWidget(self.throughput_chart, 1, 1)
+        grid.addWidget(self.context_chart, 2, 0, 1, 2)
+        grid.setRowStretch(0, 3)
+        grid.setRowStretch(1, 3)
+        grid.setRowStretch(2, 1)
+
+        split = QSplitter()
+        split.addWidget(side)
+        split.addWidget(center)
+        split.addWidget(charts)
+        split.setSizes([300, 480, 780])
+        root = QWidget()
+        rl = QVBoxLayout(root)
+        rl.addWidget(self.picker)
+        rl.addWidget(split, 1)
+        self.setCentralWidget(root)
+
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(260)
+        self.progress.setRange(0, 1000)
+        self.progress.hide()
+        self.status_label = QLabel("Starting…")
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.progress)
+        self.status_timer = QTimer(self)
+        self.status_timer.setInterval(STATUS_MS)
+        self.count_timer = QTimer(self)
+        self.count_timer.setSingleShot(True)
+        self.count_timer.setInterval(TOKEN_COUNT_DELAY_MS)
+
+    def _connect(self) -> None:
+        b = self.bridge
+        b.progress.connect(self._on_progress)
+        b.model_loaded.connect(self._on_model_loaded)
+        b.prefill.connect(self._on_prefill)
+        b.tokens.connect(self._on_tokens)
+        b.finished.connect(self._on_finished)
+        b.failed.connect(self._on_failed)
+        b.busy_changed.connect(self._on_busy)
+        self.run_button.clicked.connect(self.run)
+        self.stop_button.clicked.connect(self.stop)
+        self.follow_button.clicked.connect(lambda: self.select_step(None))
+        self.output.step_clicked.connect(self.select_step)
+        self.controls.temperature_changed.connect(self.temp_chart.set_temperature)
+        self.controls.changed.connect(self.count_timer.start)
+        self.prompt.textChanged.connect(self.count_timer.start)
+        self.count_timer.timeout.connect(self._update_token_count)
+        self.show_tokens.toggled.connect(self._on_show_tokens)
+        self.picker.model_chosen.connect(self.load_model)
+        self.tokenizer_ready.connect(self._on_tokenizer)
+        self.status_timer.timeout.connect(self._refresh_status)
+        self.status_timer.start()
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):
+            QShortcut(QKeySequence(keys), self, activated=self.run)
+        QShortcut(QKeySequence("Esc"), self, activated=self.stop)
+
+    # -- actions -------------------------------------------------------------------
+    def load_model(self, model: str | None) -> None:
+        self.hide_error()
+        if not self.bridge.load(model):
+            self.show_error("Wait for the current run to finish before switching models.")
+            return
+        self._pending_model = model
+        self.status_label.setText("Loading model…")
+
+    def run(self) -> None:
+        if self.bridge.busy:
+            return
+        prompt = self.prompt.toPlainText()
+        try:
+            if not prompt.strip():
+                raise SettingsError("The prompt is empty: type something for the model first.")
+            settings = self.controls.settings().validate()
+        except SettingsError as e:
+            self.show_error(str(e))
+            return
+        self.hide_error()
+        self.state = RunState(prompt=prompt, settings=settings, model=self.model_record)
+        self.output.clear_tokens()
+        self._redraw()
+        self._save()
+        model = self.model_record.path if self.model_record else self.picker.current()
+        self.bridge.generate(prompt, settings, model)
+
+    def stop(self) -> None:
+        if self.bridge.busy:
+            self.bridge.cancel()
+
+    def select_step(self, step: int | None) -> None:
+        self.state.selected = step
+        self.output.select_step(step)
+        self.follow_button.setEnabled(step is not None)
+        self._redraw()
+
+    def show_error(self, message: str) -> None:
+        self.banner.setText(message)
+        self.banner.show()
+
+    def hide_error(self) -> None:
+        self.banner.hide()
+        self.banner.clear()
+
+    # -- engine events ---------------------------------------------------------------
+    def _on_busy(self, busy: bool) -> None:
+        self.run_button.setEnabled(not busy)
+        self.stop_button.setEnabled(busy)
+        self.picker.setEnabled(not busy)
+        if not busy:
+            self.progress.hide()
+
+    def _on_progress(self, message: str, fraction: float) -> None:
+        self.progress.show()
+        self.progress.setValue(int(fraction * 1000))
+        self.progress.setFormat(message)
+        self.status_label.setText(message)
+
+    def _on_model_loaded(self, record) -> None:
+        self.model_record = record
+        self.state.model = record
+        self.picker.show_model(record)
+        self.progress.hide()
+        path = record.path
+
+        def load_tokenizer():
+            from engine.light_tokenizer import LightTokenizer
+
+            try:
+                self.tokenizer_ready.emit((path, LightTokenizer(path)))
+            except Exception:  # counting tokens is a nicety; runs still work
+                self.tokenizer_ready.emit((path, None))
+
+        threading.Thread(target=load_tokenizer, daemon=True).start()
+        self._refresh_status()
+
+    def _on_tokenizer(self, payload) -> None:
+        path, tokenizer = payload
+        if self.model_record and self.model_record.path == path:
+            self.tokenizer = tokenizer
+            self._update_token_count()
+
+    def _on_prefill(self, record) -> None:
+        self.state.prefill = record
+        if record.processed < record.total:
+            self.progress.show()
+            self.progress.setValue(int(1000 * record.processed / max(record.total, 1)))
+            self.progress.setFormat(f"Prefill {record.processed}/{record.total}")
+        else:
+            self.progress.hide()
+
+    def _on_tokens(self, records) -> None:
+        self.state.add_tokens(records)
+        self.output.append_tokens(records)
+        self._redraw()
+
+    def _on_finished(self, record) -> None:
+        self.state.done = record
+        if record.seed is not None and not self.controls.seed_lock.isChecked():
+            self.controls.seed.blockSignals(True)
+            self.controls.seed.setValue(record.seed)
+            self.controls.seed.blockSignals(False)
+        self._redraw()
+        self._refresh_status()
+
+    def _on_failed(self, record) -> None:
+        self.state.error = record
+        prefix = {"engine_died": "The engine stopped", "model": "Model problem",
+                  "settings": "Check the settings"}.get(record.kind, "Error")  # fmt: skip
+        self.show_error(f"{prefix}: {record.message}")
+        self.progress.hide()
+        self._refresh_status()
+
+    # -- drawing -----------------------------------------------------------------------
+    def _redraw(self) -> None:
+        record = self.state.current
+        self.dist_chart.show_record(record)
+        self.temp_chart.temp = self.controls.temp_spin.value()
+        self.temp_chart.show_record(record)
+        self.timeline_chart.update_from(self.state)
+        self.throughput_chart.update_from(self.state)
+        self.context_chart.update_from(self.state)
+
+    def _refresh_status(self) -> None:
+        s, d = self.state, self.state.done
+        device = self.model_record.device if self.model_record else "—"
+        if d is not None:
+            text = (
+                f"TTFT {d.ttft_s:.2f} s · prefill {d.prefill_tps:.1f} tok/s · "
+                f"decode {d.decode_tps:.1f} tok/s · {d.generated_tokens} tokens · "
+                f"peak {d.peak_memory_bytes / 1e6:.0f} MB · {device} · {d.finish_reason}"
+            )
+        elif s.n:
+            ttft = s.tokens[0].elapsed_s
+            span = s.tokens[-1].elapsed_s - ttft
+            tps = (s.n - 1) / span if s.n > 1 and span > 0 else 0.0
+            text = (f"TTFT {ttft:.2f} s · decode {tps:.1f} tok/s · {s.n} tokens · "
+                    f"{device} · generating…")  # fmt: skip
+        elif self.model_record is not None:
+            text = f"Ready · {self.model_record.name} on {device}"
+        else:
+            return
+        if self.status_label.text() != text:
+            self.status_label.setText(text)
+
+    def _update_token_count(self) -> None:
+        if self.tokenizer is None:
+            return
+        text = self.prompt.toPlainText()
+        if not text.strip():
+            self.token_count.setText("0 tokens")
+            self.prompt_tokens.show_tokens([], [])
+            return
+        try:
+            ids = encode_prompt(self.tokenizer, text, self.controls.prompt_settings()).ids
+        except SettingsError as e:
+            self.token_count.setText(str(e))
+            return
+        ctx = self.model_record.context_length if self.model_record else 0
+        self.token_count.setText(f"{len(ids):,} tokens" + (f" of {ctx:,}" if ctx else ""))
+        self.token_count.setStyleSheet("color: #b00020;" if ctx and len(ids) >= ctx else "")
+        if self.show_tokens.isChecked():
+            self.prompt_tokens.show_tokens(ids, [self.tokenizer.decode([i]) for i in ids])
+
+    def _on_show_tokens(self, on: bool) -> None:
+        self.prompt_stack.setCurrentIndex(1 if on else 0)
+        self.show_tokens.setText("Edit prompt" if on else "Show tokens")
+        if on:
+            self._update_token_count()
+
+    # -- remembered settings ---------------------------------------------------------------
+    def _restore(self) -> None:
+        self.prompt.setPlainText(self.store.value("prompt", DEFAULT_PROMPT))
+        raw = self.store.value("settings")
+        if raw:
+            try:
+                settings = SamplingSettings.from_dict(json.loads(raw))
+                self.controls.apply(settings, self.store.value("seed_locked", "false") == "true")
+            except (ValueError, TypeError):
+                pass  # an unreadable settings file must not stop the app
+        model = self.store.value("model")
+        if model:
+            self.picker.refresh(select=model)
+
+    def _save(self) -> None:
+        self.store.setValue("prompt", self.prompt.toPlainText())
+        settings = self.controls.settings(draw_seed=False)
+        self.store.setValue("settings", json.dumps(settings.to_dict()))
+        self.store.setValue(
+            "seed_locked", "true" if self.controls.seed_lock.isChecked() else "false"
+        )
+        if self.model_record:
+            self.store.setValue("model", self.model_record.path)
+        self.store.sync()
+
+    def closeEvent(self, event) -> None:
+        self._save()
+        self.cleanup()
+        super().closeEvent(event)
+
+    def cleanup(self) -> None:
+        self.status_timer.stop()
+        self.count_timer.stop()
+        self.bridge.cleanup()

@@ -1,0 +1,59 @@
+"""A model folder's tokenizer without MLX or transformers, for the GUI process.
+
+The window counts prompt tokens as the user types and shows the prompt split
+into tokens; loading mlx-lm or transformers there would cost seconds and pull
+MLX into the GUI process. This reads `tokenizer.json` with `tokenizers` and
+renders the chat template from `tokenizer_config.json` with Jinja, which is
+what transformers does, so `engine.prompt.encode_prompt` gives the same ids.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+class LightTokenizer:
+    def __init__(self, folder: str | Path):
+        from tokenizers import Tokenizer
+
+        folder = Path(folder)
+        self._tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        cfg_path = folder / "tokenizer_config.json"
+        cfg = json.loads(cfg_path.read_text()) if cfg_path.exists() else {}
+        self._special = {
+            k: (v["content"] if isinstance(v, dict) else v)
+            for k, v in cfg.items()
+            if k in ("bos_token", "eos_token", "unk_token", "pad_token")
+        }
+        template = cfg.get("chat_template")
+        if isinstance(template, list):  # named templates: take the default one
+            template = next((t["template"] for t in template if t.get("name") == "default"), None)
+        self.chat_template = template
+        self._compiled = None
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(self.chat_template)
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        return self._tok.encode(text, add_special_tokens=add_special_tokens).ids
+
+    def decode(self, ids: list[int]) -> str:
+        return self._tok.decode(ids, skip_special_tokens=False)
+
+    def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=False):
+        if self._compiled is None:
+            from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+            env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+
+            def raise_exception(message):
+                raise ValueError(message)
+
+            env.globals["raise_exception"] = raise_exception
+            self._compiled = env.from_string(self.chat_template)
+        text = self._compiled.render(
+            messages=messages, add_generation_prompt=add_generation_prompt, **self._special
+        )
+        return self.encode(text, add_special_tokens=False) if tokenize else text
