@@ -39,7 +39,8 @@ class PromptTokenView(QTextEdit):
             i = int(index)
             QToolTip.showText(
                 event.globalPosition().toPoint(),
-                f"token {i} · id <b>{self.ids[i]}</b> · <code>{html.escape(repr(self.pieces[i]))}</code>",
+                f"token {i} · id <b>{self.ids[i]}</b> · "
+                f"<code>{html.escape(repr(self.pieces[i]))}</code>",
                 self,
             )
         super().mouseMoveEvent(event)

@@ -38,4 +38,4 @@ def prob_css(p: float) -> str:
 
 
 def gradient_stops() -> list[tuple[float, str]]:
-    return [(p, "#%02x%02x%02x" % c) for p, c in _STOPS]
+    return [(p, "#{:02x}{:02x}{:02x}".format(*c)) for p, c in _STOPS]

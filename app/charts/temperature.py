@@ -63,7 +63,7 @@ class TemperatureChart(pg.PlotWidget):
                     curve.setData(CURVE_T, probs[i])
                 else:
                     curve.setData([], [])
-            for i, (sample, label) in enumerate(self.legend.items[:N_CURVES]):
+            for i, (_sample, label) in enumerate(self.legend.items[:N_CURVES]):
                 text = short(self.record.top[i].text) if i < len(self.record.top) else ""
                 label.setText(repr(text), size="8pt")
             h = temperature.entropy(self.record, CURVE_T)
