@@ -18,6 +18,8 @@ from engine.records import ErrorRecord
 from engine.settings import SamplingSettings
 
 FRAME_MS = 33  # ~30 Hz
+MAX_PER_FRAME = 256  # records handled per frame
+ENGINE_NICE = 10  # the GUI wins the cores when both want them; the engine barely notices
 
 
 class EngineBridge(QObject):
@@ -31,9 +33,10 @@ class EngineBridge(QObject):
     failed = Signal(object)  # ErrorRecord
     busy_changed = Signal(bool)
 
-    def __init__(self, client: EngineClient | None = None, parent=None):
+    def __init__(self, client: EngineClient | None = None, owns_client: bool = True, parent=None):
         super().__init__(parent)
-        self.client = client or EngineClient()
+        self.client = client or EngineClient(nice=ENGINE_NICE)
+        self.owns_client = owns_client
         self._queue: queue.Queue = queue.Queue()
         self._thread: threading.Thread | None = None
         self._timer = QTimer(self)
@@ -73,7 +76,7 @@ class EngineBridge(QObject):
 
     def _drain(self) -> None:
         batch, last_prefill, ended = [], None, False
-        while True:
+        for _ in range(MAX_PER_FRAME):  # the rest waits a frame: no long stall
             try:
                 record = self._queue.get_nowait()
             except queue.Empty:
@@ -110,4 +113,5 @@ class EngineBridge(QObject):
         if self.busy:
             self.client.cancel()
             self._thread.join(timeout=3)
-        self.client.close()
+        if self.owns_client:
+            self.client.close()

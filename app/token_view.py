@@ -59,12 +59,14 @@ class TokenView(QTextEdit):
     def append_tokens(self, records: list[TokenRecord]) -> None:
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.End)
+        cursor.beginEditBlock()  # one relayout per batch, not per token
         for r in records:
             fmt = QTextCharFormat()
             fmt.setBackground(prob_color(r.prob))
             fmt.setProperty(STEP_PROPERTY, r.step)
             cursor.insertText(visible(r.text), fmt)
             self._records.append(r)
+        cursor.endEditBlock()
         self.ensureCursorVisible()
 
     def plain_text(self) -> str:

@@ -48,6 +48,8 @@ from engine.prompt import encode_prompt
 from engine.settings import SamplingSettings
 
 STATUS_MS = 250
+REDRAW_MS = 33  # one chart per tick while streaming: each chart ~6 Hz, no long paint stalls
+CHARTS = ("dist", "temp", "timeline", "throughput", "context")
 TOKEN_COUNT_DELAY_MS = 150
 DEFAULT_PROMPT = "What is the capital of France?"
 
@@ -163,12 +165,15 @@ class PlaygroundWindow(QMainWindow):
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(260)
         self.progress.setRange(0, 1000)
-        self.progress.hide()
+        self._progress_idle()
         self.status_label = QLabel("Starting…")
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.progress)
         self.status_timer = QTimer(self)
         self.status_timer.setInterval(STATUS_MS)
+        self.redraw_timer = QTimer(self)
+        self.redraw_timer.setInterval(REDRAW_MS)
+        self._dirty: list[str] = []  # charts waiting for a redraw, oldest first
         self.count_timer = QTimer(self)
         self.count_timer.setSingleShot(True)
         self.count_timer.setInterval(TOKEN_COUNT_DELAY_MS)
@@ -195,6 +200,8 @@ class PlaygroundWindow(QMainWindow):
         self.tokenizer_ready.connect(self._on_tokenizer)
         self.status_timer.timeout.connect(self._refresh_status)
         self.status_timer.start()
+        self.redraw_timer.timeout.connect(self._redraw_if_dirty)
+        self.redraw_timer.start()
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             QShortcut(QKeySequence(keys), self, activated=self.run)
         QShortcut(QKeySequence("Esc"), self, activated=self.stop)
@@ -222,7 +229,7 @@ class PlaygroundWindow(QMainWindow):
         self.hide_error()
         self.state = RunState(prompt=prompt, settings=settings, model=self.model_record)
         self.output.clear_tokens()
-        self._redraw()
+        self._dirty = list(CHARTS)
         self._save()
         model = self.model_record.path if self.model_record else self.picker.current()
         self.bridge.generate(prompt, settings, model)
@@ -236,6 +243,11 @@ class PlaygroundWindow(QMainWindow):
         self.output.select_step(step)
         self.follow_button.setEnabled(step is not None)
         self._redraw()
+
+    def _progress_idle(self) -> None:
+        # Always shown: showing/hiding it would re-lay out (and repaint) the whole window.
+        self.progress.setValue(0)
+        self.progress.setFormat("")
 
     def show_error(self, message: str) -> None:
         self.banner.setText(message)
@@ -251,19 +263,21 @@ class PlaygroundWindow(QMainWindow):
         self.stop_button.setEnabled(busy)
         self.picker.setEnabled(not busy)
         if not busy:
-            self.progress.hide()
+            self._progress_idle()
 
     def _on_progress(self, message: str, fraction: float) -> None:
-        self.progress.show()
         self.progress.setValue(int(fraction * 1000))
         self.progress.setFormat(message)
         self.status_label.setText(message)
 
     def _on_model_loaded(self, record) -> None:
+        same = self.model_record is not None and self.model_record.path == record.path
         self.model_record = record
         self.state.model = record
+        if same:  # every run re-announces its model; nothing to reload
+            return
         self.picker.show_model(record)
-        self.progress.hide()
+        self._progress_idle()
         path = record.path
 
         def load_tokenizer():
@@ -286,16 +300,15 @@ class PlaygroundWindow(QMainWindow):
     def _on_prefill(self, record) -> None:
         self.state.prefill = record
         if record.processed < record.total:
-            self.progress.show()
             self.progress.setValue(int(1000 * record.processed / max(record.total, 1)))
             self.progress.setFormat(f"Prefill {record.processed}/{record.total}")
         else:
-            self.progress.hide()
+            self._progress_idle()
 
     def _on_tokens(self, records) -> None:
         self.state.add_tokens(records)
         self.output.append_tokens(records)
-        self._redraw()
+        self._dirty = [c for c in self._dirty if c not in CHARTS] + list(CHARTS)
 
     def _on_finished(self, record) -> None:
         self.state.done = record
@@ -303,7 +316,7 @@ class PlaygroundWindow(QMainWindow):
             self.controls.seed.blockSignals(True)
             self.controls.seed.setValue(record.seed)
             self.controls.seed.blockSignals(False)
-        self._redraw()
+        self._dirty = list(CHARTS)
         self._refresh_status()
 
     def _on_failed(self, record) -> None:
@@ -311,18 +324,34 @@ class PlaygroundWindow(QMainWindow):
         prefix = {"engine_died": "The engine stopped", "model": "Model problem",
                   "settings": "Check the settings"}.get(record.kind, "Error")  # fmt: skip
         self.show_error(f"{prefix}: {record.message}")
-        self.progress.hide()
+        self._progress_idle()
         self._refresh_status()
 
     # -- drawing -----------------------------------------------------------------------
+    def _redraw_if_dirty(self) -> None:
+        """Redraw one waiting chart: painting all five at once stalls ~50 ms."""
+        if self._dirty:
+            self._draw_chart(self._dirty.pop(0))
+
     def _redraw(self) -> None:
+        """Redraw every chart now (a run starts or ends, a step is selected)."""
+        self._dirty = []
+        for name in CHARTS:
+            self._draw_chart(name)
+
+    def _draw_chart(self, name: str) -> None:
         record = self.state.current
-        self.dist_chart.show_record(record)
-        self.temp_chart.temp = self.controls.temp_spin.value()
-        self.temp_chart.show_record(record)
-        self.timeline_chart.update_from(self.state)
-        self.throughput_chart.update_from(self.state)
-        self.context_chart.update_from(self.state)
+        if name == "dist":
+            self.dist_chart.show_record(record)
+        elif name == "temp":
+            self.temp_chart.temp = self.controls.temp_spin.value()
+            self.temp_chart.show_record(record)
+        elif name == "timeline":
+            self.timeline_chart.update_from(self.state)
+        elif name == "throughput":
+            self.throughput_chart.update_from(self.state)
+        else:
+            self.context_chart.update_from(self.state)
 
     def _refresh_status(self) -> None:
         s, d = self.state, self.state.done
@@ -403,5 +432,6 @@ class PlaygroundWindow(QMainWindow):
 
     def cleanup(self) -> None:
         self.status_timer.stop()
+        self.redraw_timer.stop()
         self.count_timer.stop()
         self.bridge.cleanup()

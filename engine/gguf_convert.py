@@ -71,11 +71,17 @@ def read_gguf(path: Path) -> tuple[dict, dict]:
 
     check_gguf_header(path)
     try:
-        return mx.load(str(path), return_metadata=True)
+        weights, meta = mx.load(str(path), return_metadata=True)
     except Exception as e:  # MLX raises RuntimeError/ValueError on torn files
         raise ModelError(
             f"{path} is damaged or truncated and cannot be read ({e}); download it again"
         ) from e
+    if not weights or "general.architecture" not in meta:
+        raise ModelError(
+            f"{path} is damaged or truncated: it holds no model weights or metadata; "
+            "download it again"
+        )
+    return weights, meta
 
 
 def _meta(meta: dict, key: str, default=None):

@@ -37,7 +37,9 @@ def set_title(plot: pg.PlotItem, title: str, detail: str = "") -> None:
     html = f"<b>{title}</b>"
     if detail:
         html += f"<br><span style='font-size:8pt'>{detail}</span>"
-    plot.setTitle(html, size=TITLE_SIZE, color=AXIS)
+    if getattr(plot, "_logitscope_title", None) != html:  # text layout is costly
+        plot._logitscope_title = html
+        plot.setTitle(html, size=TITLE_SIZE, color=AXIS)
 
 
 def pen(color: str, width: float = 1, style=None) -> pg.mkPen:

@@ -13,7 +13,7 @@ from app.theme import ENTROPY
 from engine import temperature
 from engine.records import TokenRecord
 
-CURVE_T = np.linspace(0.0, 2.0, 101)
+CURVE_T = np.linspace(0.0, 2.0, 81)
 N_CURVES = 5
 COLORS = ("#4c78a8", "#f58518", "#54a24b", "#b279a2", "#9d755d")
 

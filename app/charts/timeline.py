@@ -25,8 +25,7 @@ class TimelineChart(pg.GraphicsLayoutWidget):
             p.setClipToView(True)
             p.setDownsampling(auto=True, mode="peak")
             p.setMouseEnabled(y=False)
-        self.prob_curve = self.prob_plot.plot(pen=pen(RAW, 1), symbol="o", symbolSize=4,
-                                              symbolBrush=RAW, symbolPen=None)  # fmt: skip
+        self.prob_curve = self.prob_plot.plot(pen=pen(RAW, 1))  # no symbols: they cost paint time
         self.entropy_curve = self.entropy_plot.plot(pen=pen(ENTROPY, 1), fillLevel=0,
                                                     brush=(114, 183, 178, 60))  # fmt: skip
         self.lines = [pg.InfiniteLine(angle=90, pen=pen(CHOSEN, 1, Qt.DashLine)) for _ in range(2)]

@@ -1,0 +1,237 @@
+"""The playground window driven like a person would, on the real default model."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import time
+
+import mlx.core as mx
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtGui import QTextCursor
+
+from engine.prompt import encode_prompt
+from engine.records import RunResult
+from engine.settings import SamplingSettings
+from tests.app.conftest import RUN_MS, run_and_wait, start_run
+
+QUESTION = "What is the capital of France?"
+
+
+def click_token(qtbot, win, step: int) -> None:
+    """A real mouse click in the middle of token `step` in the output view."""
+    view = win.output
+    cursor = view._cursor_for(step)
+    start, end = cursor.selectionStart(), cursor.selectionEnd()
+    c = QTextCursor(view.document())
+    c.setPosition((start + end) // 2)
+    rect = view.cursorRect(c)
+    qtbot.mouseClick(
+        view.viewport(), Qt.LeftButton, pos=QPoint(rect.center().x(), rect.center().y())
+    )
+
+
+def test_token_view_shows_the_engine_output(qtbot, window, engine_client, default_model_path):
+    state = run_and_wait(qtbot, window, QUESTION)
+    assert state.done.finish_reason == "stop"
+    assert window.output.plain_text() == state.done.text
+    assert "Paris" in window.output.toPlainText()
+    # The same run straight through the engine gives the same text.
+    direct = RunResult()
+    settings = SamplingSettings(temperature=0.0, max_tokens=16, seed=5)
+    for rec in engine_client.generate(QUESTION, settings, str(default_model_path)):
+        direct.add(rec)
+    assert window.output.plain_text() == direct.done.text
+    qtbot.waitUntil(lambda: f"{state.done.generated_tokens} tokens" in window.status_label.text())
+    assert f"decode {state.done.decode_tps:.1f} tok/s" in window.status_label.text()
+    assert "CPU" in window.status_label.text() or "GPU" in window.status_label.text()
+
+
+def test_clicking_a_token_points_every_chart_at_it(qtbot, window):
+    state = run_and_wait(qtbot, window, "Name a fruit.", temperature=0.9, max_tokens=8)
+    step = 2
+    click_token(qtbot, window, step)
+    assert state.selected == step
+    rec = state.tokens[step]
+    dist = window.dist_chart
+    n = len(rec.top)
+    assert dist.token_ids[:n] == [c.token_id for c in rec.top]
+    np.testing.assert_allclose(dist.raw_probs[:n], [math.exp(c.logprob) for c in rec.top])
+    sampled = {c.token_id: math.exp(c.logprob) for c in rec.sampled_top}
+    np.testing.assert_allclose(
+        dist.sampled_probs[:n], [sampled.get(c.token_id, 0.0) for c in rec.top]
+    )
+    assert rec.token_id in dist.token_ids
+    assert window.temp_chart.record is rec
+    assert window.timeline_chart.lines[0].value() == step
+    # "Follow latest" hands the charts back to the newest token.
+    qtbot.mouseClick(window.follow_button, Qt.LeftButton)
+    assert window.dist_chart.token_ids[0] == state.tokens[-1].top[0].token_id
+
+
+def test_temperature_slider_redraws_from_the_steps_logits(qtbot, window, smollm):
+    prompt = "Describe the sea."
+    state = run_and_wait(qtbot, window, prompt, max_tokens=4)
+    step = 1
+    window.select_step(step)
+    rec = state.tokens[step]
+    # Independent: the step's full distribution from one forward pass in this process.
+    ids = encode_prompt(smollm.tokenizer, prompt, SamplingSettings()).ids
+    ids += [t.token_id for t in state.tokens[:step]]
+    logits = smollm.model(mx.array(ids)[None])[0, -1].astype(mx.float32)
+    lp = np.array(logits - mx.logsumexp(logits), dtype=np.float64)
+    top5 = [c.token_id for c in rec.top[:5]]
+    runs_before = window.bridge.client._ids
+    for slider_value in (30, 125, 190):  # T = 0.3, 1.25, 1.9
+        window.controls.temp_slider.setValue(slider_value)
+        t = slider_value / 100
+        s = lp / t
+        exact = np.exp(s - np.logaddexp.reduce(s))[top5]
+        np.testing.assert_allclose(window.temp_chart.marker_probs, exact, atol=2e-3)
+        assert window.temp_chart.t_line.value() == pytest.approx(t)
+        p = np.exp(s - np.logaddexp.reduce(s))
+        h = float(-(p * np.log(np.maximum(p, 1e-300))).sum())
+        assert window.temp_chart.marker_entropy == pytest.approx(h, abs=0.05)
+    assert window.bridge.client._ids is runs_before and not window.bridge.busy  # no re-run
+
+
+def test_context_chart_counts_match_the_run(qtbot, window):
+    window.controls.system.setPlainText("You answer in one word.")
+    state = run_and_wait(qtbot, window, "Capital of Italy?", max_tokens=6)
+    d = state.done
+    counts = window.context_chart.counts
+    assert counts["system"] == d.system_tokens > 0
+    assert counts["system"] + counts["prompt"] == d.prompt_tokens
+    assert counts["output"] == d.generated_tokens
+    assert counts["context"] == d.context_length == 8192
+    assert counts["kv_bytes"] == d.kv_cache_bytes > 0
+    # The live count beside the prompt agrees with what the engine used.
+    assert window.token_count.text().startswith(f"{d.prompt_tokens:,} tokens")
+
+
+def test_heartbeat_never_stalls_while_streaming(qtbot, window):
+    gaps, last = [], [time.perf_counter()]
+
+    def beat():
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(16)
+    timer.timeout.connect(beat)
+    timer.start()
+    state = run_and_wait(qtbot, window, "Write a short poem about rain.", max_tokens=40)
+    timer.stop()
+    assert state.done.generated_tokens >= 20
+    assert len(gaps) > 100
+    assert max(gaps) < 0.100, f"GUI thread stalled {max(gaps) * 1000:.0f} ms"
+
+
+def test_stop_ends_the_run_fast_and_keeps_partial_text(qtbot, window):
+    start_run(window, "Count slowly from one to two hundred.", max_tokens=300)
+    qtbot.waitUntil(lambda: window.state.n >= 5, timeout=RUN_MS)
+    t0 = time.perf_counter()
+    qtbot.keyClick(window, Qt.Key_Escape)
+    qtbot.waitUntil(lambda: window.state.done is not None, timeout=5_000)
+    assert time.perf_counter() - t0 < 0.5
+    assert window.state.done.finish_reason == "cancelled"
+    assert window.output.plain_text() == window.state.done.text != ""
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=5_000)
+    assert window.run_button.isEnabled()
+
+
+def test_bad_model_shows_an_error_and_the_window_recovers(qtbot, window, tmp_path):
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF" + b"\0" * 64)
+    window.load_model(str(bad))
+    qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=RUN_MS)
+    assert "damaged or truncated" in window.banner.text()
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
+    state = run_and_wait(qtbot, window, QUESTION)
+    assert "Paris" in state.done.text
+    assert not window.banner.isVisible()
+
+
+def test_prompt_longer_than_context_is_explained(qtbot, window):
+    state = run_and_wait(qtbot, window, "word " * 8300)
+    assert state.error is not None and state.done is None
+    assert "context window is 8192" in window.banner.text()
+    assert window.run_button.isEnabled()
+    state = run_and_wait(qtbot, window, QUESTION)
+    assert "Paris" in state.done.text
+
+
+def test_engine_killed_mid_run_keeps_partial_output(qtbot, window):
+    start_run(window, "Tell me a long story about a lighthouse.", max_tokens=300)
+    qtbot.waitUntil(lambda: window.state.n >= 3, timeout=RUN_MS)
+    os.kill(window.bridge.client.pid, signal.SIGKILL)
+    qtbot.waitUntil(lambda: window.state.error is not None, timeout=10_000)
+    assert "engine stopped" in window.banner.text()
+    kept = window.output.plain_text()
+    assert kept and kept == window.state.text
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
+    state = run_and_wait(qtbot, window, QUESTION)
+    assert "Paris" in state.done.text
+
+
+def test_empty_prompt_and_bad_settings_are_explained(qtbot, window):
+    window.prompt.setPlainText("   ")
+    window.run()
+    assert "prompt is empty" in window.banner.text()
+    assert not window.bridge.busy
+
+
+def test_prompt_token_toggle_shows_the_models_tokens(qtbot, window, smollm):
+    window.controls.system.setPlainText("Be brief.")
+    window.prompt.setPlainText("Hello world 42")
+    qtbot.mouseClick(window.show_tokens, Qt.LeftButton)
+    qtbot.waitUntil(lambda: len(window.prompt_tokens.ids) > 0, timeout=10_000)
+    # mlx-lm's own tokenizer (transformers) is the reference for the GUI's light one.
+    settings = SamplingSettings(system_prompt="Be brief.")
+    expected = encode_prompt(smollm.tokenizer, "Hello world 42", settings).ids
+    assert window.prompt_tokens.ids == expected
+    assert "4" in window.prompt_tokens.pieces and "2" in window.prompt_tokens.pieces
+    assert window.prompt_stack.currentWidget() is window.prompt_tokens
+
+
+def test_a_2000_token_stream_keeps_the_window_smooth(qtbot, window):
+    """Replays real records 2,000 times at ~600 tokens/s (a fast GPU's pace)."""
+    import dataclasses
+
+    state = run_and_wait(qtbot, window, "Say hello.", max_tokens=8, temperature=0.8)
+    real = state.tokens
+    window.output.clear_tokens()
+    window.state = type(state)(prompt="replay", settings=state.settings, model=state.model)
+    fake = [
+        dataclasses.replace(real[i % len(real)], step=i, elapsed_s=i / 600, latency_s=1 / 600)
+        for i in range(2000)
+    ]
+    gaps, last = [], [time.perf_counter()]
+
+    def beat():
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    def feed():
+        for _ in range(20):
+            if fake:
+                window.bridge._queue.put(fake.pop(0))
+
+    heartbeat, feeder = QTimer(), QTimer()
+    heartbeat.setInterval(16)
+    heartbeat.timeout.connect(beat)
+    feeder.setInterval(33)
+    feeder.timeout.connect(feed)
+    heartbeat.start()
+    feeder.start()
+    qtbot.waitUntil(lambda: window.state.n == 2000 and not window._dirty, timeout=60_000)
+    feeder.stop()
+    heartbeat.stop()
+    assert max(gaps) < 0.100, f"GUI thread stalled {max(gaps) * 1000:.0f} ms"
+    assert window.output.plain_text() == "".join(real[i % len(real)].text for i in range(2000))
+    assert window.timeline_chart.prob_curve.getData()[0][-1] == 1999
