@@ -19,7 +19,6 @@ from engine.settings import SamplingSettings
 
 FRAME_MS = 33  # ~30 Hz
 MAX_PER_FRAME = 256  # records handled per frame
-ENGINE_NICE = 10  # the GUI wins the cores when both want them; the engine barely notices
 
 
 class EngineBridge(QObject):
@@ -35,7 +34,7 @@ class EngineBridge(QObject):
 
     def __init__(self, client: EngineClient | None = None, owns_client: bool = True, parent=None):
         super().__init__(parent)
-        self.client = client or EngineClient(nice=ENGINE_NICE)
+        self.client = client or EngineClient()
         self.owns_client = owns_client
         self._queue: queue.Queue = queue.Queue()
         self._thread: threading.Thread | None = None

@@ -24,12 +24,7 @@ POLL_S = 0.05
 class EngineClient:
     """One engine process, started on first use and restarted after a crash."""
 
-    def __init__(self, nice: int = 0):
-        """Args:
-        nice: added to the engine process's niceness, so that a GUI sharing
-            the cores stays responsive while the engine computes.
-        """
-        self.nice = nice
+    def __init__(self):
         self.current = None  # id of the generation in flight
         self._last_op = None
         self._ctx = mp.get_context("spawn")
@@ -58,7 +53,7 @@ class EngineClient:
         req_child, self._requests = self._ctx.Pipe(duplex=False)
         self._events, evt_child = self._ctx.Pipe(duplex=False)
         self._proc = self._ctx.Process(
-            target=worker_main, args=(req_child, evt_child, self.nice), daemon=True,
+            target=worker_main, args=(req_child, evt_child), daemon=True,
             name="logitscope-engine",
         )  # fmt: skip
         self._proc.start()

@@ -156,7 +156,7 @@ def make_step_sampler(settings: SamplingSettings, vocab_size: int, sweep_on_devi
             pen, _ = _normalise(pen)
         if temp == 0:
             token = mx.argmax(pen, keepdims=True)  # (1,)
-            sampled = mx.where(mx.arange(vocab_size) == token, 0.0, NEG_INF)
+            sampled = None  # one-hot on `token`: no (V,) work needed
             samp_h = mx.array(0.0)
         else:
             masked = pen[None]
@@ -165,13 +165,19 @@ def make_step_sampler(settings: SamplingSettings, vocab_size: int, sweep_on_devi
             token = mx.random.categorical(masked / temp)  # (1,)
             sampled, samp_h = _normalise(masked[0] / temp)
         top_ids, top_lp = top_n(raw, n)
-        if penalty != 1.0 or temp == 0:
+        if sampled is None:  # greedy: the chosen token first, the rest impossible
+            s_ids = mx.concatenate([token, top_ids[: n - 1]])
+            s_lp = mx.concatenate([mx.zeros((1,)), mx.full((n - 1,), NEG_INF)])
+            chosen_sampled = mx.array(0.0)
+        elif penalty != 1.0:
             s_ids, s_lp = top_n(sampled, n)
+            chosen_sampled = sampled[token[0]]
         else:  # same ranking as raw: temperature and masks keep the order
             s_ids, s_lp = top_ids, sampled[top_ids]
+            chosen_sampled = sampled[token[0]]
         parts = [
             token.astype(mx.float32),
-            mx.stack([raw[token[0]], sampled[token[0]], raw_h, samp_h]),
+            mx.stack([raw[token[0]], chosen_sampled, raw_h, samp_h]),
             top_ids.astype(mx.float32),
             top_lp,
             s_ids.astype(mx.float32),

@@ -94,10 +94,8 @@ class _Worker:
         self.send(rid, reply={"pid": os.getpid()})
 
 
-def worker_main(requests, events, nice: int = 0) -> None:
+def worker_main(requests, events) -> None:
     """Serve requests until 'shutdown' or the client goes away."""
-    if nice and hasattr(os, "nice"):
-        os.nice(nice)
     worker = _Worker(events)
     work: queue.Queue = queue.Queue()
 
