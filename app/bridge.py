@@ -50,19 +50,25 @@ class EngineBridge(QObject):
     def load(self, model: str | None) -> bool:
         return self._run(lambda: self.client.load(model))
 
-    def generate(self, prompt: str, settings: SamplingSettings, model: str | None) -> bool:
-        return self._run(lambda: self.client.generate(prompt, settings, model))
+    def generate(
+        self, prompt: str, settings: SamplingSettings, model: str | None, sink=None
+    ) -> bool:
+        """Start a run; `sink(record)` is called on the background thread for every
+        record as it arrives (the session journal), before the window sees it."""
+        return self._run(lambda: self.client.generate(prompt, settings, model), sink)
 
     def cancel(self) -> None:
         self.client.cancel()
 
-    def _run(self, start) -> bool:
+    def _run(self, start, sink=None) -> bool:
         if self.busy:
             return False
 
         def work():
             try:
                 for record in start():
+                    if sink is not None and record.type != "progress":
+                        sink(record)
                     self._queue.put(record)
             except Exception as e:  # the pipe broke in a way the client missed
                 self._queue.put(ErrorRecord(f"lost contact with the engine: {e}", "engine_died"))

@@ -24,6 +24,7 @@ class RunState:
     done: DoneRecord | None = None
     error: ErrorRecord | None = None
     selected: int | None = None  # step the charts show; None = follow the latest
+    run_id: str | None = None  # its id in the session journal
     _cap: int = 256
 
     def __post_init__(self):

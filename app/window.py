@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSplitter,
     QStackedWidget,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -38,14 +39,17 @@ from app.charts import (
     TimelineChart,
 )
 from app.controls import SamplingPanel
+from app.history import HistoryPanel
 from app.model_picker import ModelPicker
 from app.prompt_tokens import PromptTokenView
 from app.run_state import RunState
 from app.theme import gradient_stops
 from app.token_view import TokenView
 from engine.errors import SettingsError
+from engine.journal import Journal, RunLog
 from engine.paths import data_dir
 from engine.prompt import encode_prompt
+from engine.records import to_dict
 from engine.settings import SamplingSettings
 
 STATUS_MS = 250
@@ -78,6 +82,8 @@ class PlaygroundWindow(QMainWindow):
         self.state = RunState()
         self.model_record = None
         self.tokenizer = None
+        self.journal: Journal | None = None  # this session's log, created at the first run
+        self.viewing: RunLog | None = None  # a past run being shown, or None
         self.store = QSettings(str(data_dir() / "settings.ini"), QSettings.IniFormat)
         self._build()
         self._connect()
@@ -90,10 +96,14 @@ class PlaygroundWindow(QMainWindow):
     def _build(self) -> None:
         self.picker = ModelPicker()
         self.controls = SamplingPanel()
-        side = QScrollArea()
-        side.setWidget(self.controls)
-        side.setWidgetResizable(True)
-        side.setMinimumWidth(300)
+        scroll = QScrollArea()
+        scroll.setWidget(self.controls)
+        scroll.setWidgetResizable(True)
+        self.history = HistoryPanel()
+        self.side_tabs = side = QTabWidget()
+        side.addTab(scroll, "Settings")
+        side.addTab(self.history, "History")
+        side.setMinimumWidth(320)
 
         self.prompt = QPlainTextEdit()
         self.prompt.setPlaceholderText("Type a prompt, then Ctrl+Enter to run")
@@ -127,12 +137,16 @@ class PlaygroundWindow(QMainWindow):
             " border-radius: 4px; padding: 6px; }"
         )
         self.banner.hide()
+        self.viewing_label = QLabel()
+        self.viewing_label.setStyleSheet("color: #555; font-style: italic;")
+        self.viewing_label.setWordWrap(True)
         self.output = TokenView()
         center = QWidget()
         cl = QVBoxLayout(center)
         cl.addWidget(self.prompt_stack, 2)
         cl.addLayout(prompt_bar)
         cl.addWidget(self.banner)
+        cl.addWidget(self.viewing_label)
         cl.addWidget(self.output, 5)
         cl.addWidget(legend_widget())
 
@@ -201,6 +215,8 @@ class PlaygroundWindow(QMainWindow):
         self.show_tokens.toggled.connect(self._on_show_tokens)
         self.picker.model_chosen.connect(self.load_model)
         self.tokenizer_ready.connect(self._on_tokenizer)
+        self.history.open_run.connect(self.show_run)
+        self.history.message.connect(self.show_notice)
         self.status_timer.timeout.connect(self._refresh_status)
         self.status_timer.start()
         self.redraw_timer.timeout.connect(self._redraw_if_dirty)
@@ -231,11 +247,54 @@ class PlaygroundWindow(QMainWindow):
             return
         self.hide_error()
         self.state = RunState(prompt=prompt, settings=settings, model=self.model_record)
+        self.viewing = None
+        self.viewing_label.clear()
         self.output.clear_tokens()
         self._dirty = list(CHARTS)
         self._save()
         model = self.model_record.path if self.model_record else self.picker.current()
-        self.bridge.generate(prompt, settings, model)
+        sink = self._journal_sink(prompt, settings)
+        self.bridge.generate(prompt, settings, model, sink=sink)
+
+    def _journal_sink(self, prompt: str, settings: SamplingSettings):
+        """Start this run in the session journal; return the per-record writer."""
+        try:
+            if self.journal is None:
+                self.journal = Journal.create()
+            model = to_dict(self.model_record) if self.model_record else None
+            run_id = self.journal.start_run(prompt, settings.to_dict(), model)
+        except OSError as e:
+            self.show_notice(f"This run is not being recorded: {e.strerror} ({e.filename})")
+            return None
+        self.state.run_id = run_id
+        journal = self.journal
+        return lambda record: journal.record(run_id, record)
+
+    def show_run(self, run: RunLog) -> None:
+        """Show a past run's text and every chart again, without the model."""
+        if self.bridge.busy:
+            self.show_error("Stop the current run before opening one from history.")
+            return
+        state = RunState(prompt=run.prompt, settings=SamplingSettings.from_dict(run.settings),
+                         model=run.model_record)  # fmt: skip
+        state.add_tokens(run.tokens)
+        state.done, state.error, state.prefill = run.done, run.error, run.last_prefill
+        state.run_id = run.run_id
+        self.state, self.viewing = state, run
+        self.hide_error()
+        if run.error:
+            self.show_error(f"This run ended with an error: {run.error.message}")
+        self.output.clear_tokens()
+        self.output.append_tokens(state.tokens)
+        self.viewing_label.setText(
+            f"Viewing “{run.title}” from history ({run.run_id}). Prompt: {run.prompt[:200]}"
+        )
+        self.follow_button.setEnabled(False)
+        self._redraw()
+        self._refresh_status()
+
+    def show_notice(self, message: str) -> None:
+        self.statusBar().showMessage(message, 8000)
 
     def stop(self) -> None:
         if self.bridge.busy:
@@ -262,6 +321,8 @@ class PlaygroundWindow(QMainWindow):
 
     # -- engine events ---------------------------------------------------------------
     def _on_busy(self, busy: bool) -> None:
+        if not busy and self.journal is not None:
+            self.history.refresh()
         self.run_button.setEnabled(not busy)
         self.stop_button.setEnabled(busy)
         self.picker.setEnabled(not busy)
@@ -442,3 +503,5 @@ class PlaygroundWindow(QMainWindow):
         self.redraw_timer.stop()
         self.count_timer.stop()
         self.bridge.cleanup()
+        if self.journal is not None:
+            self.journal.close()

@@ -50,6 +50,17 @@ def _parser() -> argparse.ArgumentParser:
         help="download and convert the default model first if it is missing",
     )  # fmt: skip
 
+    s = sub.add_parser("sessions", help="list recorded sessions and their runs")
+    s.add_argument("--json", action="store_true")
+
+    e = sub.add_parser("export", help="export a session or one run")
+    e.add_argument("ref", metavar="SESSION_OR_RUN", help="a session id, or SESSION/N for a run")
+    e.add_argument("--format", required=True, choices=["html", "json", "jsonl", "csv", "md"])
+    e.add_argument("-o", "--output", required=True, help="file to write ('-' = stdout)")
+
+    i = sub.add_parser("import", help="add an exported JSON session to the history")
+    i.add_argument("path")
+
     b = sub.add_parser("bench", help="instrumented engine vs bare mlx-lm decode speed")
     b.add_argument("--model", default=None)
     b.add_argument("--max-tokens", type=int, default=48)
@@ -61,9 +72,11 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return {"generate": cmd_generate, "models": cmd_models, "bench": cmd_bench}[args.command](
-            args
-        )
+        commands = {
+            "generate": cmd_generate, "models": cmd_models, "bench": cmd_bench,
+            "sessions": cmd_sessions, "export": cmd_export, "import": cmd_import,
+        }  # fmt: skip
+        return commands[args.command](args)
     except LogitscopeError as e:
         print(f"logitscope: error: {e}", file=sys.stderr)
         return 2 if isinstance(e, SettingsError) else 1
@@ -158,4 +171,69 @@ def cmd_bench(args) -> int:
 
     report = run_bench(args.model, args.max_tokens, args.rounds)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0
+
+
+def cmd_sessions(args) -> int:
+    from engine.journal import list_sessions
+
+    sessions, problems = list_sessions()
+    for p in problems:
+        print(f"logitscope: warning: unreadable session file {p}", file=sys.stderr)
+    if args.json:
+        out = [{"session_id": x.session_id, "started": x.started, "path": str(x.path),
+                "runs": [_run_summary(r) for r in x.visible_runs]} for x in sessions]  # fmt: skip
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    if not sessions:
+        print("No sessions yet: every run in the app is recorded here.")
+    for x in sessions:
+        print(f"{x.session_id}  {len(x.visible_runs)} run(s)  {x.path}")
+        for r in x.visible_runs:
+            d = _run_summary(r)
+            print(
+                f"  {d['run_id']:28} {d['model'] or '?':24} {d['tokens']:5} tok "
+                f"{d['decode_tps']:6.1f} tok/s  {'★ ' if r.starred else ''}{r.title}"
+            )
+    return 0
+
+
+def _run_summary(r) -> dict:
+    d = r.done
+    return {"run_id": r.run_id, "title": r.title, "started": r.started,
+            "model": (r.model or {}).get("name"), "tokens": len(r.tokens),
+            "decode_tps": d.decode_tps if d else 0.0, "starred": r.starred,
+            "finish_reason": d.finish_reason if d else ("error" if r.error else None)}  # fmt: skip
+
+
+def cmd_export(args) -> int:
+    from pathlib import Path
+
+    from engine.export import render
+    from engine.journal import find
+
+    try:
+        session, run = find(args.ref)
+    except LookupError as e:
+        raise LogitscopeError(str(e)) from e
+    text = render(args.format, session, [run] if run else None)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise LogitscopeError(f"cannot write {args.output}: {e.strerror}") from e
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args) -> int:
+    from engine.export import import_json
+
+    try:
+        session = import_json(args.path)
+    except ValueError as e:
+        raise LogitscopeError(str(e)) from e
+    print(f"imported session {session.session_id} ({len(session.visible_runs)} runs)")
     return 0

@@ -1,0 +1,208 @@
+"""A self-contained HTML report: probability-shaded tokens with their
+alternatives on hover (pure CSS), and the charts drawn as inline SVG.
+
+No script, no external resource, no network. Model output is text: every
+string that comes from a model or a user passes through `html.escape`, and
+none is ever placed in an attribute that could run code.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import time
+
+from engine.journal import RunLog, SessionLog
+
+_STOPS = ((0.0, (248, 105, 107)), (0.5, (255, 235, 132)), (1.0, (99, 190, 123)))
+W, H, PAD_L, PAD_R, PAD_T, PAD_B = 560, 200, 48, 44, 26, 32
+
+CSS = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1180px; color: #222; }
+h1 { font-size: 20px; } h2 { font-size: 17px; margin-top: 36px; border-top: 1px solid #ddd;
+  padding-top: 16px; }
+.meta { color: #555; } pre { background: #f6f6f6; padding: 8px; white-space: pre-wrap; }
+.tokens { font: 15px/1.9 ui-monospace, monospace; white-space: pre-wrap; padding: 10px;
+  border: 1px solid #ddd; border-radius: 4px; }
+.tok { position: relative; border-radius: 2px; }
+.tok .alt { display: none; position: absolute; left: 0; top: 1.7em; z-index: 9;
+  background: #fff; border: 1px solid #999; box-shadow: 0 2px 6px #0003; padding: 4px 6px;
+  font: 12px/1.3 system-ui, sans-serif; white-space: nowrap; }
+.tok:hover .alt { display: block; } .tok:hover { outline: 1px solid #333; }
+.alt td { padding: 0 4px; } .alt .chosen { font-weight: bold; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px; }
+svg { background: #fff; border: 1px solid #ddd; }
+svg text { font: 11px system-ui, sans-serif; fill: #444; }
+table.stats td { padding: 1px 10px 1px 0; }
+.legend { display: inline-block; width: 240px; height: 12px; vertical-align: middle;
+  background: linear-gradient(90deg, #f8696b, #ffeb84, #63be7b); }
+"""
+
+
+def _rgb(p: float) -> str:
+    p = min(max(p, 0.0), 1.0)
+    for (p0, c0), (p1, c1) in zip(_STOPS, _STOPS[1:], strict=False):
+        if p <= p1:
+            f = (p - p0) / (p1 - p0)
+            r, g, b = (round(a + (b - a) * f) for a, b in zip(c0, c1, strict=True))
+            return f"#{r:02x}{g:02x}{b:02x}"
+    return "#63be7b"
+
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def token_spans(run: RunLog) -> str:
+    out = []
+    for t in run.tokens:
+        rows = "".join(
+            f"<tr class='{'chosen' if c.token_id == t.token_id else ''}'>"
+            f"<td>{_e(repr(c.text))}</td><td>{math.exp(c.logprob):.1%}</td></tr>"
+            for c in t.top[:8]
+        )
+        alt = (f"<span class='alt'>step {t.step} · p={t.prob:.1%} · H={t.entropy:.2f} nats"
+               f"<table>{rows}</table></span>")  # fmt: skip
+        out.append(f"<span class='tok' style='background:{_rgb(t.prob)}' "
+                   f"data-step='{t.step}'>{_e(t.text)}{alt}</span>")  # fmt: skip
+    return "".join(out)
+
+
+def _scale(v, lo, hi, a, b):
+    return a + (b - a) * ((v - lo) / (hi - lo) if hi > lo else 0.0)
+
+
+def svg_line_chart(title, xs, series, xlabel, ylabel, y2=None, marks=(), regions=()) -> str:
+    """Lines over x; `series` = [(values, color, label)]; optional right-axis series."""
+    x0, x1 = (min(xs), max(xs)) if xs else (0, 1)
+    x1 = x1 if x1 > x0 else x0 + 1
+    ymax = max([max(v) for v, _c, _l in series if v] + [1e-9])
+    parts = [f"<svg width='{W}' height='{H}' viewBox='0 0 {W} {H}' role='img'>",
+             f"<text x='{W / 2}' y='16' text-anchor='middle' font-weight='bold'>{_e(title)}</text>"]  # fmt: skip
+    px = lambda x: _scale(x, x0, x1, PAD_L, W - PAD_R)  # noqa: E731
+    py = lambda y, top: _scale(y, 0, top, H - PAD_B, PAD_T)  # noqa: E731
+    for a, b, color, label in regions:
+        parts.append(f"<rect x='{px(a):.1f}' y='{PAD_T}' width='{px(b) - px(a):.1f}' "
+                     f"height='{H - PAD_T - PAD_B}' fill='{color}' opacity='0.25'/>"
+                     f"<text x='{px(a) + 3:.1f}' y='{PAD_T + 12}'>{_e(label)}</text>")  # fmt: skip
+    parts.append(_axes(x0, x1, ymax, xlabel, ylabel, px, lambda y: py(y, ymax)))
+    for values, color, _label in series:
+        parts.append(_polyline(xs, values, color, px, lambda y: py(y, ymax)))
+    if y2 is not None:
+        values, color, label = y2
+        top = max(values + [1e-9])
+        parts.append(_polyline(xs, values, color, px, lambda y: py(y, top), dash=True))
+        parts.append(f"<text x='{W - 4}' y='{PAD_T - 4}' text-anchor='end' fill='{color}'>"
+                     f"{_e(label)} (max {top:.2f})</text>")  # fmt: skip
+    for x, label in marks:
+        parts.append(f"<line x1='{px(x):.1f}' x2='{px(x):.1f}' y1='{PAD_T}' y2='{H - PAD_B}' "
+                     f"stroke='#e45756' stroke-dasharray='4 3'/><text x='{px(x) + 3:.1f}' "
+                     f"y='{PAD_T + 24}' fill='#e45756'>{_e(label)}</text>")  # fmt: skip
+    legend = " · ".join(_e(label) for _v, _c, label in series)
+    parts.append(f"<text x='{PAD_L}' y='{PAD_T - 4}'>{legend}</text></svg>")
+    return "".join(parts)
+
+
+def _polyline(xs, ys, color, px, py, dash=False) -> str:
+    pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(xs, ys, strict=True))
+    extra = " stroke-dasharray='5 3'" if dash else ""
+    return f"<polyline fill='none' stroke='{color}' stroke-width='1.5'{extra} points='{pts}'/>"
+
+
+def _axes(x0, x1, ymax, xlabel, ylabel, px, py) -> str:
+    parts = [f"<line x1='{PAD_L}' y1='{H - PAD_B}' x2='{W - PAD_R}' y2='{H - PAD_B}' stroke='#888'/>",
+             f"<line x1='{PAD_L}' y1='{PAD_T}' x2='{PAD_L}' y2='{H - PAD_B}' stroke='#888'/>"]  # fmt: skip
+    for i in range(5):
+        x = x0 + (x1 - x0) * i / 4
+        y = ymax * i / 4
+        parts.append(f"<text x='{px(x):.1f}' y='{H - PAD_B + 14}' text-anchor='middle'>"
+                     f"{x:.3g}</text><text x='{PAD_L - 4}' y='{py(y) + 4:.1f}' "
+                     f"text-anchor='end'>{y:.2g}</text>")  # fmt: skip
+    parts.append(f"<text x='{(PAD_L + W - PAD_R) / 2}' y='{H - 4}' text-anchor='middle'>"
+                 f"{_e(xlabel)}</text><text x='12' y='{H / 2}' text-anchor='middle' "
+                 f"transform='rotate(-90 12 {H / 2})'>{_e(ylabel)}</text>")  # fmt: skip
+    return "".join(parts)
+
+
+def svg_distribution(run: RunLog) -> str:
+    """Bars of the least confident step: raw (T=1) beside sampled-from."""
+    tokens = run.tokens
+    if not tokens:
+        return ""
+    t = min(tokens, key=lambda r: r.prob)
+    sampled = {c.token_id: math.exp(c.logprob) for c in t.sampled_top}
+    cands = t.top[:8]
+    row, left = 20, 110
+    height = PAD_T + row * len(cands) + 24
+    top = max([math.exp(c.logprob) for c in cands] + list(sampled.values()) + [1e-9])
+    parts = [f"<svg width='{W}' height='{height}' viewBox='0 0 {W} {height}' role='img'>",
+             f"<text x='{W / 2}' y='16' text-anchor='middle' font-weight='bold'>Least confident "
+             f"step {t.step}: chose {_e(repr(t.text))} (p={t.prob:.1%})</text>"]  # fmt: skip
+    for i, c in enumerate(cands):
+        y = PAD_T + i * row
+        raw, samp = math.exp(c.logprob), sampled.get(c.token_id, 0.0)
+        wr = (W - left - 70) * raw / top
+        ws = (W - left - 70) * samp / top
+        weight = " font-weight='bold'" if c.token_id == t.token_id else ""
+        parts.append(f"<text x='{left - 6}' y='{y + 13}' text-anchor='end'{weight}>"
+                     f"{_e(repr(c.text))}</text>"
+                     f"<rect x='{left}' y='{y + 2}' width='{wr:.1f}' height='7' fill='#4c78a8'/>"
+                     f"<rect x='{left}' y='{y + 9}' width='{ws:.1f}' height='7' fill='#f58518'/>"
+                     f"<text x='{left + max(wr, ws) + 4:.1f}' y='{y + 13}'>{raw:.1%} / "
+                     f"{samp:.1%}</text>")  # fmt: skip
+    parts.append(
+        f"<text x='{left}' y='{height - 6}'><tspan fill='#4c78a8'>■ raw (T=1)"
+        "</tspan> <tspan fill='#f58518'>■ sampled from</tspan></text></svg>"
+    )
+    return "".join(parts)
+
+
+def run_section(run: RunLog) -> str:
+    d, m, s = run.done, run.model or {}, run.settings
+    tokens = run.tokens
+    steps = [t.step for t in tokens]
+    times = [t.elapsed_s for t in tokens]
+    tps = [0.0] + [1 / t.latency_s if t.latency_s > 0 else 0.0 for t in tokens[1:]]
+    charts = []
+    if tokens:
+        charts.append(svg_line_chart("Probability timeline", steps,
+                                     [([t.prob for t in tokens], "#4c78a8", "p(chosen)")],
+                                     "step", "probability",
+                                     y2=([t.entropy for t in tokens], "#72b7b2", "entropy")))  # fmt: skip
+        ttft = d.ttft_s if d else times[0]
+        charts.append(svg_line_chart("Throughput", times, [(tps, "#f58518", "tokens/s")],
+                                     "seconds since Run", "tokens/s",
+                                     marks=[(ttft, f"TTFT {ttft:.2f}s")],
+                                     regions=[(min(times + [0]), ttft, "#4c78a8", "prefill")]))  # fmt: skip
+        charts.append(svg_distribution(run))
+    settings = ", ".join(f"{k}={_e(s.get(k))}" for k in
+                         ("temperature", "top_p", "top_k", "min_p", "repetition_penalty",
+                          "max_tokens", "seed"))  # fmt: skip
+    stats = ""
+    if d:
+        stats = ("<table class='stats'>" + "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in (
+            ("finish", _e(d.finish_reason)), ("prompt tokens", d.prompt_tokens),
+            ("generated tokens", d.generated_tokens), ("TTFT", f"{d.ttft_s:.3f} s"),
+            ("prefill", f"{d.prefill_tps:.1f} tok/s"), ("decode", f"{d.decode_tps:.1f} tok/s"),
+            ("context", f"{d.prompt_tokens + d.generated_tokens} of {d.context_length}"),
+            ("KV cache", f"{d.kv_cache_bytes / 1e6:.2f} MB"),
+            ("peak memory", f"{d.peak_memory_bytes / 1e6:.0f} MB"))) + "</table>")  # fmt: skip
+    error = f"<p><b>Error:</b> {_e(run.error.message)}</p>" if run.error else ""
+    system = (f"<p><b>System</b></p><pre>{_e(s['system_prompt'])}</pre>"
+              if s.get("system_prompt") else "")  # fmt: skip
+    return (f"<h2>{'★ ' if run.starred else ''}{_e(run.title)}</h2>"
+            f"<p class='meta'>{_e(run.run_id)} · {_e(time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(run.started)))}"
+            f" · {_e(m.get('name', '?'))} ({_e(m.get('quantization', '?'))}, {_e(m.get('device', '?'))})"
+            f"<br>{settings}</p>{system}<p><b>Prompt</b></p><pre>{_e(run.prompt)}</pre>"
+            f"<p><b>Answer</b> <span class='legend'></span> unlikely → likely (hover a token)</p>"
+            f"<div class='tokens'>{token_spans(run)}</div>{error}"
+            f"<div class='charts'>{''.join(charts)}</div>{stats}")  # fmt: skip
+
+
+def to_html(session: SessionLog, runs: list[RunLog] | None = None) -> str:
+    runs = session.visible_runs if runs is None else runs
+    body = "".join(run_section(r) for r in runs) or "<p>No runs.</p>"
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>Logitscope · {_e(session.session_id)}</title><style>{CSS}</style></head>"
+            f"<body><h1>Logitscope session {_e(session.session_id)}</h1>"
+            f"<p class='meta'>{len(runs)} run(s)</p>{body}</body></html>\n")  # fmt: skip
