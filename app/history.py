@@ -10,7 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
-    QHBoxLayout,
+    QGridLayout,
     QInputDialog,
     QLabel,
     QPushButton,
@@ -45,12 +45,14 @@ class HistoryPanel(QWidget):
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["Run", "Model", "Tokens", "tok/s"])
         self.tree.setRootIsDecorated(True)
-        self.tree.setColumnWidth(0, 170)
+        self.tree.setColumnWidth(0, 140)
+        self.tree.setColumnWidth(1, 70)
+        self.tree.setColumnWidth(2, 44)
         self.tree.setToolTip("Double-click a run to show it again (no model needed)")
         self.notice = QLabel()
         self.notice.setWordWrap(True)
         self.notice.hide()
-        buttons = QHBoxLayout()
+        buttons = QGridLayout()  # two rows: six buttons do not fit one narrow row
         self.buttons = {}
         for key, label, tip in (
             ("open", "Open", "Show this run's tokens and charts"),
@@ -62,7 +64,7 @@ class HistoryPanel(QWidget):
         ):
             b = QPushButton(label)
             b.setToolTip(tip)
-            buttons.addWidget(b)
+            buttons.addWidget(b, len(self.buttons) // 3, len(self.buttons) % 3)
             self.buttons[key] = b
         layout = QVBoxLayout(self)
         layout.addWidget(self.tree, 1)

@@ -8,6 +8,7 @@ second.
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 import time
@@ -340,6 +341,7 @@ class PlaygroundWindow(QMainWindow):
         self.state.model = record
         if same:  # every run re-announces its model; nothing to reload
             return
+        gc.freeze()  # what exists now lives forever: keep it out of GC pauses mid-stream
         self.picker.show_model(record)
         self._progress_idle()
         path = record.path

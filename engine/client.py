@@ -99,6 +99,7 @@ class EngineClient:
                 try:
                     msg = events.recv()
                 except (EOFError, OSError):
+                    proc.join(timeout=2)  # the pipe closes a moment before the exit is known
                     yield _died(proc)
                     return
                 if msg["id"] == rid:
@@ -159,7 +160,12 @@ class EngineClient:
 
 def _died(proc) -> ErrorRecord:
     code = proc.exitcode
-    how = f"was killed by signal {-code}" if code and code < 0 else f"exited ({code})"
+    if code is None:
+        how = "stopped responding"
+    elif code < 0:
+        how = f"was killed by signal {-code}"
+    else:
+        how = f"exited with code {code}"
     return ErrorRecord(
         f"the engine process {how} during this run; the partial output is kept "
         "and a fresh engine starts with the next run",

@@ -13,6 +13,7 @@ import math
 import time
 
 from engine.journal import RunLog, SessionLog
+from engine.series import rolling_tps
 
 _STOPS = ((0.0, (248, 105, 107)), (0.5, (255, 235, 132)), (1.0, (99, 190, 123)))
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 560, 200, 48, 44, 26, 32
@@ -72,9 +73,12 @@ def _scale(v, lo, hi, a, b):
     return a + (b - a) * ((v - lo) / (hi - lo) if hi > lo else 0.0)
 
 
-def svg_line_chart(title, xs, series, xlabel, ylabel, y2=None, marks=(), regions=()) -> str:
+def svg_line_chart(
+    title, xs, series, xlabel, ylabel, y2=None, marks=(), regions=(), x_from=None
+) -> str:
     """Lines over x; `series` = [(values, color, label)]; optional right-axis series."""
     x0, x1 = (min(xs), max(xs)) if xs else (0, 1)
+    x0 = x_from if x_from is not None else x0
     x1 = x1 if x1 > x0 else x0 + 1
     ymax = max([max(v) for v, _c, _l in series if v] + [1e-9])
     parts = [f"<svg width='{W}' height='{H}' viewBox='0 0 {W} {H}' role='img'>",
@@ -117,7 +121,7 @@ def _axes(x0, x1, ymax, xlabel, ylabel, px, py) -> str:
         y = ymax * i / 4
         parts.append(f"<text x='{px(x):.1f}' y='{H - PAD_B + 14}' text-anchor='middle'>"
                      f"{x:.3g}</text><text x='{PAD_L - 4}' y='{py(y) + 4:.1f}' "
-                     f"text-anchor='end'>{y:.2g}</text>")  # fmt: skip
+                     f"text-anchor='end'>{y:.3g}</text>")  # fmt: skip
     parts.append(f"<text x='{(PAD_L + W - PAD_R) / 2}' y='{H - 4}' text-anchor='middle'>"
                  f"{_e(xlabel)}</text><text x='12' y='{H / 2}' text-anchor='middle' "
                  f"transform='rotate(-90 12 {H / 2})'>{_e(ylabel)}</text>")  # fmt: skip
@@ -141,8 +145,8 @@ def svg_distribution(run: RunLog) -> str:
     for i, c in enumerate(cands):
         y = PAD_T + i * row
         raw, samp = math.exp(c.logprob), sampled.get(c.token_id, 0.0)
-        wr = (W - left - 70) * raw / top
-        ws = (W - left - 70) * samp / top
+        wr = (W - left - 110) * raw / top
+        ws = (W - left - 110) * samp / top
         weight = " font-weight='bold'" if c.token_id == t.token_id else ""
         parts.append(f"<text x='{left - 6}' y='{y + 13}' text-anchor='end'{weight}>"
                      f"{_e(repr(c.text))}</text>"
@@ -162,7 +166,7 @@ def run_section(run: RunLog) -> str:
     tokens = run.tokens
     steps = [t.step for t in tokens]
     times = [t.elapsed_s for t in tokens]
-    tps = [0.0] + [1 / t.latency_s if t.latency_s > 0 else 0.0 for t in tokens[1:]]
+    tps = rolling_tps(times).tolist()
     charts = []
     if tokens:
         charts.append(svg_line_chart("Probability timeline", steps,
@@ -173,7 +177,7 @@ def run_section(run: RunLog) -> str:
         charts.append(svg_line_chart("Throughput", times, [(tps, "#f58518", "tokens/s")],
                                      "seconds since Run", "tokens/s",
                                      marks=[(ttft, f"TTFT {ttft:.2f}s")],
-                                     regions=[(min(times + [0]), ttft, "#4c78a8", "prefill")]))  # fmt: skip
+                                     regions=[(0.0, ttft, "#4c78a8", "prefill")], x_from=0.0))  # fmt: skip
         charts.append(svg_distribution(run))
     settings = ", ".join(f"{k}={_e(s.get(k))}" for k in
                          ("temperature", "top_p", "top_k", "min_p", "repetition_penalty",

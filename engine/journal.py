@@ -143,6 +143,8 @@ class Journal:
         with self._lock:
             if self._file is None:
                 self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+                if _ends_torn(self.path):  # a crash left half a line: never glue onto it
+                    self._file.write("\n")
             self._file.write(line)
             self._file.flush()  # into the OS: survives the process being killed
 
@@ -167,6 +169,15 @@ class Journal:
                 os.fsync(self._file.fileno())
                 self._file.close()
                 self._file = None
+
+
+def _ends_torn(path: Path) -> bool:
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell() == 0:
+            return False
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) != b"\n"
 
 
 def _finite(value):

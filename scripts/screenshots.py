@@ -49,6 +49,21 @@ def main() -> int:
         time.sleep(0.02)
     win.grab().save(str(out / "playground.png"))
     print(f"wrote {out / 'playground.png'}")
+    # The same run as an HTML report, and the history tab listing it.
+    from engine.export import render
+    from engine.journal import read_session
+
+    session = read_session(win.journal.path)
+    run = session.run(win.state.run_id)
+    (out / "report.html").write_text(render("html", session, [run]), encoding="utf-8")
+    print(f"wrote {out / 'report.html'}")
+    win.side_tabs.setCurrentWidget(win.history)
+    win.history.select_run(run.run_id)
+    for _ in range(10):
+        app.processEvents()
+        time.sleep(0.02)
+    win.grab().save(str(out / "history.png"))
+    print(f"wrote {out / 'history.png'}")
     win.close()
     return 0
 

@@ -10,21 +10,7 @@ from PySide6.QtCore import Qt
 from app.charts.base import pen, set_title, style_plot
 from app.run_state import RunState
 from app.theme import CHOSEN, OUTPUT, PROMPT
-
-WINDOW = 8  # tokens in the moving average
-
-
-def rolling_tps(elapsed: np.ndarray) -> np.ndarray:
-    """Tokens/s over the last WINDOW tokens at each token's arrival time."""
-    n = len(elapsed)
-    out = np.zeros(n)
-    for i in range(1, n):
-        j = max(0, i - WINDOW)
-        dt = elapsed[i] - elapsed[j]
-        out[i] = (i - j) / dt if dt > 0 else 0.0
-    if n > 1:
-        out[0] = out[1]
-    return out
+from engine.series import rolling_tps
 
 
 class ThroughputChart(pg.PlotWidget):

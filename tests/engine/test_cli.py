@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from engine.settings import SamplingSettings
+
 TOKEN_KEYS = {"type", "step", "token_id", "text", "logprob", "top", "entropy"}
 DONE_KEYS = {
     "finish_reason", "prompt_tokens", "generated_tokens", "ttft_s", "prefill_tps",
@@ -92,3 +94,28 @@ def test_bench_reports_both_speeds_and_ratio(default_model_path):
     r = json.loads(p.stdout)
     assert r["bare_decode_tps"] > 0 and r["engine_decode_tps"] > 0
     assert r["ratio"] == pytest.approx(r["engine_decode_tps"] / r["bare_decode_tps"])
+
+
+def test_sessions_export_and_import_from_the_command_line(tmp_path, tiny_lm):
+    from engine.generate import generate_records
+    from engine.journal import Journal
+
+    journal = Journal.create()
+    run_id = journal.start_run("hello", SamplingSettings(max_tokens=4).to_dict(), None)
+    for rec in generate_records(tiny_lm, "hello", SamplingSettings(max_tokens=4, seed=1)):
+        journal.record(run_id, rec)
+    journal.close()
+    p = cli("sessions", "--json")
+    assert p.returncode == 0, p.stderr
+    listed = {s["session_id"]: s for s in json.loads(p.stdout)}
+    assert listed[journal.session_id]["runs"][0]["tokens"] == 4
+    for fmt in ("html", "json", "jsonl", "csv", "md"):
+        out = tmp_path / f"run.{fmt}"
+        p = cli("export", run_id, "--format", fmt, "-o", str(out))
+        assert p.returncode == 0, p.stderr
+        assert out.stat().st_size > 100
+    p = cli("import", str(tmp_path / "run.json"))
+    assert p.returncode == 0 and journal.session_id in p.stdout
+    p = cli("export", "no-such-session", "--format", "json", "-o", str(tmp_path / "x"))
+    assert p.returncode == 1 and "no session 'no-such-session'" in p.stderr
+    assert "Traceback" not in p.stderr

@@ -1,0 +1,77 @@
+"""Every run is journaled; opening one from history restores it without the model."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from PySide6.QtCore import Qt
+
+from app.bridge import EngineBridge
+from app.window import PlaygroundWindow
+from engine.journal import read_session
+from tests.app.conftest import run_and_wait
+
+
+def chart_snapshot(win) -> dict:
+    x, y = win.timeline_chart.prob_curve.getData()
+    return {
+        "text": win.output.plain_text(),
+        "dist_ids": list(win.dist_chart.token_ids),
+        "dist_raw": win.dist_chart.raw_probs.tolist(),
+        "dist_sampled": win.dist_chart.sampled_probs.tolist(),
+        "temp": win.temp_chart.marker_probs.tolist(),
+        "timeline": (x.tolist(), y.tolist()),
+        "entropy": win.timeline_chart.entropy_curve.getData()[1].tolist(),
+        "throughput": win.throughput_chart.tps.tolist(),
+        "context": dict(win.context_chart.counts),
+    }
+
+
+def test_runs_are_journaled_and_reopen_exactly(qtbot, window, engine_client):
+    state = run_and_wait(qtbot, window, "Name two rivers.", temperature=0.9, max_tokens=10)
+    window.select_step(3)
+    live = chart_snapshot(window)
+    session = read_session(window.journal.path)
+    run = session.run(state.run_id)
+    assert run.tokens == state.tokens and run.done == state.done
+    assert run.model["name"] == "SmolLM2-135M-Instruct"
+
+    # A second window with no model at all shows the run again from the journal.
+    viewer = PlaygroundWindow(bridge=EngineBridge(client=engine_client, owns_client=False),
+                              load_on_start=False)  # fmt: skip
+    qtbot.addWidget(viewer)
+    viewer.show()
+    assert viewer.model_record is None
+    viewer.side_tabs.setCurrentWidget(viewer.history)
+    assert viewer.history.select_run(state.run_id)
+    qtbot.mouseClick(viewer.history.buttons["open"], Qt.LeftButton)
+    viewer.controls.temp_spin.setValue(window.controls.temp_spin.value())
+    viewer.select_step(3)
+    again = chart_snapshot(viewer)
+    assert again.pop("text") == live.pop("text")
+    assert again.pop("context") == live.pop("context")
+    for key in live:
+        np.testing.assert_allclose(np.array(again[key], dtype=float),
+                                   np.array(live[key], dtype=float), err_msg=key)  # fmt: skip
+    assert "Viewing" in viewer.viewing_label.text()
+    viewer.cleanup()
+
+
+def test_rename_star_delete_and_export(qtbot, window, tmp_path):
+    state = run_and_wait(qtbot, window, "Say hi.", max_tokens=4)
+    history = window.history
+    assert history.select_run(state.run_id)
+    history.rename("greeting test")
+    qtbot.mouseClick(history.buttons["star"], Qt.LeftButton)
+    run = read_session(window.journal.path).run(state.run_id)
+    assert run.name == "greeting test" and run.starred
+    assert history.tree.currentItem().text(0) == "★ greeting test"
+    out = tmp_path / "run.json"
+    history.export_to(str(out), "json")
+    doc = json.loads(out.read_text())
+    assert [r["run_id"] for r in doc["runs"]] == [state.run_id]
+    assert doc["runs"][0]["name"] == "greeting test"
+    qtbot.mouseClick(history.buttons["delete"], Qt.LeftButton)
+    assert not history.select_run(state.run_id)
+    assert read_session(window.journal.path).run(state.run_id).deleted

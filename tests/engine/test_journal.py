@@ -1,0 +1,197 @@
+"""The session journal: crash safety, history, exports and import."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from html.parser import HTMLParser
+
+import pytest
+
+from engine.export import import_json, render, to_json
+from engine.generate import generate_records
+from engine.journal import Journal, find, list_sessions, read_session
+from engine.records import TokenRecord, to_dict
+from engine.settings import SamplingSettings
+
+EVIL = "<script>alert('x')</script></textarea><img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def real_records(tiny_lm):
+    settings = SamplingSettings(temperature=0.8, max_tokens=8, seed=3)
+    return list(generate_records(tiny_lm, "hello", settings))
+
+
+@pytest.fixture
+def session_file(tmp_path, real_records):
+    journal = Journal.create(tmp_path)
+    settings = SamplingSettings(temperature=0.8, max_tokens=8, seed=3)
+    for prompt in ("first prompt", "second prompt"):
+        run_id = journal.start_run(prompt, settings.to_dict(), None)
+        for rec in real_records:
+            journal.record(run_id, rec)
+    journal.close()
+    return journal.path
+
+
+def test_journal_reads_back_every_record(session_file, real_records):
+    session = read_session(session_file)
+    assert session.bad_lines == 0
+    assert [r.prompt for r in session.runs] == ["first prompt", "second prompt"]
+    run = session.runs[0]
+    assert run.tokens == [r for r in real_records if isinstance(r, TokenRecord)]
+    assert run.done == real_records[-1]
+    assert run.run_id == f"{session.session_id}/1"
+
+
+def test_torn_last_line_is_skipped_and_the_next_writer_starts_clean(session_file):
+    with open(session_file, "a") as f:
+        f.write('{"kind": "record", "run_id": "x", "rec')  # killed mid-write
+    session = read_session(session_file)
+    assert session.bad_lines == 1 and len(session.runs) == 2
+    journal = Journal(session_file, session.session_id)
+    journal.meta(session.runs[0].run_id, name="after the crash")
+    journal.close()
+    again = read_session(session_file)
+    assert again.bad_lines == 1  # the torn fragment only; the new line is intact
+    assert again.runs[0].name == "after the crash"
+
+
+def test_a_corrupt_session_file_does_not_hide_the_others(tmp_path, session_file):
+    (session_file.parent / "garbage.jsonl").write_bytes(os.urandom(2000))
+    (session_file.parent / "folder.jsonl").mkdir()
+    sessions, problems = list_sessions(session_file.parent)
+    good = [s for s in sessions if s.path == session_file]
+    assert len(good) == 1 and len(good[0].runs) == 2
+    assert any("folder.jsonl" in p for p in problems)
+
+
+def test_kill_9_at_random_moments_leaves_every_completed_record(tmp_path, real_records):
+    records = tmp_path / "records.json"
+    records.write_text(json.dumps([to_dict(r) for r in real_records if r.type == "token"]))
+    rng = random.Random(0)
+    kills = 25
+    for k in range(kills):
+        path = tmp_path / f"s{k:02}.jsonl"
+        child = subprocess.Popen(
+            [sys.executable, "-m", "tests.engine.journal_writer", str(path), str(records)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.0, 0.15))
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+    total = 0
+    for k in range(kills):
+        session = read_session(tmp_path / f"s{k:02}.jsonl")
+        assert session.bad_lines <= 1  # at most the line being written
+        for run in session.runs:
+            steps = [t.step for t in run.tokens]
+            assert steps == list(range(len(steps)))  # nothing lost before the end
+            total += len(steps)
+    assert total > 100  # the writers really were killed mid-stream
+
+
+def test_json_export_import_export_round_trip(tmp_path, session_file):
+    session = read_session(session_file)
+    first = to_json(session)
+    path = tmp_path / "export.json"
+    path.write_text(first)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    imported = import_json(path, other)
+    assert to_json(imported) == first
+    doc = json.loads(first)
+    assert doc["schema_version"] == 1 and len(doc["runs"]) == 2
+
+
+def test_import_refuses_what_is_not_an_export(tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        import_json(bad, tmp_path)
+    bad.write_text(json.dumps({"hello": 1}))
+    with pytest.raises(ValueError, match="not a Logitscope session export"):
+        import_json(bad, tmp_path)
+
+
+def test_jsonl_and_csv_exports(session_file):
+    session = read_session(session_file)
+    lines = [json.loads(x) for x in render("jsonl", session).splitlines()]
+    assert lines[0]["kind"] == "session"
+    assert [x["kind"] for x in lines].count("run") == 2
+    rows = list(csv.DictReader(io.StringIO(render("csv", session))))
+    tokens = session.runs[0].tokens + session.runs[1].tokens
+    assert len(rows) == len(tokens)
+    for row, t in zip(rows, tokens, strict=True):
+        assert int(row["step"]) == t.step and row["token"] == t.text
+        assert float(row["probability"]) == pytest.approx(t.prob, rel=1e-5)
+        assert float(row["entropy"]) == pytest.approx(t.entropy, rel=1e-5)
+        assert [c["token_id"] for c in json.loads(row["top"])] == [c.token_id for c in t.top]
+
+
+class _Collector(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.attrs, self.text = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs += [name for name, _v in attrs]
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _evil_session(tmp_path, real_records):
+    journal = Journal.create(tmp_path)
+    settings = SamplingSettings(system_prompt=EVIL).to_dict()
+    run_id = journal.start_run(EVIL, settings, None)
+    for rec in real_records:
+        if isinstance(rec, TokenRecord):
+            rec = dataclasses.replace(rec, text=EVIL if rec.step == 1 else rec.text)
+        journal.record(run_id, rec)
+    journal.meta(run_id, name=EVIL)
+    journal.close()
+    return read_session(journal.path)
+
+
+def test_html_report_shows_model_markup_as_text(tmp_path, real_records):
+    session = _evil_session(tmp_path, real_records)
+    page = render("html", session)
+    parser = _Collector()
+    parser.feed(page)
+    assert "script" not in parser.tags and "img" not in parser.tags
+    assert "textarea" not in parser.tags
+    assert not [a for a in parser.attrs if a.startswith("on")]
+    assert sum(EVIL in t for t in parser.text) >= 3  # prompt, system prompt, token, name
+    assert "<svg" in page and "polyline" in page  # the charts are drawn
+    assert page.count("class='tok'") == len(session.runs[0].tokens)
+
+
+def test_markdown_transcript(tmp_path, real_records):
+    session = _evil_session(tmp_path, real_records)
+    md = render("md", session)
+    assert "decode" in md and "prompt tokens" in md
+    assert "<script>" in md.split("**Prompt**")[1]  # inside a code fence, as text
+    assert "\\<script\\>" in md.splitlines()[2]  # the heading is escaped
+
+
+def test_find_by_session_or_run(session_file):
+    sid = session_file.stem
+    session, run = find(sid, session_file.parent)
+    assert run is None and len(session.runs) == 2
+    _s, run = find(f"{sid}/2", session_file.parent)
+    assert run.prompt == "second prompt"
+    with pytest.raises(LookupError, match="no session"):
+        find("nope", session_file.parent)
