@@ -203,6 +203,8 @@ class PlaygroundWindow(QMainWindow):
         run_menu = self.menuBar().addMenu("&Run")
         run_menu.addAction("Run", self.run)
         run_menu.addAction("Stop", self.stop)
+        window_menu = self.menuBar().addMenu("&Window")
+        window_menu.addAction("Compare runs…", self.open_compare, "Ctrl+K")
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction(
             "About Logitscope",
@@ -306,6 +308,19 @@ class PlaygroundWindow(QMainWindow):
         self.follow_button.setEnabled(False)
         self._redraw()
         self._refresh_status()
+
+    def open_compare(self):
+        """The Compare window: its own engine process, this session's journal."""
+        from app.compare import CompareWindow
+
+        if self.journal is None:
+            self.journal = Journal.create()
+        if getattr(self, "compare_window", None) is None:
+            self.compare_window = CompareWindow(journal=self.journal)
+            self.compare_window.shared_prompt.setPlainText(self.prompt.toPlainText())
+        self.compare_window.show()
+        self.compare_window.raise_()
+        return self.compare_window
 
     def show_notice(self, message: str) -> None:
         self.statusBar().showMessage(message, 8000)
@@ -518,5 +533,7 @@ class PlaygroundWindow(QMainWindow):
         self.redraw_timer.stop()
         self.count_timer.stop()
         self.bridge.cleanup()
+        if getattr(self, "compare_window", None) is not None:
+            self.compare_window.cleanup()
         if self.journal is not None:
             self.journal.close()

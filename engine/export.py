@@ -156,6 +156,8 @@ def import_json(path: Path, folder: Path | None = None) -> SessionLog:
     entries = [{"kind": "session", **s}]
     for run in doc["runs"]:
         head = {k: run[k] for k in ("run_id", "started", "prompt", "settings", "model")}
+        if run.get("comparison"):
+            head["comparison"] = run["comparison"]
         entries.append({"kind": "run", **head})
         entries.append({"kind": "meta", "run_id": run["run_id"], "name": run.get("name", ""),
                         "starred": bool(run.get("starred", False))})  # fmt: skip

@@ -60,6 +60,7 @@ class RunLog:
     name: str = ""
     starred: bool = False
     deleted: bool = False
+    comparison: dict | None = None  # {"comparison_id", "lane"} for a compare lane
 
     def typed(self, kind: str) -> list:
         return [record_from_dict(r) for r in self.records if r.get("type") == kind]
@@ -99,7 +100,7 @@ class RunLog:
         return {
             "run_id": self.run_id, "session_id": self.session_id, "started": self.started,
             "prompt": self.prompt, "settings": self.settings, "model": self.model,
-            "name": self.name, "starred": self.starred,
+            "name": self.name, "starred": self.starred, "comparison": self.comparison,
         }  # fmt: skip
 
 
@@ -148,11 +149,17 @@ class Journal:
             self._file.write(line)
             self._file.flush()  # into the OS: survives the process being killed
 
-    def start_run(self, prompt: str, settings: dict, model: dict | None = None) -> str:
+    def start_run(
+        self, prompt: str, settings: dict, model: dict | None = None, comparison=None
+    ) -> str:
+        """Args: comparison: {"comparison_id", "lane"} when the run is a compare lane."""
         self._runs += 1
         run_id = f"{self.session_id}/{self._runs}"
-        self._write({"kind": "run", "run_id": run_id, "started": time.time(),
-                     "prompt": prompt, "settings": settings, "model": model})  # fmt: skip
+        entry = {"kind": "run", "run_id": run_id, "started": time.time(),
+                 "prompt": prompt, "settings": settings, "model": model}  # fmt: skip
+        if comparison:
+            entry["comparison"] = comparison
+        self._write(entry)
         return run_id
 
     def record(self, run_id: str, record) -> None:
@@ -222,6 +229,7 @@ def _apply(session: SessionLog, runs: dict, e: dict) -> None:
             run_id=e["run_id"], session_id=session.session_id, started=e["started"],
             prompt=e["prompt"], settings=e["settings"], model=e.get("model"),
             name=e.get("name", ""), starred=bool(e.get("starred", False)),
+            comparison=e.get("comparison"),
         )  # fmt: skip
     elif kind == "record":
         run = runs[e["run_id"]]

@@ -64,6 +64,23 @@ def main() -> int:
         time.sleep(0.02)
     win.grab().save(str(out / "history.png"))
     print(f"wrote {out / 'history.png'}")
+    # A three-lane comparison of the same prompt at different settings.
+    cmp = win.open_compare()
+    cmp.set_lane_count(3)
+    cmp.shared_prompt.setPlainText("Write one sentence about the moon.")
+    for lane, (temp, top_p, seed) in zip(cmp.lanes, ((0.0, 1.0, 1), (1.2, 1.0, 7),
+                                                     (1.0, 0.5, 3)), strict=True):  # fmt: skip
+        lane.temperature.setValue(temp)
+        lane.top_p.setValue(top_p)
+        lane.seed.setValue(seed)
+        lane.max_tokens.setValue(24)
+    cmp.run_all()
+    wait(app, lambda: cmp.running is None and not cmp.queue and not cmp.bridge.busy, 600)
+    for _ in range(20):
+        app.processEvents()
+        time.sleep(0.02)
+    cmp.grab().save(str(out / "compare.png"))
+    print(f"wrote {out / 'compare.png'}")
     win.close()
     return 0
 

@@ -1,0 +1,329 @@
+"""CompareWindow: two to four lanes side by side, run one after another on one
+engine process (so lanes never compete for the cores and their speeds compare
+fairly), with a summary table, the lanes' probability timelines on one axis, and
+where two lanes share a prompt and model, the first step where they diverge."""
+
+from __future__ import annotations
+
+import math
+import secrets
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.bridge import EngineBridge
+from app.charts.base import pen, set_title, short, style_plot
+from app.compare_lane import CompareLane
+from engine.compare_stats import first_divergence, summarize
+from engine.journal import Journal
+
+MAX_LANES = 4
+SUMMARY_ROWS = (
+    ("prompt tokens", "prompt_tokens", "{:d}"), ("generated tokens", "generated_tokens", "{:d}"),
+    ("TTFT (s)", "ttft_s", "{:.3f}"), ("prefill tok/s", "prefill_tps", "{:.1f}"),
+    ("decode tok/s", "decode_tps", "{:.1f}"), ("mean p(chosen)", "mean_prob", "{:.3f}"),
+    ("perplexity", "perplexity", "{:.2f}"), ("mean entropy (nats)", "mean_entropy", "{:.3f}"),
+    ("finish", "finish_reason", "{}"),
+)  # fmt: skip
+
+
+class CompareWindow(QMainWindow):
+    def __init__(self, bridge: EngineBridge | None = None, journal: Journal | None = None):
+        super().__init__()
+        self.setWindowTitle("Logitscope — Compare")
+        self.bridge = bridge or EngineBridge(parent=self)
+        self.journal = journal
+        self.lanes: list[CompareLane] = []
+        self.queue: list[CompareLane] = []
+        self.running: CompareLane | None = None
+        self.comparison_id = None
+        self.pair: tuple[CompareLane, CompareLane] | None = None  # the diverging pair shown
+        self._build()
+        self.set_lane_count(2)
+        self.resize(1500, 950)
+
+    # -- layout ---------------------------------------------------------------------
+    def _build(self) -> None:
+        self.shared_prompt = QPlainTextEdit()
+        self.shared_prompt.setPlaceholderText("A prompt for every lane (tick 'same prompt')")
+        self.shared_prompt.setFixedHeight(50)
+        self.same_prompt = QCheckBox("same prompt for all lanes")
+        self.same_prompt.setChecked(True)
+        self.lane_count = QSpinBox()
+        self.lane_count.setRange(2, MAX_LANES)
+        self.lane_count.setPrefix("lanes: ")
+        self.run_button = QPushButton("Run all  (Ctrl+Enter)")
+        self.stop_button = QPushButton("Stop all  (Esc)")
+        self.run_button.setShortcut("Ctrl+Return")
+        self.stop_button.setShortcut("Esc")
+        top = QHBoxLayout()
+        top.addWidget(self.shared_prompt, 1)
+        for w in (self.same_prompt, self.lane_count, self.run_button, self.stop_button):
+            top.addWidget(w)
+        self.lane_row = QHBoxLayout()
+        lanes = QWidget()
+        lanes.setLayout(self.lane_row)
+        self.table = QTableWidget(len(SUMMARY_ROWS), 0)
+        self.table.setVerticalHeaderLabels([r[0] for r in SUMMARY_ROWS])
+        self.overlay = pg.PlotWidget()
+        style_plot(self.overlay.getPlotItem(), "Probability timelines", left="p(chosen)",
+                   bottom="step")  # fmt: skip
+        self.overlay.addLegend(offset=(-8, 8), labelTextSize="8pt")
+        self.divergence_chart = pg.PlotWidget()
+        style_plot(self.divergence_chart.getPlotItem(), "Where the lanes diverge",
+                   bottom="probability")  # fmt: skip
+        self.divergence_chart.getPlotItem().invertY(True)
+        self.divergence_chart.addLegend(offset=(-8, -8), labelTextSize="8pt")
+        self.divergence_info = QLabel("Lanes with the same prompt and model are compared here.")
+        bottom = QSplitter()
+        bottom.addWidget(self.table)
+        bottom.addWidget(self.overlay)
+        bottom.addWidget(self.divergence_chart)
+        bottom.setSizes([430, 520, 520])
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(lanes)
+        split.addWidget(bottom)
+        split.setSizes([620, 300])
+        root = QWidget()
+        layout = QVBoxLayout(root)
+        layout.addLayout(top)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.divergence_info)
+        self.setCentralWidget(root)
+        self.lane_count.valueChanged.connect(self.set_lane_count)
+        self.run_button.clicked.connect(self.run_all)
+        self.stop_button.clicked.connect(self.stop_all)
+        self.bridge.tokens.connect(self._on_tokens)
+        self.bridge.finished.connect(self._on_finished)
+        self.bridge.failed.connect(self._on_failed)
+        self.bridge.busy_changed.connect(self._on_busy)
+        self.bridge.model_loaded.connect(self._on_model)
+        self.timer = QTimer(self)
+        self.timer.setInterval(250)  # lanes' strips and the overlay: 4 Hz while streaming
+        self.timer.timeout.connect(self._redraw_running)
+        self.timer.start()
+
+    def set_lane_count(self, n: int) -> None:
+        while len(self.lanes) < n:
+            lane = CompareLane(len(self.lanes))
+            lane.seed.setValue(len(self.lanes))
+            lane.stop_requested.connect(self.stop_lane)
+            lane.copy_from.activated.connect(lambda i, lane=lane: self._copy(lane, i))
+            lane.tokens.step_clicked.connect(lambda step, lane=lane: self.show_step(lane, step))
+            self.lanes.append(lane)
+            self.lane_row.addWidget(lane)
+        while len(self.lanes) > n:
+            lane = self.lanes.pop()
+            lane.setParent(None)
+            lane.deleteLater()
+        for lane in self.lanes:
+            lane.copy_from.clear()
+            lane.copy_from.addItem("copy from…")
+            for other in self.lanes:
+                if other is not lane:
+                    lane.copy_from.addItem(f"Lane {chr(65 + other.index)}", other.index)
+        if self.lane_count.value() != n:
+            self.lane_count.setValue(n)
+        self.table.setColumnCount(n)
+        self.table.setHorizontalHeaderLabels([f"Lane {chr(65 + i)}" for i in range(n)])
+
+    def _copy(self, lane: CompareLane, combo_index: int) -> None:
+        index = lane.copy_from.itemData(combo_index)
+        if index is not None:
+            lane.copy_settings(self.lanes[index])
+        lane.copy_from.setCurrentIndex(0)
+
+    # -- running ----------------------------------------------------------------------
+    def lane_prompt(self, lane: CompareLane) -> str:
+        if self.same_prompt.isChecked():
+            return self.shared_prompt.toPlainText()
+        return lane.prompt.toPlainText()
+
+    def run_all(self) -> None:
+        if self.running is not None or self.bridge.busy:
+            return
+        self.comparison_id = secrets.token_hex(4)
+        self.pair = None
+        self.queue = []
+        for lane in self.lanes:
+            prompt = self.lane_prompt(lane)
+            lane.reset(prompt, lane.settings())
+            if not prompt.strip():
+                lane.show_error("The prompt is empty: type one above or in this lane.")
+                lane.status.setText("error")
+                continue
+            self.queue.append(lane)
+        self._refresh_summary()
+        self._next()
+
+    def _next(self) -> None:
+        self.running = None
+        while self.queue:
+            lane = self.queue.pop(0)
+            sink = self._sink(lane)
+            if self.bridge.generate(lane.state.prompt, lane.state.settings, lane.model_path(),
+                                    sink=sink):  # fmt: skip
+                self.running = lane
+                lane.status.setText("running…")
+                return
+            self.queue.insert(0, lane)  # the bridge thread is still ending: retry shortly
+            QTimer.singleShot(50, self._next)
+            return
+        self._compare()
+
+    def _sink(self, lane: CompareLane):
+        if self.journal is None:
+            return None
+        info = {"comparison_id": self.comparison_id, "lane": lane.index}
+        run_id = self.journal.start_run(lane.state.prompt, lane.state.settings.to_dict(),
+                                        None, comparison=info)  # fmt: skip
+        lane.state.run_id = run_id
+        journal = self.journal
+        return lambda record: journal.record(run_id, record)
+
+    def stop_lane(self, lane: CompareLane) -> None:
+        if lane in self.queue:
+            self.queue.remove(lane)
+            lane.status.setText("skipped")
+        elif lane is self.running:
+            self.bridge.cancel()
+
+    def stop_all(self) -> None:
+        for lane in self.queue:
+            lane.status.setText("skipped")
+        self.queue = []
+        if self.running is not None:
+            self.bridge.cancel()
+
+    def _on_model(self, record) -> None:
+        if self.running is not None:
+            self.running.state.model = record
+
+    def _on_tokens(self, records) -> None:
+        if self.running is not None:
+            self.running.add_tokens(records)
+
+    def _on_finished(self, record) -> None:
+        if self.running is not None:
+            self.running.state.done = record
+            self.running.status.setText(record.finish_reason)
+            self.running.redraw()
+
+    def _on_failed(self, record) -> None:
+        if self.running is not None:
+            self.running.state.error = record
+            self.running.show_error(record.message)
+            self.running.status.setText("error")
+
+    def _on_busy(self, busy: bool) -> None:
+        if not busy:
+            self._refresh_summary()
+            self._next()
+
+    def _redraw_running(self) -> None:
+        if self.running is not None:
+            self.running.redraw()
+            self._draw_overlay()
+
+    # -- comparing -----------------------------------------------------------------------
+    def summaries(self) -> list:
+        return [summarize(lane.state.tokens, lane.state.done) for lane in self.lanes]
+
+    def _refresh_summary(self) -> None:
+        for col, (lane, s) in enumerate(zip(self.lanes, self.summaries(), strict=True)):
+            for row, (_label, attr, fmt) in enumerate(SUMMARY_ROWS):
+                value = getattr(s, attr)
+                if lane.state.error is not None and attr == "finish_reason":
+                    value = "error"
+                text = fmt.format(value) if lane.state.n or attr == "finish_reason" else "—"
+                self.table.setItem(row, col, QTableWidgetItem(text))
+        self._draw_overlay()
+
+    def _draw_overlay(self) -> None:
+        plot = self.overlay.getPlotItem()
+        plot.clear()
+        for lane in self.lanes:
+            n = lane.state.n
+            if n:
+                plot.plot(range(n), lane.state.prob[:n], pen=pen(lane.color, 1.5),
+                          name=f"Lane {chr(65 + lane.index)}")  # fmt: skip
+
+    def _compare(self) -> None:
+        """Mark the first differing step of every lane pair with one prompt and model."""
+        for lane in self.lanes:
+            lane.mark_divergence(None)
+        self.pair = None
+        notes = []
+        for i, a in enumerate(self.lanes):
+            for b in self.lanes[i + 1 :]:
+                if not (a.state.n and b.state.n) or a.state.prompt != b.state.prompt:
+                    continue
+                if a.model_path() != b.model_path():
+                    continue
+                step = first_divergence([t.token_id for t in a.state.tokens],
+                                        [t.token_id for t in b.state.tokens])  # fmt: skip
+                name = f"{chr(65 + a.index)}/{chr(65 + b.index)}"
+                if step is None:
+                    notes.append(f"Lanes {name}: identical tokens, no divergence")
+                    continue
+                notes.append(f"Lanes {name} diverge at step {step}")
+                for lane in (a, b):
+                    if lane.divergence is None:
+                        lane.mark_divergence(step)
+                if self.pair is None:
+                    self.pair = (a, b)
+                    self.show_step(a, step)
+        self.divergence_info.setText(" · ".join(notes) or "No two lanes share a prompt and model.")
+
+    def show_step(self, lane: CompareLane, step: int) -> None:
+        """Both lanes' distributions at `step` (the pair `lane` belongs to) on one chart."""
+        pair = self.pair if self.pair and lane in self.pair else None
+        lanes = pair or (lane,)
+        plot = self.divergence_chart.getPlotItem()
+        plot.clear()
+        recs = [x.state.tokens[step] for x in lanes if step < x.state.n]
+        if not recs:
+            return
+        ids, labels = [], []
+        for r in recs:
+            for c in r.top[:6]:
+                if c.token_id not in ids:
+                    ids.append(c.token_id)
+                    labels.append(c.text)
+        self.divergence_bars = {}
+        height = 0.8 / (len(recs) + 1)
+        raw = {c.token_id: math.exp(c.logprob) for c in recs[0].top}
+        series = [("raw (T=1)", "#9e9e9e", raw)]
+        for x, r in zip(lanes, recs, strict=False):
+            sampled = {c.token_id: math.exp(c.logprob) for c in r.sampled_top}
+            series.append((f"Lane {chr(65 + x.index)} sampled from", x.color, sampled))
+        for k, (name, color, probs) in enumerate(series):
+            widths = [probs.get(i, 0.0) for i in ids]
+            bars = pg.BarGraphItem(x0=[0] * len(ids), y=[j - 0.4 + height * (k + 0.5) for j in
+                                   range(len(ids))], height=height, width=widths, brush=color,
+                                   pen=None, name=name)  # fmt: skip
+            plot.addItem(bars)
+            self.divergence_bars[name] = widths
+        plot.getAxis("left").setTicks([[(j, short(t)) for j, t in enumerate(labels)]])
+        chosen = ", ".join(f"{chr(65 + x.index)}: {short(r.text)!r}"
+                           for x, r in zip(lanes, recs, strict=False))  # fmt: skip
+        set_title(plot, "Where the lanes diverge", f"step {step} · chose {chosen}")
+        self.divergence_ids = ids
+
+    def cleanup(self) -> None:
+        self.timer.stop()
+        self.bridge.cleanup()

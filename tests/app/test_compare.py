@@ -1,0 +1,135 @@
+"""The Compare window with the real model: lanes, summary, divergence, stopping."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from app.bridge import EngineBridge
+from app.compare import SUMMARY_ROWS, CompareWindow
+from engine.compare_stats import first_divergence
+from engine.journal import Journal, read_session
+
+PROMPT = "Write one sentence about the moon."
+RUN_MS = 180_000
+
+
+@pytest.fixture
+def compare(qtbot, engine_client, default_model_path, tmp_path):
+    win = CompareWindow(bridge=EngineBridge(client=engine_client, owns_client=False),
+                        journal=Journal.create(tmp_path))  # fmt: skip
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.cleanup()
+    win.journal.close()
+
+
+def setup_lane(lane, temperature, seed, max_tokens=12):
+    lane.temperature.setValue(temperature)
+    lane.seed.setValue(seed)
+    lane.max_tokens.setValue(max_tokens)
+
+
+def run_all(qtbot, win):
+    win.run_all()
+    qtbot.waitUntil(lambda: win.running is None and not win.queue and not win.bridge.busy,
+                    timeout=RUN_MS)  # fmt: skip
+
+
+def cell(win, label, col):
+    row = [r[0] for r in SUMMARY_ROWS].index(label)
+    return win.table.item(row, col).text()
+
+
+def test_greedy_vs_hot_lanes_summary_and_divergence(qtbot, compare):
+    compare.shared_prompt.setPlainText(PROMPT)
+    a, b = compare.lanes
+    setup_lane(a, 0.0, 1)
+    setup_lane(b, 1.2, 7)
+    run_all(qtbot, compare)
+    for col, lane in enumerate((a, b)):
+        d, toks = lane.state.done, lane.state.tokens
+        assert d is not None and lane.tokens.plain_text() == d.text
+        assert cell(compare, "generated tokens", col) == str(d.generated_tokens)
+        assert cell(compare, "prompt tokens", col) == str(d.prompt_tokens)
+        assert cell(compare, "decode tok/s", col) == f"{d.decode_tps:.1f}"
+        assert cell(compare, "TTFT (s)", col) == f"{d.ttft_s:.3f}"
+        mean_p = sum(math.exp(t.logprob) for t in toks) / len(toks)
+        ppl = math.exp(-sum(t.logprob for t in toks) / len(toks))
+        assert cell(compare, "mean p(chosen)", col) == f"{mean_p:.3f}"
+        assert cell(compare, "perplexity", col) == f"{ppl:.2f}"
+        assert cell(compare, "finish", col) == d.finish_reason
+    ids_a = [t.token_id for t in a.state.tokens]
+    ids_b = [t.token_id for t in b.state.tokens]
+    expected = next(i for i, (x, y) in enumerate(zip(ids_a, ids_b, strict=False)) if x != y)
+    assert a.divergence == b.divergence == expected
+    assert ids_a[:expected] == ids_b[:expected]
+    # Both lanes' distributions at that step on one chart: same raw, two sampled-from.
+    bars = compare.divergence_bars
+    assert set(bars) == {"raw (T=1)", "Lane A sampled from", "Lane B sampled from"}
+    ids = compare.divergence_ids
+    rec_b = b.state.tokens[expected]
+    sampled_b = {c.token_id: math.exp(c.logprob) for c in rec_b.sampled_top}
+    assert bars["Lane B sampled from"] == [sampled_b.get(i, 0.0) for i in ids]
+    assert bars["Lane A sampled from"][ids.index(ids_a[expected])] == pytest.approx(1.0)
+    # The comparison is in the session journal, each lane tagged.
+    runs = read_session(compare.journal.path).runs
+    assert [r.comparison["lane"] for r in runs] == [0, 1]
+    assert len({r.comparison["comparison_id"] for r in runs}) == 1
+    assert runs[1].tokens == b.state.tokens
+
+
+def test_identical_lanes_have_no_divergence(qtbot, compare):
+    compare.shared_prompt.setPlainText(PROMPT)
+    a, b = compare.lanes
+    setup_lane(a, 0.9, 42, 10)
+    b.copy_settings(a)
+    run_all(qtbot, compare)
+    assert a.tokens.plain_text() == b.tokens.plain_text() != ""
+    assert first_divergence([t.token_id for t in a.state.tokens],
+                            [t.token_id for t in b.state.tokens]) is None  # fmt: skip
+    assert a.divergence is None and b.divergence is None
+    assert not a.div_line.isVisible()
+    assert "identical tokens" in compare.divergence_info.text()
+
+
+def test_stopping_one_lane_leaves_the_other_to_finish(qtbot, compare):
+    compare.shared_prompt.setPlainText("Tell a long story about a fox.")
+    a, b = compare.lanes
+    setup_lane(a, 0.0, 1, 200)
+    setup_lane(b, 0.0, 1, 10)
+    compare.run_all()
+    qtbot.waitUntil(lambda: a.state.n >= 3, timeout=RUN_MS)
+    qtbot.mouseClick(a.stop_button, qtbot_button())
+    run_all_wait(qtbot, compare)
+    assert a.state.done.finish_reason == "cancelled" and a.state.n < 200
+    assert b.state.done.finish_reason in ("length", "stop") and b.state.n > 0
+    assert cell(compare, "finish", 0) == "cancelled"
+
+
+def test_a_failing_lane_shows_its_error_while_the_others_finish(qtbot, compare, tmp_path):
+    compare.set_lane_count(3)
+    compare.shared_prompt.setPlainText(PROMPT)
+    a, b, c = compare.lanes
+    for lane in compare.lanes:
+        setup_lane(lane, 0.0, 1, 6)
+    b.model.addItem("broken", str(tmp_path / "missing-model"))
+    b.model.setCurrentIndex(b.model.count() - 1)
+    run_all(qtbot, compare)
+    assert b.error.isVisible() and "not found" in b.error.text()
+    assert cell(compare, "finish", 1) == "error"
+    assert a.state.done is not None and c.state.done is not None
+    assert a.tokens.plain_text() == c.tokens.plain_text()
+
+
+def qtbot_button():
+    from PySide6.QtCore import Qt
+
+    return Qt.LeftButton
+
+
+def run_all_wait(qtbot, win):
+    qtbot.waitUntil(lambda: win.running is None and not win.queue and not win.bridge.busy,
+                    timeout=RUN_MS)  # fmt: skip
