@@ -32,10 +32,5 @@ def prob_color(p: float) -> QColor:
     return QColor(*prob_rgb(p))
 
 
-def prob_css(p: float) -> str:
-    r, g, b = prob_rgb(p)
-    return f"#{r:02x}{g:02x}{b:02x}"
-
-
 def gradient_stops() -> list[tuple[float, str]]:
     return [(p, "#{:02x}{:02x}{:02x}".format(*c)) for p, c in _STOPS]

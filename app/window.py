@@ -247,7 +247,6 @@ class PlaygroundWindow(QMainWindow):
         if not self.bridge.load(model):
             self.show_error("Wait for the current run to finish before switching models.")
             return
-        self._pending_model = model
         self.status_label.setText("Loading model…")
 
     def run(self) -> None:

@@ -142,21 +142,6 @@ class EngineClient:
         if self.is_alive() and self.current:
             self._send({"op": "cancel", "id": 0, "target": self.current})
 
-    def query(self, op: str, **payload) -> dict:
-        """A small request with one reply (tokenize, ping). Raises on error."""
-        from engine.errors import EngineDied, LogitscopeError
-
-        rid = self._start(op, **payload)
-        for msg in self._messages(rid):
-            if isinstance(msg, ErrorRecord):
-                raise EngineDied(msg.message)
-            if "reply" in msg:
-                return msg["reply"]
-            record = record_from_dict(msg["record"])
-            if record.type == "error":
-                raise LogitscopeError(record.message)
-        raise EngineDied("the engine process stopped")
-
 
 def _died(proc) -> ErrorRecord:
     code = proc.exitcode

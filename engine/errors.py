@@ -12,7 +12,3 @@ class ModelError(LogitscopeError):
 
 class SettingsError(LogitscopeError):
     """A sampling setting or prompt is out of range."""
-
-
-class EngineDied(LogitscopeError):
-    """The engine process exited while a request was in flight."""

@@ -58,7 +58,10 @@ def check_gguf_header(path: Path) -> None:
     except OSError as e:
         raise ModelError(f"cannot read model file {path}: {e.strerror}") from e
     if head != GGUF_MAGIC:
-        raise ModelError(f"{path} is not a GGUF file (it does not start with 'GGUF')")
+        raise ModelError(
+            f"{path} is not a model: expected an MLX model folder or a .gguf file "
+            "(this file does not start with 'GGUF')"
+        )
 
 
 def read_gguf(path: Path) -> tuple[dict, dict]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from engine.default_model import DEFAULT_MODEL_NAME, ensure_default_model
 from engine.errors import ModelError
-from engine.gguf_convert import GGUF_MAGIC, convert_gguf
+from engine.gguf_convert import check_gguf_header, convert_gguf
 from engine.paths import models_dir
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no "PyTorch not found"
@@ -127,13 +127,7 @@ def resolve_model(spec: str | None, progress=None) -> Path:
 
 
 def _convert_file(path: Path, progress) -> Path:
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4)
-    except OSError as e:
-        raise ModelError(f"cannot read {path}: {e.strerror}") from e
-    if head != GGUF_MAGIC:
-        raise ModelError(f"{path} is not a model: expected an MLX model folder or a .gguf file")
+    check_gguf_header(path)
     out = models_dir() / path.stem
     if progress:
         progress(f"Converting {path.name} to MLX…", 0.5)

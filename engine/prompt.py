@@ -36,10 +36,3 @@ def encode_prompt(tokenizer, prompt: str, settings: SamplingSettings) -> Encoded
     messages.append({"role": "user", "content": prompt})
     text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     return EncodedPrompt(tokenizer.encode(text, add_special_tokens=False), system_tokens)
-
-
-def count_tokens(tokenizer, prompt: str, settings: SamplingSettings) -> int:
-    """Number of tokens `prompt` takes in the context (0 for an empty prompt)."""
-    if not prompt.strip():
-        return 0
-    return len(encode_prompt(tokenizer, prompt, settings).ids)

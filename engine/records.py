@@ -109,7 +109,8 @@ class DoneRecord:
 
 @dataclass(frozen=True)
 class ErrorRecord:
-    """A run that could not start or was lost; `message` is for people."""
+    """A run that could not start or was lost (kind engine_died: the engine process
+    exited mid-run); `message` is for people."""
 
     message: str
     kind: str = "error"  # error | model | settings | engine_died

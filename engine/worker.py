@@ -80,19 +80,6 @@ class _Worker:
         for record in generate_records(lm, msg["prompt"], settings, stop):
             self.send_record(rid, record)
 
-    def op_tokenize(self, rid: int, msg: dict) -> None:
-        from engine.prompt import encode_prompt
-        from engine.settings import SamplingSettings
-
-        settings = SamplingSettings.from_dict(msg["settings"])
-        lm = self.model(rid, msg.get("model"))
-        ids = encode_prompt(lm.tokenizer, msg["prompt"], settings).ids
-        pieces = [lm.token_text(i) for i in ids]
-        self.send(rid, reply={"ids": ids, "pieces": pieces})
-
-    def op_ping(self, rid: int, msg: dict) -> None:
-        self.send(rid, reply={"pid": os.getpid()})
-
 
 def worker_main(requests, events) -> None:
     """Serve requests until 'shutdown' or the client goes away."""

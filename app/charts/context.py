@@ -9,8 +9,6 @@ from app.charts.base import set_title, style_plot
 from app.run_state import RunState
 from app.theme import FREE, OUTPUT, PROMPT, SYSTEM
 
-KV_BYTES_PER_TOKEN_UNKNOWN = None
-
 
 def human_bytes(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
