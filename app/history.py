@@ -71,6 +71,7 @@ class HistoryPanel(QWidget):
         layout.addWidget(self.notice)
         layout.addLayout(buttons)
         self.sessions: list[SessionLog] = []
+        self._cache: dict = {}  # unchanged journals are not re-read on refresh
         self.tree.itemDoubleClicked.connect(lambda *_: self._on_open())
         self.buttons["open"].clicked.connect(self._on_open)
         self.buttons["rename"].clicked.connect(self._on_rename)
@@ -81,7 +82,7 @@ class HistoryPanel(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        self.sessions, problems = list_sessions()
+        self.sessions, problems = list_sessions(cache=self._cache)
         self.tree.clear()
         for s in self.sessions:
             top = QTreeWidgetItem([time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started)),

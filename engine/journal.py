@@ -246,12 +246,27 @@ def _apply(session: SessionLog, runs: dict, e: dict) -> None:
                 setattr(run, key, e[key])
 
 
-def list_sessions(folder: Path | None = None) -> tuple[list[SessionLog], list[str]]:
-    """All readable sessions, newest first, and a message for each unreadable file."""
+def list_sessions(
+    folder: Path | None = None, cache: dict | None = None
+) -> tuple[list[SessionLog], list[str]]:
+    """All readable sessions, newest first, and a message for each unreadable file.
+
+    Args:
+        cache: optional dict kept by the caller between calls; files whose size
+            and mtime have not changed are not read again.
+    """
     sessions, problems = [], []
     for path in sorted((folder or sessions_dir()).glob("*.jsonl"), reverse=True):
         try:
-            sessions.append(read_session(path))
+            stat = path.stat()
+            key = (stat.st_size, stat.st_mtime_ns)
+            if cache is not None and cache.get(path, (None,))[0] == key:
+                sessions.append(cache[path][1])
+                continue
+            session = read_session(path)
+            if cache is not None:
+                cache[path] = (key, session)
+            sessions.append(session)
         except OSError as e:
             problems.append(f"{path.name}: {e.strerror or e}")
     sessions.sort(key=lambda s: s.started, reverse=True)

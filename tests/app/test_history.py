@@ -75,3 +75,25 @@ def test_rename_star_delete_and_export(qtbot, window, tmp_path):
     qtbot.mouseClick(history.buttons["delete"], Qt.LeftButton)
     assert not history.select_run(state.run_id)
     assert read_session(window.journal.path).run(state.run_id).deleted
+
+
+def test_import_puts_an_exported_session_back_in_history(qtbot, window, tmp_path):
+    from engine.export import to_json
+
+    state = run_and_wait(qtbot, window, "Say hi.", max_tokens=3)
+    session = read_session(window.journal.path)
+    doc = json.loads(to_json(session))
+    doc["session"]["session_id"] = "imported-test"
+    for run in doc["runs"]:
+        run["run_id"] = run["run_id"].replace(session.session_id, "imported-test")
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(doc))
+    imported = window.history.import_from(str(path))
+    assert imported.session_id == "imported-test"
+    new_id = state.run_id.replace(session.session_id, "imported-test")
+    assert window.history.select_run(new_id)
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    with qtbot.waitSignal(window.history.message, timeout=2000) as sig:
+        assert window.history.import_from(str(bad)) is None
+    assert "not a Logitscope session export" in sig.args[0]
