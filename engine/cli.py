@@ -42,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--raw", action="store_true", help="raw completion, no chat template")
     g.add_argument("--top-n", type=int, default=DEFAULT_TOP_N, help="alternatives kept")
     g.add_argument("--json", action="store_true", help="one JSON record per line")
+    g.add_argument("--no-log", action="store_true", help="do not record the run in history")
 
     m = sub.add_parser("models", help="list the models Logitscope can open")
     m.add_argument("--json", action="store_true")
@@ -109,10 +110,18 @@ def cmd_generate(args) -> int:
     if not prompt.strip():
         raise SettingsError("the prompt is empty: pass some text with --prompt")
     settings = _settings(args)
+    journal = run_id = None
+    if not args.no_log:
+        from engine.journal import Journal
+
+        journal = Journal.create()
+        run_id = journal.start_run(prompt, settings.to_dict(), None)
     client = EngineClient()
     status = 0
     try:
         for record in client.generate(prompt, settings, args.model):
+            if journal is not None and record.type != "progress":
+                journal.record(run_id, record)
             if args.json:
                 print(json.dumps(to_dict(record), ensure_ascii=False), flush=True)
             else:
@@ -123,6 +132,8 @@ def cmd_generate(args) -> int:
                 status = 2 if record.kind == "settings" else 1
     finally:
         client.close()
+        if journal is not None:
+            journal.close()
     return status
 
 

@@ -42,6 +42,11 @@ def test_generate_json_records(default_model_path):
     assert done["generated_tokens"] == len(tokens)
     assert "".join(t["text"] for t in tokens).startswith(done["text"])
     assert "Paris" in done["text"]
+    # The run is in the history, record for record.
+    from engine.journal import list_sessions
+
+    runs = [r for s in list_sessions()[0] for r in s.runs if r.prompt.startswith("What is the")]
+    assert any(r.done is not None and r.done.text == done["text"] for r in runs)
 
 
 def test_generate_plain_streams_text(default_model_path):
