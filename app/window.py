@@ -193,6 +193,7 @@ class PlaygroundWindow(QMainWindow):
         self.redraw_timer.setInterval(REDRAW_MS)
         self._dirty: list[str] = []  # charts waiting for a redraw, oldest first
         self._last_mark = 0.0
+        self._stale = False  # tokens arrived that the charts do not show yet
         self.count_timer = QTimer(self)
         self.count_timer.setSingleShot(True)
         self.count_timer.setInterval(TOKEN_COUNT_DELAY_MS)
@@ -401,10 +402,7 @@ class PlaygroundWindow(QMainWindow):
     def _on_tokens(self, records) -> None:
         self.state.add_tokens(records)
         self.output.append_tokens(records)
-        now = time.monotonic()
-        if now - self._last_mark >= STREAM_REFRESH_S:  # the paint is what costs, not the data
-            self._last_mark = now
-            self._dirty = [c for c in self._dirty if c not in CHARTS] + list(CHARTS)
+        self._stale = True  # the redraw timer picks it up, at most every STREAM_REFRESH_S
 
     def _on_finished(self, record) -> None:
         self.state.done = record
@@ -412,12 +410,12 @@ class PlaygroundWindow(QMainWindow):
             self.controls.seed.blockSignals(True)
             self.controls.seed.setValue(record.seed)
             self.controls.seed.blockSignals(False)
-        self._dirty = list(CHARTS)
+        self._dirty, self._stale = list(CHARTS), False
         self._refresh_status()
 
     def _on_failed(self, record) -> None:
         self.state.error = record
-        self._dirty = list(CHARTS)  # show the partial run in full
+        self._dirty, self._stale = list(CHARTS), False  # show the partial run in full
         prefix = {"engine_died": "The engine stopped", "model": "Model problem",
                   "settings": "Check the settings"}.get(record.kind, "Error")  # fmt: skip
         self.show_error(f"{prefix}: {record.message}")
@@ -427,6 +425,10 @@ class PlaygroundWindow(QMainWindow):
     # -- drawing -----------------------------------------------------------------------
     def _redraw_if_dirty(self) -> None:
         """Redraw one waiting chart: painting all five at once stalls ~50 ms."""
+        now = time.monotonic()
+        if self._stale and now - self._last_mark >= STREAM_REFRESH_S:  # paint is what costs
+            self._stale, self._last_mark = False, now
+            self._dirty = [c for c in self._dirty if c not in CHARTS] + list(CHARTS)
         if self._dirty:
             self._draw_chart(self._dirty.pop(0))
 

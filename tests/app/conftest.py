@@ -41,5 +41,5 @@ def run_and_wait(qtbot, win, prompt: str, **kw):
     qtbot.waitUntil(lambda: win.state.done is not None or win.state.error is not None,
                     timeout=RUN_MS)  # fmt: skip
     qtbot.waitUntil(lambda: not win.bridge.busy, timeout=10_000)
-    qtbot.waitUntil(lambda: not win._dirty, timeout=5_000)  # charts catch up
+    qtbot.waitUntil(lambda: not win._dirty and not win._stale, timeout=5_000)  # charts catch up
     return win.state

@@ -229,7 +229,9 @@ def test_a_2000_token_stream_keeps_the_window_smooth(qtbot, window):
     feeder.timeout.connect(feed)
     heartbeat.start()
     feeder.start()
-    qtbot.waitUntil(lambda: window.state.n == 2000 and not window._dirty, timeout=60_000)
+    qtbot.waitUntil(
+        lambda: window.state.n == 2000 and not window._dirty and not window._stale, timeout=60_000
+    )
     feeder.stop()
     heartbeat.stop()
     assert max(gaps) < 0.100, f"GUI thread stalled {max(gaps) * 1000:.0f} ms"
