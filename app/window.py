@@ -59,6 +59,7 @@ CHARTS = ("dist", "temp", "timeline", "throughput", "context")
 STREAM_REFRESH_S = 0.25  # while streaming, each chart refreshes at most 4 times a second
 TOKEN_COUNT_DELAY_MS = 150
 DEFAULT_PROMPT = "What is the capital of France?"
+DOWNLOAD_DONE = 0.1  # below this fraction the model is still downloading (no byte count)
 
 
 def legend_widget() -> QLabel:
@@ -337,6 +338,7 @@ class PlaygroundWindow(QMainWindow):
 
     def _progress_idle(self) -> None:
         # Always shown: showing/hiding it would re-lay out (and repaint) the whole window.
+        self.progress.setRange(0, 1000)
         self.progress.setValue(0)
         self.progress.setFormat("")
 
@@ -359,6 +361,8 @@ class PlaygroundWindow(QMainWindow):
             self._progress_idle()
 
     def _on_progress(self, message: str, fraction: float) -> None:
+        # The download itself reports no fraction: show a busy bar until unpacking starts.
+        self.progress.setRange(0, 0 if fraction < DOWNLOAD_DONE else 1000)
         self.progress.setValue(int(fraction * 1000))
         self.progress.setFormat(message)
         self.status_label.setText(message)
