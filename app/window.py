@@ -16,7 +16,6 @@ import time
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QGridLayout,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -32,18 +31,13 @@ from PySide6.QtWidgets import (
 )
 
 from app.bridge import EngineBridge
-from app.charts import (
-    ContextChart,
-    DistributionChart,
-    TemperatureChart,
-    ThroughputChart,
-    TimelineChart,
-)
+from app.charts.panel import CHARTS, ChartsPanel
 from app.controls import SamplingPanel
 from app.history import HistoryPanel
 from app.model_picker import ModelPicker
 from app.prompt_tokens import PromptTokenView
 from app.run_state import RunState
+from app.status_line import status_text
 from app.theme import gradient_stops
 from app.token_view import TokenView
 from engine.errors import SettingsError
@@ -55,7 +49,6 @@ from engine.settings import SamplingSettings
 
 STATUS_MS = 250
 REDRAW_MS = 33  # one chart per tick while streaming: each chart ~6 Hz, no long paint stalls
-CHARTS = ("dist", "temp", "timeline", "throughput", "context")
 STREAM_REFRESH_S = 0.25  # while streaming, each chart refreshes at most 4 times a second
 TOKEN_COUNT_DELAY_MS = 150
 DEFAULT_PROMPT = "What is the capital of France?"
@@ -152,22 +145,10 @@ class PlaygroundWindow(QMainWindow):
         cl.addWidget(self.output, 5)
         cl.addWidget(legend_widget())
 
-        self.dist_chart = DistributionChart()
-        self.temp_chart = TemperatureChart()
-        self.timeline_chart = TimelineChart()
-        self.throughput_chart = ThroughputChart()
-        self.context_chart = ContextChart()
-        charts = QWidget()
-        grid = QGridLayout(charts)
-        grid.setContentsMargins(0, 0, 0, 0)
-        grid.addWidget(self.dist_chart, 0, 0)
-        grid.addWidget(self.temp_chart, 0, 1)
-        grid.addWidget(self.timeline_chart, 1, 0)
-        grid.addWidget(self.throughput_chart, 1, 1)
-        grid.addWidget(self.context_chart, 2, 0, 1, 2)
-        grid.setRowStretch(0, 3)
-        grid.setRowStretch(1, 3)
-        grid.setRowStretch(2, 1)
+        self.charts = charts = ChartsPanel()
+        self.dist_chart, self.temp_chart = charts.dist, charts.temp
+        self.timeline_chart, self.throughput_chart = charts.timeline, charts.throughput
+        self.context_chart = charts.context
 
         split = QSplitter()
         split.addWidget(side)
@@ -443,39 +424,11 @@ class PlaygroundWindow(QMainWindow):
             self._draw_chart(name)
 
     def _draw_chart(self, name: str) -> None:
-        record = self.state.current
-        if name == "dist":
-            self.dist_chart.show_record(record)
-        elif name == "temp":
-            self.temp_chart.temp = self.controls.temp_spin.value()
-            self.temp_chart.show_record(record)
-        elif name == "timeline":
-            self.timeline_chart.update_from(self.state)
-        elif name == "throughput":
-            self.throughput_chart.update_from(self.state)
-        else:
-            self.context_chart.update_from(self.state)
+        self.charts.draw(name, self.state, self.controls.temp_spin.value())
 
     def _refresh_status(self) -> None:
-        s, d = self.state, self.state.done
-        device = self.model_record.device if self.model_record else "—"
-        if d is not None:
-            text = (
-                f"TTFT {d.ttft_s:.2f} s · prefill {d.prefill_tps:.1f} tok/s · "
-                f"decode {d.decode_tps:.1f} tok/s · {d.generated_tokens} tokens · "
-                f"peak {d.peak_memory_bytes / 1e6:.0f} MB · {device} · {d.finish_reason}"
-            )
-        elif s.n:
-            ttft = s.tokens[0].elapsed_s
-            span = s.tokens[-1].elapsed_s - ttft
-            tps = (s.n - 1) / span if s.n > 1 and span > 0 else 0.0
-            text = (f"TTFT {ttft:.2f} s · decode {tps:.1f} tok/s · {s.n} tokens · "
-                    f"{device} · generating…")  # fmt: skip
-        elif self.model_record is not None:
-            text = f"Ready · {self.model_record.name} on {device}"
-        else:
-            return
-        if self.status_label.text() != text:
+        text = status_text(self.state, self.model_record)
+        if text is not None and self.status_label.text() != text:
             self.status_label.setText(text)
 
     def _update_token_count(self) -> None:
