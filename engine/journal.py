@@ -63,7 +63,12 @@ class RunLog:
     comparison: dict | None = None  # {"comparison_id", "lane"} for a compare lane
 
     def typed(self, kind: str) -> list:
-        return [record_from_dict(r) for r in self.records if r.get("type") == kind]
+        """The run's records of one type, parsed once (history asks on every refresh)."""
+        cache = self.__dict__.setdefault("_parsed", {})
+        key = (kind, len(self.records))
+        if key not in cache:
+            cache[key] = [record_from_dict(r) for r in self.records if r.get("type") == kind]
+        return cache[key]
 
     @property
     def tokens(self) -> list[TokenRecord]:
