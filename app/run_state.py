@@ -25,6 +25,7 @@ class RunState:
     error: ErrorRecord | None = None
     selected: int | None = None  # step the charts show; None = follow the latest
     run_id: str | None = None  # its id in the session journal
+    estimated_prompt: tuple[int, int] | None = None  # (tokens, system) counted by the window
     _cap: int = 256
 
     def __post_init__(self):
@@ -73,4 +74,19 @@ class RunState:
     def prompt_tokens(self) -> int:
         if self.done is not None:
             return self.done.prompt_tokens
-        return self.prefill.total if self.prefill is not None else 0
+        if self.prefill is not None:
+            return self.prefill.total
+        return self.estimated_prompt[0] if self.estimated_prompt else 0
+
+    @property
+    def system_tokens(self) -> int:
+        if self.done is not None:
+            return self.done.system_tokens
+        if self.prefill is not None:
+            return self.prefill.system_tokens
+        return self.estimated_prompt[1] if self.estimated_prompt else 0
+
+    @property
+    def output_steps(self) -> int:
+        """Tokens the output holds in the context (the end-of-sequence step too)."""
+        return self.n

@@ -18,10 +18,10 @@ BENCH_PROMPT = "Write a long story about a dragon who learns to bake bread."
 
 
 def decode_tps(stamps: list[float]) -> float:
-    """Tokens per second after the first token, from arrival timestamps."""
-    if len(stamps) < 2 or stamps[-1] <= stamps[0]:
-        return 0.0
-    return (len(stamps) - 1) / (stamps[-1] - stamps[0])
+    """Tokens per second after the first token, from arrival timestamps (0 if < 2)."""
+    from engine.series import decode_rate
+
+    return decode_rate(stamps) or 0.0
 
 
 def _bare_run(model, tokenizer, prompt_text: str, max_tokens: int) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from engine.errors import LogitscopeError, SettingsError
@@ -24,7 +25,10 @@ from engine.settings import (
 
 
 def _parser() -> argparse.ArgumentParser:
+    from engine import __version__
+
     p = argparse.ArgumentParser(prog="logitscope", description="Make LLM inference visible.")
+    p.add_argument("--version", action="version", version=f"logitscope {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     g = sub.add_parser("generate", help="run one prompt and stream the answer")
@@ -58,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("ref", metavar="SESSION_OR_RUN", help="a session id, or SESSION/N for a run")
     e.add_argument("--format", required=True, choices=["html", "json", "jsonl", "csv", "md"])
     e.add_argument("-o", "--output", required=True, help="file to write ('-' = stdout)")
+    e.add_argument("--force", action="store_true", help="replace the output file if it exists")
 
     i = sub.add_parser("import", help="add an exported JSON session to the history")
     i.add_argument("path")
@@ -84,6 +89,50 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("logitscope: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `logitscope ... | head`: the reader left; leave quietly
+        _silence_stdout()
+        return 0
+    except Exception as e:  # noqa: BLE001 - a bug: one line, the details on request
+        if os.environ.get("LOGITSCOPE_DEBUG"):
+            raise
+        first = (str(e).splitlines() or [""])[0][:300]
+        print(f"logitscope: internal error: {type(e).__name__}: {first} "
+              "(set LOGITSCOPE_DEBUG=1 for details)", file=sys.stderr)  # fmt: skip
+        return 1
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so Python's exit flush does not raise again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _read_prompt(value: str) -> str:
+    """The prompt from argv or stdin ('-'), as valid text.
+
+    Raises:
+        SettingsError: undecodable bytes or a lone surrogate in the prompt.
+    """
+    if value == "-":
+        raw = sys.stdin.buffer.read()
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise SettingsError(
+                f"the prompt on standard input is not valid UTF-8 (byte {e.start}): "
+                "save it as UTF-8 text"
+            ) from None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise SettingsError(
+            f"the prompt holds bytes that are not valid text (position {e.start}): "
+            "check the terminal's encoding, or pass the prompt on stdin with --prompt -"
+        ) from None
+    return value
 
 
 def _settings(args) -> SamplingSettings:
@@ -106,22 +155,16 @@ def cmd_generate(args) -> int:
     from engine.client import EngineClient
     from engine.records import to_dict
 
-    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    prompt = _read_prompt(args.prompt)
     if not prompt.strip():
         raise SettingsError("the prompt is empty: pass some text with --prompt")
     settings = _settings(args)
-    journal = run_id = None
-    if not args.no_log:
-        from engine.journal import Journal
-
-        journal = Journal.create()
-        run_id = journal.start_run(prompt, settings.to_dict(), None)
+    log = _RunLogger(None if args.no_log else (prompt, settings.to_dict()))
     client = EngineClient()
     status = 0
     try:
         for record in client.generate(prompt, settings, args.model):
-            if journal is not None and record.type != "progress":
-                journal.record(run_id, record)
+            log.record(record)
             if args.json:
                 print(json.dumps(to_dict(record), ensure_ascii=False), flush=True)
             else:
@@ -132,9 +175,45 @@ def cmd_generate(args) -> int:
                 status = 2 if record.kind == "settings" else 1
     finally:
         client.close()
-        if journal is not None:
-            journal.close()
+        log.close()
     return status
+
+
+class _RunLogger:
+    """Journals a command-line run; if the history cannot be written, says so once
+    (where, and what to do) and lets the run go on."""
+
+    def __init__(self, start: tuple[str, dict] | None):
+        from engine.journal import Journal, JournalError
+
+        self.journal = self.run_id = None
+        if start is None:
+            return
+        try:
+            self.journal = Journal.create()
+            self.run_id = self.journal.start_run(*start, None)
+        except JournalError as e:
+            self._warn(e)
+
+    def record(self, record) -> None:
+        from engine.journal import JournalError
+
+        if self.journal is None or record.type == "progress":
+            return
+        try:
+            self.journal.record(self.run_id, record)
+        except JournalError as e:
+            self._warn(e)
+
+    def _warn(self, e) -> None:
+        print(f"logitscope: warning: {e}; this run is not in the history", file=sys.stderr)
+        if self.journal is not None:
+            self.journal.close()
+        self.journal = None
+
+    def close(self) -> None:
+        if self.journal is not None:
+            self.journal.close()
 
 
 def _print_plain(record) -> None:
@@ -145,11 +224,14 @@ def _print_plain(record) -> None:
         print(f"[{record.fraction:4.0%}] {record.message}", file=sys.stderr)
     elif record.type == "done":
         sys.stdout.write("\n")
+        from engine.units import fmt_mb, fmt_or_na
+
         print(
             f"[{record.finish_reason}] {record.generated_tokens} tokens, "
-            f"TTFT {record.ttft_s:.2f} s, prefill {record.prefill_tps:.1f} tok/s, "
-            f"decode {record.decode_tps:.1f} tok/s, "
-            f"peak {record.peak_memory_bytes / 1e6:.0f} MB",
+            f"TTFT {fmt_or_na(record.ttft_s, '.2f', 's')}, "
+            f"prefill {fmt_or_na(record.prefill_tps, '.1f', 'tok/s')}, "
+            f"decode {fmt_or_na(record.decode_tps, '.1f', 'tok/s')}, "
+            f"peak {fmt_mb(record.peak_memory_bytes)}",
             file=sys.stderr,
         )
 
@@ -220,6 +302,7 @@ def _run_summary(r) -> dict:
 def cmd_export(args) -> int:
     from pathlib import Path
 
+    from engine.atomic import write_atomic
     from engine.export import render
     from engine.journal import find
 
@@ -230,21 +313,23 @@ def cmd_export(args) -> int:
     text = render(args.format, session, [run] if run else None)
     if args.output == "-":
         sys.stdout.write(text)
-    else:
-        try:
-            Path(args.output).write_text(text, encoding="utf-8")
-        except OSError as e:
-            raise LogitscopeError(f"cannot write {args.output}: {e.strerror}") from e
-        print(f"wrote {args.output}", file=sys.stderr)
+        return 0
+    try:
+        write_atomic(Path(args.output), text, overwrite=args.force)
+    except FileExistsError:
+        raise LogitscopeError(
+            f"{args.output} already exists: choose another name, or add --force to replace it"
+        ) from None
+    print(f"wrote {args.output}", file=sys.stderr)
     return 0
 
 
 def cmd_import(args) -> int:
-    from engine.export import import_json
+    from engine.session_import import import_json
 
     try:
-        session = import_json(args.path)
+        result = import_json(args.path)
     except ValueError as e:
         raise LogitscopeError(str(e)) from e
-    print(f"imported session {session.session_id} ({len(session.visible_runs)} runs)")
+    print(result.summary())
     return 0

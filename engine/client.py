@@ -3,7 +3,10 @@
 The client is plain Python (no Qt): `generate()` returns an iterator of records
 and may be consumed on any thread; `cancel()` may be called from another one.
 If the process dies mid-request, the iterator yields one ErrorRecord of kind
-`engine_died` and ends; the next request starts a fresh process.
+`engine_died` and ends. If it sends nothing for `hang_timeout_s` during a run
+(`load_timeout_s` while a model is fetched, converted or loaded: those report
+progress), it is killed and the iterator yields `engine_hung`. Either way the
+records already received stand and the next request starts a fresh process.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import multiprocessing as mp
+import os
 import threading
+import time
 from collections.abc import Iterator
 from multiprocessing.connection import wait
 
@@ -19,12 +24,28 @@ from engine.records import ErrorRecord, Record, record_from_dict
 from engine.settings import SamplingSettings
 
 POLL_S = 0.05
+HANG_TIMEOUT_S = 30.0  # silence allowed between records of a run
+LOAD_TIMEOUT_S = 600.0  # silence allowed while a model is fetched, converted or loaded
+
+
+def _env_seconds(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
 
 
 class EngineClient:
-    """One engine process, started on first use and restarted after a crash."""
+    """One engine process, started on first use and restarted after a crash or hang."""
 
-    def __init__(self):
+    def __init__(self, hang_timeout_s: float | None = None, load_timeout_s: float | None = None):
+        self.hang_timeout_s = hang_timeout_s or _env_seconds(
+            "LOGITSCOPE_ENGINE_TIMEOUT", HANG_TIMEOUT_S
+        )
+        self.load_timeout_s = load_timeout_s or _env_seconds(
+            "LOGITSCOPE_LOAD_TIMEOUT", LOAD_TIMEOUT_S
+        )
         self.current = None  # id of the generation in flight
         self._last_op = None
         self._ctx = mp.get_context("spawn")
@@ -91,8 +112,11 @@ class EngineClient:
         return rid
 
     def _messages(self, rid: int) -> Iterator[dict]:
-        """Messages for request `rid`; an engine_died error if the process dies."""
+        """Messages for request `rid`; engine_died if the process dies, engine_hung
+        (after killing it) if it goes silent for longer than the phase allows."""
         events, proc = self._events, self._proc
+        last = time.monotonic()
+        self._loading = True  # until the run's first prefill or token record
         while True:
             ready = wait([events, proc.sentinel], timeout=POLL_S)
             if events in ready or (not ready and events.poll()):
@@ -102,13 +126,29 @@ class EngineClient:
                     proc.join(timeout=2)  # the pipe closes a moment before the exit is known
                     yield _died(proc)
                     return
+                last = time.monotonic()
                 if msg["id"] == rid:
+                    kind = msg.get("record", {}).get("type")
+                    if kind in ("prefill", "token"):
+                        self._loading = False
                     yield msg
                 continue
             if proc.sentinel in ready and not events.poll():
                 proc.join(timeout=1)
                 yield _died(proc)
                 return
+            limit = self.load_timeout_s if self._loading else self.hang_timeout_s
+            if time.monotonic() - last > limit:
+                self._kill()
+                yield _hung(limit)
+                return
+
+    def _kill(self) -> None:
+        """SIGKILL (works on a stopped process too); the next request starts afresh."""
+        if self._proc is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self._proc.kill()
+                self._proc.join(timeout=5)
 
     def _records(self, rid: int) -> Iterator[Record]:
         for msg in self._messages(rid):
@@ -141,6 +181,14 @@ class EngineClient:
         """Ask the current generation to stop; it ends with finish_reason 'cancelled'."""
         if self.is_alive() and self.current:
             self._send({"op": "cancel", "id": 0, "target": self.current})
+
+
+def _hung(seconds: float) -> ErrorRecord:
+    return ErrorRecord(
+        f"the engine process sent nothing for {seconds:g} s and was stopped; the partial "
+        "output is kept and a fresh engine starts with the next run",
+        kind="engine_hung",
+    )
 
 
 def _died(proc) -> ErrorRecord:

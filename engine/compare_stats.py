@@ -12,27 +12,30 @@ from engine.records import DoneRecord, TokenRecord
 class RunSummary:
     prompt_tokens: int
     generated_tokens: int
-    ttft_s: float
-    prefill_tps: float
-    decode_tps: float
-    mean_prob: float  # mean chosen-token probability (raw, T=1)
-    perplexity: float  # exp(-mean chosen logprob) of the generated text under the model
-    mean_entropy: float  # nats
+    ttft_s: float | None
+    prefill_tps: float | None
+    decode_tps: float | None
+    mean_prob: float | None  # mean chosen-token probability (raw, T=1)
+    perplexity: float | None  # exp(-mean chosen logprob), end-of-sequence step included
+    mean_entropy: float | None  # nats
     finish_reason: str
 
 
 def summarize(tokens: list[TokenRecord], done: DoneRecord | None) -> RunSummary:
+    """Every step counts, the end-of-sequence one too (choosing to stop is a choice)."""
+    from engine.series import decode_rate
+
     n = len(tokens)
-    mean_lp = sum(t.logprob for t in tokens) / n if n else 0.0
+    mean_lp = sum(t.logprob for t in tokens) / n if n else None
     return RunSummary(
         prompt_tokens=done.prompt_tokens if done else 0,
-        generated_tokens=done.generated_tokens if done else n,
-        ttft_s=done.ttft_s if done else 0.0,
-        prefill_tps=done.prefill_tps if done else 0.0,
-        decode_tps=done.decode_tps if done else 0.0,
-        mean_prob=sum(t.prob for t in tokens) / n if n else 0.0,
-        perplexity=math.exp(-mean_lp) if n else 0.0,
-        mean_entropy=sum(t.entropy for t in tokens) / n if n else 0.0,
+        generated_tokens=done.generated_tokens if done else sum(not t.eos for t in tokens),
+        ttft_s=done.ttft_s if done else None,
+        prefill_tps=done.prefill_tps if done else None,
+        decode_tps=done.decode_tps if done else decode_rate([t.elapsed_s for t in tokens]),
+        mean_prob=sum(t.prob for t in tokens) / n if n else None,
+        perplexity=math.exp(-mean_lp) if n else None,
+        mean_entropy=sum(t.entropy for t in tokens) / n if n else None,
         finish_reason=done.finish_reason if done else "—",
     )
 
@@ -40,8 +43,9 @@ def summarize(tokens: list[TokenRecord], done: DoneRecord | None) -> RunSummary:
 def first_divergence(a: list[int], b: list[int]) -> int | None:
     """The first step where both runs produced a token and the tokens differ.
 
-    None when they agree on every step both have (identical, or one stopped
-    earlier: the journal keeps no end-of-text token to compare against).
+    Token lists include the end-of-sequence step, so a run that stopped where
+    the other went on diverges there. None when they agree on every step both
+    have (identical, or one was cut off by its token limit).
     """
     for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:

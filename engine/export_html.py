@@ -12,8 +12,10 @@ import html
 import math
 import time
 
+from engine.export import _mb
 from engine.journal import RunLog, SessionLog
 from engine.series import rolling_tps
+from engine.units import fmt_or_na as _unit
 
 _STOPS = ((0.0, (248, 105, 107)), (0.5, (255, 235, 132)), (1.0, (99, 190, 123)))
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 560, 200, 48, 44, 26, 32
@@ -30,7 +32,7 @@ h1 { font-size: 20px; } h2 { font-size: 17px; margin-top: 36px; border-top: 1px 
   background: #fff; border: 1px solid #999; box-shadow: 0 2px 6px #0003; padding: 4px 6px;
   font: 12px/1.3 system-ui, sans-serif; white-space: nowrap; }
 .tok:hover .alt { display: block; } .tok:hover { outline: 1px solid #333; }
-.alt td { padding: 0 4px; } .alt .chosen { font-weight: bold; }
+.mark { color: #666; font-size: 11px; } .alt td { padding: 0 4px; } .alt .chosen { font-weight: bold; }
 .charts { display: flex; flex-wrap: wrap; gap: 12px; }
 svg { background: #fff; border: 1px solid #ddd; }
 svg text { font: 11px system-ui, sans-serif; fill: #444; }
@@ -51,7 +53,12 @@ def _rgb(p: float) -> str:
 
 
 def _e(text) -> str:
+    """The one escaping helper: every value placed in the page goes through it."""
     return html.escape(str(text), quote=True)
+
+
+def _pct(p) -> str:
+    return "not recorded" if p is None else f"{p:.1%}"
 
 
 def token_spans(run: RunLog) -> str:
@@ -59,13 +66,14 @@ def token_spans(run: RunLog) -> str:
     for t in run.tokens:
         rows = "".join(
             f"<tr class='{'chosen' if c.token_id == t.token_id else ''}'>"
-            f"<td>{_e(repr(c.text))}</td><td>{math.exp(c.logprob):.1%}</td></tr>"
+            f"<td>{_e(repr(c.text))}</td><td>{_e(f'{math.exp(c.logprob):.1%}')}</td></tr>"
             for c in t.top[:8]
         )
-        alt = (f"<span class='alt'>step {t.step} · p={t.prob:.1%} · H={t.entropy:.2f} nats"
-               f"<table>{rows}</table></span>")  # fmt: skip
+        head = _e(f"step {t.step} · {t.label!r} · p={t.prob:.1%} · H={t.entropy:.2f} nats")
+        alt = f"<span class='alt'>{head}<table>{rows}</table></span>"
+        shown = _e(t.text) if t.text else f"<span class='mark'>{'⏎ end' if t.eos else '·'}</span>"
         out.append(f"<span class='tok' style='background:{_rgb(t.prob)}' "
-                   f"data-step='{t.step}'>{_e(t.text)}{alt}</span>")  # fmt: skip
+                   f"data-step='{_e(t.step)}'>{shown}{alt}</span>")  # fmt: skip
     return "".join(out)
 
 
@@ -134,26 +142,26 @@ def svg_distribution(run: RunLog) -> str:
     if not tokens:
         return ""
     t = min(tokens, key=lambda r: r.prob)
-    sampled = {c.token_id: math.exp(c.logprob) for c in t.sampled_top}
     cands = t.top[:8]
+    sampled = [t.sampled_prob_of(c.token_id) for c in cands]  # None: not recorded
     row, left = 20, 110
     height = PAD_T + row * len(cands) + 24
-    top = max([math.exp(c.logprob) for c in cands] + list(sampled.values()) + [1e-9])
+    top = max([math.exp(c.logprob) for c in cands] + [p or 0.0 for p in sampled] + [1e-9])
     parts = [f"<svg width='{W}' height='{height}' viewBox='0 0 {W} {height}' role='img'>",
              f"<text x='{W / 2}' y='16' text-anchor='middle' font-weight='bold'>Least confident "
-             f"step {t.step}: chose {_e(repr(t.text))} (p={t.prob:.1%})</text>"]  # fmt: skip
-    for i, c in enumerate(cands):
+             f"step {t.step}: chose {_e(repr(t.label))} (p={t.prob:.1%})</text>"]  # fmt: skip
+    for i, (c, samp) in enumerate(zip(cands, sampled, strict=True)):
         y = PAD_T + i * row
-        raw, samp = math.exp(c.logprob), sampled.get(c.token_id, 0.0)
+        raw = math.exp(c.logprob)
         wr = (W - left - 110) * raw / top
-        ws = (W - left - 110) * samp / top
+        ws = (W - left - 110) * (samp or 0.0) / top
         weight = " font-weight='bold'" if c.token_id == t.token_id else ""
         parts.append(f"<text x='{left - 6}' y='{y + 13}' text-anchor='end'{weight}>"
                      f"{_e(repr(c.text))}</text>"
                      f"<rect x='{left}' y='{y + 2}' width='{wr:.1f}' height='7' fill='#4c78a8'/>"
                      f"<rect x='{left}' y='{y + 9}' width='{ws:.1f}' height='7' fill='#f58518'/>"
                      f"<text x='{left + max(wr, ws) + 4:.1f}' y='{y + 13}'>{raw:.1%} / "
-                     f"{samp:.1%}</text>")  # fmt: skip
+                     f"{_e(_pct(samp))}</text>")  # fmt: skip
     parts.append(
         f"<text x='{left}' y='{height - 6}'><tspan fill='#4c78a8'>■ raw (T=1)"
         "</tspan> <tspan fill='#f58518'>■ sampled from</tspan></text></svg>"
@@ -173,7 +181,7 @@ def run_section(run: RunLog) -> str:
                                      [([t.prob for t in tokens], "#4c78a8", "p(chosen)")],
                                      "step", "probability",
                                      y2=([t.entropy for t in tokens], "#72b7b2", "entropy")))  # fmt: skip
-        ttft = d.ttft_s if d else times[0]
+        ttft = d.ttft_s if d and d.ttft_s is not None else times[0]
         charts.append(svg_line_chart("Throughput", times, [(tps, "#f58518", "tokens/s")],
                                      "seconds since Run", "tokens/s",
                                      marks=[(ttft, f"TTFT {ttft:.2f}s")],
@@ -184,13 +192,17 @@ def run_section(run: RunLog) -> str:
                           "max_tokens", "seed"))  # fmt: skip
     stats = ""
     if d:
-        stats = ("<table class='stats'>" + "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in (
-            ("finish", _e(d.finish_reason)), ("prompt tokens", d.prompt_tokens),
-            ("generated tokens", d.generated_tokens), ("TTFT", f"{d.ttft_s:.3f} s"),
-            ("prefill", f"{d.prefill_tps:.1f} tok/s"), ("decode", f"{d.decode_tps:.1f} tok/s"),
+        rows = (
+            ("finish", d.finish_reason), ("prompt tokens", d.prompt_tokens),
+            ("generated tokens", d.generated_tokens), ("TTFT", _unit(d.ttft_s, ".3f", "s")),
+            ("prefill", _unit(d.prefill_tps, ".1f", "tok/s")),
+            ("decode", _unit(d.decode_tps, ".1f", "tok/s")),
             ("context", f"{d.prompt_tokens + d.generated_tokens} of {d.context_length}"),
-            ("KV cache", f"{d.kv_cache_bytes / 1e6:.2f} MB"),
-            ("peak memory", f"{d.peak_memory_bytes / 1e6:.0f} MB"))) + "</table>")  # fmt: skip
+            ("KV cache", _unit(_mb(d.kv_cache_bytes), ".2f", "MB")),
+            ("peak memory", _unit(_mb(d.peak_memory_bytes), ".1f", "MB")),
+        )  # fmt: skip
+        stats = ("<table class='stats'>" + "".join(
+            f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows) + "</table>")  # fmt: skip
     error = f"<p><b>Error:</b> {_e(run.error.message)}</p>" if run.error else ""
     system = (f"<p><b>System</b></p><pre>{_e(s['system_prompt'])}</pre>"
               if s.get("system_prompt") else "")  # fmt: skip

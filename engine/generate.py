@@ -1,15 +1,23 @@
 """Instrumented generation: one loaded model, one prompt, a stream of records.
 
-The loop mirrors mlx-lm's `generate_step`: the next step is queued on the device
-(`mx.async_eval`) before the current one is read back, so Python bookkeeping
-overlaps model compute. Sampling and statistics run inside the step (see
-`instrument.py`). This module knows nothing about processes or the GUI; the
-caller passes `should_stop`, checked between prefill chunks and between tokens.
+Three layers: `prefill` runs the prompt (all but its last token) through the
+model in chunks; `decode_steps` yields one sampled step at a time with the time
+its value became known; `generate_records` turns those into records. Sampling
+and statistics run inside the step (`instrument.py`). This module knows nothing
+about processes or the GUI; the caller passes `should_stop`, checked between
+prefill chunks and between tokens.
+
+Timing: on a GPU the next step is queued (`mx.async_eval`) before the current
+one is read, as mlx-lm does, and each step is stamped when its value is read
+back. MLX's CPU build computes a queued step inside `async_eval` itself, so on
+the CPU the steps run one after another and each is stamped as it finishes:
+pipelining would only stamp every token one step late.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -20,15 +28,14 @@ import numpy as np
 from mlx_lm.models.cache import make_prompt_cache
 
 from engine.errors import SettingsError
-from engine.instrument import (
-    candidates,
-    make_step_sampler,
-    temperature_sweep_np,
-    unpack,
-)
+from engine.instrument import StepStats, candidates, make_step_sampler, temperature_sweep_np, unpack
 from engine.prompt import encode_prompt
 from engine.records import DoneRecord, PrefillRecord, Record, TokenRecord
 from engine.settings import SamplingSettings
+from engine.token_bytes import TextStream, bytes_table, vocabulary_strings
+
+PREFILL_TARGET_S = 0.5  # aim for a progress record about this often during prefill
+MIN_PREFILL_CHUNK = 8
 
 
 @dataclass
@@ -39,17 +46,13 @@ class LoadedModel:
     tokenizer: object
     context_length: int
     vocab_size: int
-    _texts: dict | None = None
+    _bytes: list[bytes] | None = None
 
-    def token_text(self, token_id: int) -> str:
-        """The text of one token on its own (memoised: vocabularies are fixed)."""
-        if self._texts is None:
-            self._texts = {}
-        text = self._texts.get(token_id)
-        if text is None:
-            text = self.tokenizer.decode([token_id])
-            self._texts[token_id] = text
-        return text
+    def token_bytes(self, token_id: int) -> bytes:
+        """The raw bytes of one token (table built once: vocabularies are fixed)."""
+        if self._bytes is None:
+            self._bytes = bytes_table(vocabulary_strings(self.tokenizer, self.vocab_size))
+        return self._bytes[token_id] if 0 <= token_id < len(self._bytes) else b""
 
 
 def kv_cache_bytes(cache) -> int:
@@ -68,13 +71,65 @@ def _never() -> bool:
     return False
 
 
+def prefill(lm: LoadedModel, ids: mx.array, cache, max_chunk: int, should_stop, t_start: float):
+    """Run all but the last prompt token through the model, in chunks sized so a
+    progress record comes about every PREFILL_TARGET_S.
+
+    Yields:
+        (processed, elapsed since t_start) after each chunk; stops early (without
+        finishing) when `should_stop()`.
+    """
+    n_total, done = ids.shape[0], 0
+    chunk = min(max_chunk, MIN_PREFILL_CHUNK * 2)
+    while n_total - done > 1:
+        if should_stop():
+            return
+        n = min(chunk, n_total - done - 1)
+        t = time.perf_counter()
+        lm.model(ids[done : done + n][None], cache=cache)
+        mx.eval([c.state for c in cache])
+        per_token = (time.perf_counter() - t) / n
+        done += n
+        chunk = int(min(max_chunk, max(MIN_PREFILL_CHUNK, PREFILL_TARGET_S / max(per_token, 1e-6))))
+        yield done, time.perf_counter() - t_start
+
+
+def decode_steps(step, first_input: mx.array, max_steps: int, pipelined: bool, sweep_np: bool):
+    """Run up to `max_steps` sampling steps; the caller stops early by closing.
+
+    Yields:
+        (StepStats, perf_counter time at which the step's values were known).
+    """
+    y, out = step(first_input)
+    if pipelined:
+        mx.async_eval(y, out)
+    for i in range(max_steps):
+        if not pipelined:
+            mx.eval(y, out)
+        elif i + 1 < max_steps:
+            next_y, next_out = step(y)
+            mx.async_eval(next_y, next_out)
+        packed, raw = out
+        stats = unpack(packed.tolist(), step.n)
+        if sweep_np:
+            logz, ent = temperature_sweep_np(np.array(raw, copy=False))
+            stats = dataclasses.replace(stats, sweep_logz=logz, sweep_entropy=ent)
+        yield stats, time.perf_counter()
+        if i + 1 >= max_steps:
+            return
+        if pipelined:
+            y, out = next_y, next_out
+        else:
+            y, out = step(y)
+
+
 def generate_records(
     lm: LoadedModel,
     prompt: str,
     settings: SamplingSettings,
     should_stop: Callable[[], bool] = _never,
 ) -> Iterator[Record]:
-    """Run one generation and yield PrefillRecord, TokenRecord..., DoneRecord.
+    """Run one generation and yield PrefillRecord..., TokenRecord..., DoneRecord.
 
     Raises:
         SettingsError: bad settings, an empty prompt, or a prompt that does not
@@ -86,13 +141,13 @@ def generate_records(
     n_prompt = len(enc.ids)
     if n_prompt >= lm.context_length:
         raise SettingsError(
-            f"the prompt is {n_prompt} tokens but the model's context window is "
-            f"{lm.context_length}: shorten the prompt"
+            f"the prompt is {n_prompt:,} tokens but the model's context window is "
+            f"{lm.context_length:,}: shorten it by {n_prompt - lm.context_length + 1:,} tokens"
         )
     seed = settings.seed if settings.seed is not None else random.randrange(2**31)
     mx.random.seed(seed)
     mx.reset_peak_memory()
-    max_tokens = min(settings.max_tokens, lm.context_length - n_prompt)
+    max_steps = min(settings.max_tokens, lm.context_length - n_prompt)
     on_device = mx.default_device().type != mx.DeviceType.cpu
     sample = make_step_sampler(settings, lm.vocab_size, sweep_on_device=on_device)
     cache = make_prompt_cache(lm.model)
@@ -108,60 +163,86 @@ def generate_records(
             history = mx.concatenate([history, token])
         return token, (packed, raw)
 
-    # Prefill all but the last prompt token in chunks; the last one makes step 0.
-    done_prefill = 0
-    yield PrefillRecord(0, n_prompt, time.perf_counter() - t0)
-    while n_prompt - done_prefill > 1:
-        if should_stop():
-            yield _done(lm, "cancelled", "", enc, 0, t0, None, None, cache, seed)
-            return
-        n = min(settings.prefill_chunk, n_prompt - done_prefill - 1)
-        lm.model(prompt_ids[done_prefill : done_prefill + n][None], cache=cache)
-        mx.eval([c.state for c in cache])
-        done_prefill += n
-        yield PrefillRecord(done_prefill, n_prompt, time.perf_counter() - t0)
-
-    detok = lm.tokenizer.detokenizer
+    step.n = sample.n
+    run = _Run(lm, enc, seed, t0, cache)
+    t_prefill = time.perf_counter()
+    n_sys = enc.system_tokens
+    yield PrefillRecord(0, n_prompt, t_prefill - t0, n_sys)
+    done = 0
+    for done, elapsed in prefill(lm, prompt_ids, cache, settings.prefill_chunk, should_stop,
+                                 t0):  # fmt: skip
+        yield PrefillRecord(done, n_prompt, elapsed, n_sys)
+    if n_prompt - done > 1:  # prefill stopped early
+        yield run.done("cancelled", t_prefill)
+        return
     eos = set(lm.tokenizer.eos_token_ids)
-    y, packed = step(prompt_ids[done_prefill:])
-    mx.async_eval(y, packed)
-    text, reason = "", "length"
-    t_first = t_prev = None
-    n_gen = 0
-    while True:
+    steps = decode_steps(step, prompt_ids[done:], max_steps, on_device, not on_device)
+    reason = "length"
+    for stats, t_known in steps:
+        if run.n_steps == 0:
+            yield PrefillRecord(n_prompt, n_prompt, t_known - t0, n_sys)
+        record = run.token(stats, t_known, stats.token_id in eos)
+        yield record
+        if record.eos:
+            reason = "eos"
+            break
+        if hit := _stop_hit(run.text, settings.stop):
+            run.text, reason = run.text[: run.text.index(hit)], "stop_string"
+            break
         if should_stop():
             reason = "cancelled"
             break
-        if n_gen + 1 < max_tokens:
-            next_y, next_packed = step(y)
-            mx.async_eval(next_y, next_packed)
-        stats = unpack(packed[0].tolist(), sample.n)
-        if not on_device:  # overlaps with the next step already running in MLX
-            logz, ent = temperature_sweep_np(np.array(packed[1], copy=False))
-            stats = dataclasses.replace(stats, sweep_logz=logz, sweep_entropy=ent)
-        now = time.perf_counter()
-        if t_first is None:
-            t_first = t_prev = now
-            yield PrefillRecord(n_prompt, n_prompt, now - t0)
-        if stats.token_id in eos:
-            reason = "stop"
-            break
-        detok.add_token(stats.token_id)
-        piece = detok.last_segment
-        text += piece
-        yield _token_record(lm, stats, n_gen, piece, now - t0, now - t_prev, n_prompt)
-        t_prev = now
-        n_gen += 1
-        if hit := _stop_hit(text, settings.stop):
-            text, reason = text[: text.index(hit)], "stop"
-            break
-        if n_gen >= max_tokens:
-            break
-        y, packed = next_y, next_packed
-    detok.finalize()
-    if reason != "stop" and detok.last_segment:
-        text += detok.last_segment
-    yield _done(lm, reason, text, enc, n_gen, t0, t_first, t_prev, cache, seed)
+    steps.close()
+    yield run.done(reason, t_prefill)
+
+
+class _Run:
+    """The records of one run: token text from bytes, timings from step stamps."""
+
+    def __init__(self, lm: LoadedModel, enc, seed: int, t0: float, cache):
+        self.lm, self.enc, self.seed, self.t0, self.cache = lm, enc, seed, t0, cache
+        self.stream = TextStream()
+        self.text = ""
+        self.n_steps = self.n_text = 0
+        self.t_first = self.t_last = None
+
+    def token(self, stats: StepStats, t_known: float, is_eos: bool) -> TokenRecord:
+        raw = self.lm.token_bytes(stats.token_id)
+        piece = "" if is_eos else self.stream.add(raw)
+        self.text += piece
+        latency = t_known - (self.t_last if self.t_last is not None else self.t0)
+        if self.t_first is None:
+            self.t_first = t_known
+        self.t_last = t_known
+        step = self.n_steps
+        self.n_steps += 1
+        self.n_text += 0 if is_eos else 1
+        return _token_record(self.lm, stats, step, piece, raw, t_known - self.t0, latency,
+                             len(self.enc.ids), is_eos)  # fmt: skip
+
+    def done(self, reason: str, t_prefill: float) -> DoneRecord:
+        if reason not in ("stop_string",):
+            self.text += self.stream.flush()
+        n_prompt = len(self.enc.ids)
+        prefill_s = (self.t_first - t_prefill) if self.t_first is not None else None
+        decode_s = (self.t_last - self.t_first) if self.n_steps >= 2 else None
+        return DoneRecord(
+            finish_reason=reason,
+            text=self.text,
+            prompt_tokens=n_prompt,
+            generated_tokens=self.n_text,
+            ttft_s=(self.t_first - self.t0) if self.t_first is not None else None,
+            prefill_tps=n_prompt / prefill_s if prefill_s else None,
+            decode_tps=(self.n_steps - 1) / decode_s if decode_s else None,
+            peak_memory_bytes=int(mx.get_peak_memory()),
+            kv_cache_bytes=kv_cache_bytes(self.cache),
+            context_length=self.lm.context_length,
+            seed=self.seed,
+            elapsed_s=time.perf_counter() - self.t0,
+            system_tokens=self.enc.system_tokens,
+            prefill_s=prefill_s,
+            decode_s=decode_s,
+        )
 
 
 def _stop_hit(text: str, stops: tuple[str, ...]) -> str | None:
@@ -171,17 +252,17 @@ def _stop_hit(text: str, stops: tuple[str, ...]) -> str | None:
     return None
 
 
-def _token_record(lm, stats, step, piece, elapsed, latency, n_prompt) -> TokenRecord:
-    text_of = lm.token_text
+def _token_record(lm, stats, step, piece, raw, elapsed, latency, n_prompt, is_eos):
+    bytes_of = lm.token_bytes
     return TokenRecord(
         step=step,
         token_id=stats.token_id,
         text=piece,
         logprob=stats.logprob,
-        prob=float(2.718281828459045**stats.logprob),
+        prob=math.exp(stats.logprob),
         sampled_logprob=stats.sampled_logprob,
-        top=candidates(stats.top_ids, stats.top_logprobs, text_of),
-        sampled_top=candidates(stats.sampled_top_ids, stats.sampled_top_logprobs, text_of),
+        top=candidates(stats.top_ids, stats.top_logprobs, bytes_of),
+        sampled_top=candidates(stats.sampled_top_ids, stats.sampled_top_logprobs, bytes_of),
         entropy=max(stats.entropy, 0.0),
         sampled_entropy=max(stats.sampled_entropy, 0.0),
         elapsed_s=elapsed,
@@ -189,26 +270,7 @@ def _token_record(lm, stats, step, piece, elapsed, latency, n_prompt) -> TokenRe
         context_tokens=n_prompt + step + 1,
         sweep_logz=tuple(stats.sweep_logz),
         sweep_entropy=tuple(max(h, 0.0) for h in stats.sweep_entropy),
-    )
-
-
-def _done(lm, reason, text, enc, n_gen, t0, t_first, t_last, cache, seed):
-    now = time.perf_counter()
-    n_prompt = len(enc.ids)
-    ttft = (t_first - t0) if t_first is not None else 0.0
-    decode_s = (t_last - t_first) if t_first is not None else 0.0
-    return DoneRecord(
-        finish_reason=reason,
-        text=text,
-        prompt_tokens=n_prompt,
-        generated_tokens=n_gen,
-        ttft_s=ttft,
-        prefill_tps=n_prompt / ttft if ttft > 0 else 0.0,
-        decode_tps=(n_gen - 1) / decode_s if n_gen > 1 and decode_s > 0 else 0.0,
-        peak_memory_bytes=int(mx.get_peak_memory()),
-        kv_cache_bytes=kv_cache_bytes(cache),
-        context_length=lm.context_length,
-        seed=seed,
-        elapsed_s=now - t0,
-        system_tokens=enc.system_tokens,
+        bytes=tuple(raw),
+        eos=is_eos,
+        sampled_probs=tuple(min(max(p, 0.0), 1.0) for p in stats.sampled_probs),
     )

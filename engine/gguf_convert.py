@@ -21,11 +21,12 @@ import tempfile
 from pathlib import Path
 
 from engine.errors import ModelError
+from engine.gguf_check import GGUFInfo, check_gguf
 
 GGUF_MAGIC = b"GGUF"
 SUPPORTED_ARCHITECTURES = ("llama",)
 CONVERTED_MARKER = "logitscope_conversion.json"
-CONVERTER_VERSION = 1
+CONVERTER_VERSION = 2  # 2: keyed on the source's content hash, sanity-checked
 
 _LAYER_NAMES = {
     "attn_q": "self_attn.q_proj",
@@ -48,43 +49,45 @@ _TOKEN_CONTROL = 3
 _TOKEN_USER_DEFINED = 4
 
 
-def check_gguf_header(path: Path) -> None:
-    """Raise ModelError unless `path` is a readable file that starts like a GGUF."""
-    if not path.exists():
-        raise ModelError(f"model file not found: {path}")
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4)
-    except OSError as e:
-        raise ModelError(f"cannot read model file {path}: {e.strerror}") from e
-    if head != GGUF_MAGIC:
+MLX_GGUF_TYPES = ("F32", "F16", "Q4_0", "Q4_1", "Q8_0")  # what `mx.load` reads as is
+
+
+def check_gguf_header(path: Path) -> GGUFInfo:
+    """Validate the file's whole structure (pure Python) and that MLX can read its
+    tensor types; raise ModelError naming the problem otherwise."""
+    info = check_gguf(path)
+    if info.architecture not in SUPPORTED_ARCHITECTURES:
         raise ModelError(
-            f"{path} is not a model: expected an MLX model folder or a .gguf file "
-            "(this file does not start with 'GGUF')"
+            f"unsupported architecture '{info.architecture}': Logitscope converts "
+            f"{', '.join(SUPPORTED_ARCHITECTURES)} GGUF files; open an MLX model folder instead"
         )
+    other = sorted(set(info.tensor_types) - set(MLX_GGUF_TYPES))
+    if other:
+        raise ModelError(
+            f"{Path(path).name} uses {', '.join(other)} tensors, which Logitscope cannot "
+            f"convert yet (it reads {', '.join(MLX_GGUF_TYPES)}); use a Q4_0, Q4_1 or Q8_0 "
+            "file of this model, or an MLX model folder"
+        )
+    return info
 
 
-def read_gguf(path: Path) -> tuple[dict, dict]:
-    """Read a GGUF file's tensors and metadata with MLX.
+def read_gguf(path: Path) -> tuple[dict, dict, GGUFInfo]:
+    """Read a GGUF file's tensors and metadata with MLX, after checking its structure.
 
     Returns:
-        (weights, metadata): tensor name -> mx.array, key -> value.
+        (weights, metadata, info): tensor name -> mx.array, key -> value, the
+        pure-Python header summary.
     """
     import mlx.core as mx
 
-    check_gguf_header(path)
+    info = check_gguf_header(path)
     try:
         weights, meta = mx.load(str(path), return_metadata=True)
     except Exception as e:  # MLX raises RuntimeError/ValueError on torn files
-        raise ModelError(
-            f"{path} is damaged or truncated and cannot be read ({e}); download it again"
-        ) from e
+        raise ModelError(f"{path} cannot be read by MLX ({e}); download it again") from e
     if not weights or "general.architecture" not in meta:
-        raise ModelError(
-            f"{path} is damaged or truncated: it holds no model weights or metadata; "
-            "download it again"
-        )
-    return weights, meta
+        raise ModelError(f"{path} holds no model weights or metadata; download it again")
+    return weights, meta, info
 
 
 def _meta(meta: dict, key: str, default=None):
@@ -107,7 +110,7 @@ def rename_tensor(name: str) -> str:
     raise ModelError(f"unknown tensor '{name}' in GGUF file")
 
 
-def build_config(meta: dict, weights: dict) -> dict:
+def build_config(meta: dict, weights: dict, info: GGUFInfo | None = None) -> dict:
     """Return an mlx-lm llama `config.json` dict for this GGUF's metadata."""
     arch = _meta(meta, "general.architecture")
     if arch not in SUPPORTED_ARCHITECTURES:
@@ -139,9 +142,14 @@ def build_config(meta: dict, weights: dict) -> dict:
         "eos_token_id": _meta(meta, "tokenizer.ggml.eos_token_id"),
     }
     if any(k.endswith(".scales") for k in weights):
-        # Per-layer bits (8-bit embedding, 4-bit layers) are inferred by mlx-lm
-        # from each tensor's packed shape; this is only the default.
-        config["quantization"] = {"group_size": 32, "bits": 4}
+        # mlx-lm infers each layer's bits from its packed shape (e.g. an 8-bit
+        # embedding beside 4-bit layers); "bits" is the layers' own, for the label.
+        layers = [t for t in (info.tensors if info else []) if t.name.startswith("blk.")]
+        layer_types = [t.type_name for t in layers if len(t.shape) > 1]
+        bits = 8 if layer_types and all(t == "Q8_0" for t in layer_types) else 4
+        config["quantization"] = {"group_size": 32, "bits": bits}
+    if info is not None:
+        config["logitscope_source"] = {"format": "gguf", "tensor_types": info.tensor_types}
     return config
 
 
@@ -197,57 +205,69 @@ def build_tokenizer_config(meta: dict) -> dict:
     return {k: v for k, v in config.items() if v is not None}
 
 
-def is_converted(out_dir: Path, source: Path) -> bool:
-    """True if `out_dir` already holds this converter's output for `source`."""
+def is_converted(out_dir: Path, digest: str) -> bool:
+    """True if `out_dir` holds this converter's output for the source with `digest`."""
     marker = out_dir / CONVERTED_MARKER
-    if not marker.exists():
+    if not marker.exists() or not (out_dir / "model.safetensors").exists():
         return False
     try:
         info = json.loads(marker.read_text())
     except (OSError, ValueError):
         return False
-    stat = source.stat()
-    return info == _marker_info(source, stat)
+    return isinstance(info, dict) and info == _marker_info(info.get("source", ""), digest)
 
 
-def _marker_info(source: Path, stat: os.stat_result) -> dict:
-    return {
-        "converter_version": CONVERTER_VERSION,
-        "source": source.name,
-        "source_size": stat.st_size,
-    }
+def _marker_info(name: str, digest: str) -> dict:
+    return {"converter_version": CONVERTER_VERSION, "source": name, "sha256": digest}
 
 
-def convert_gguf(source: Path, out_dir: Path) -> bool:
+def convert_gguf(source: Path, out_dir: Path, digest: str | None = None, progress=None) -> bool:
     """Convert `source` GGUF into an MLX model folder at `out_dir`.
 
-    The folder is written to a temporary sibling and renamed into place, so an
-    interrupted conversion never leaves a half-written model behind.
+    The folder is written to a temporary sibling, checked (the converted model
+    must load and give finite, non-degenerate predictions) and only then renamed
+    into place, so a failed or damaged conversion never replaces anything.
+
+    Args:
+        digest: the source's sha256 (computed here when not given).
+        progress: optional (message, fraction) callback.
 
     Returns:
         True if a conversion ran, False if `out_dir` was already up to date.
     """
-    source, out_dir = Path(source), Path(out_dir)
-    if is_converted(out_dir, source):
-        return False
     import mlx.core as mx
 
-    weights, meta = read_gguf(source)
-    config = build_config(meta, weights)
+    from engine.file_hash import content_hash
+
+    source, out_dir = Path(source), Path(out_dir)
+    digest = digest or content_hash(source, progress)
+    if is_converted(out_dir, digest):
+        return False
+    weights, meta, info = read_gguf(source)
+    config = build_config(meta, weights, info)
     renamed = {rename_tensor(k): v for k, v in weights.items()}
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".convert-", dir=out_dir.parent))
     try:
         mx.save_safetensors(str(tmp / "model.safetensors"), renamed)
+        del weights, renamed
         (tmp / "config.json").write_text(json.dumps(config, indent=2))
         (tmp / "tokenizer.json").write_text(build_tokenizer_json(meta))
         tok_cfg = build_tokenizer_config(meta)
         (tmp / "tokenizer_config.json").write_text(json.dumps(tok_cfg, indent=2))
-        marker = _marker_info(source, source.stat())
-        (tmp / CONVERTED_MARKER).write_text(json.dumps(marker))
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        tmp.rename(out_dir)
+        if progress:
+            progress(f"Checking the converted {source.name}…", 0.93)
+        from engine.model_check import check_converted_model
+
+        check_converted_model(tmp, source.name)
+        (tmp / CONVERTED_MARKER).write_text(json.dumps(_marker_info(source.name, digest)))
+        if out_dir.exists():  # an older conversion of this same source: replace it
+            old = out_dir.with_name(f".old-{out_dir.name}-{os.getpid()}")
+            out_dir.rename(old)
+            tmp.rename(out_dir)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(out_dir)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -19,7 +19,7 @@ import mlx.core as mx
 import numpy as np
 from mlx_lm.sample_utils import apply_min_p, apply_top_k, apply_top_p
 
-from engine.records import SWEEP_TEMPERATURES, TopToken
+from engine.records import SWEEP_TEMPERATURES, TopToken, token_label
 from engine.settings import DEFAULT_REPETITION_CONTEXT, SamplingSettings
 
 NEG_INF = float("-inf")
@@ -38,6 +38,7 @@ class StepStats:
     top_logprobs: list[float]
     sampled_top_ids: list[int]
     sampled_top_logprobs: list[float]
+    sampled_probs: list[float]  # sampled-from probability of each raw top candidate
     sweep_logz: list[float]
     sweep_entropy: list[float]
 
@@ -169,12 +170,15 @@ def make_step_sampler(settings: SamplingSettings, vocab_size: int, sweep_on_devi
             s_ids = mx.concatenate([token, top_ids[: n - 1]])
             s_lp = mx.concatenate([mx.zeros((1,)), mx.full((n - 1,), NEG_INF)])
             chosen_sampled = mx.array(0.0)
+            top_sampled = (top_ids == token[0]).astype(mx.float32)  # (n,) one-hot
         elif penalty != 1.0:
             s_ids, s_lp = top_n(sampled, n)
             chosen_sampled = sampled[token[0]]
         else:  # same ranking as raw: temperature and masks keep the order
             s_ids, s_lp = top_ids, sampled[top_ids]
             chosen_sampled = sampled[token[0]]
+        if sampled is not None:
+            top_sampled = mx.exp(sampled[top_ids])  # (n,) 0 where a filter removed it
         parts = [
             token.astype(mx.float32),
             mx.stack([raw[token[0]], chosen_sampled, raw_h, samp_h]),
@@ -182,6 +186,7 @@ def make_step_sampler(settings: SamplingSettings, vocab_size: int, sweep_on_devi
             top_lp,
             s_ids.astype(mx.float32),
             s_lp,
+            top_sampled,
         ]
         if sweep_on_device:
             parts.extend(temperature_sweep(raw))
@@ -199,7 +204,8 @@ def unpack(values: list[float], n: int) -> StepStats:
     top_lp = values[i + n : i + 2 * n]
     s_ids = [int(v) for v in values[i + 2 * n : i + 3 * n]]
     s_lp = values[i + 3 * n : i + 4 * n]
-    j = i + 4 * n
+    top_sampled = values[i + 4 * n : i + 5 * n]
+    j = i + 5 * n
     return StepStats(
         token_id=int(values[0]),
         logprob=values[1],
@@ -210,15 +216,18 @@ def unpack(values: list[float], n: int) -> StepStats:
         top_logprobs=top_lp,
         sampled_top_ids=s_ids,
         sampled_top_logprobs=s_lp,
+        sampled_probs=top_sampled,
         sweep_logz=values[j : j + g],
         sweep_entropy=values[j + g : j + 2 * g],
     )
 
 
-def candidates(ids: list[int], logprobs: list[float], text_of) -> tuple[TopToken, ...]:
-    """TopToken tuple, dropping candidates the filters removed (-inf)."""
-    return tuple(
-        TopToken(token_id=i, text=text_of(i), logprob=lp)
-        for i, lp in zip(ids, logprobs, strict=False)
-        if lp != NEG_INF
-    )
+def candidates(ids: list[int], logprobs: list[float], bytes_of) -> tuple[TopToken, ...]:
+    """TopToken tuple (text shown as bytes where not whole UTF-8), dropping
+    candidates the filters removed (-inf)."""
+    out = []
+    for i, lp in zip(ids, logprobs, strict=False):
+        if lp != NEG_INF:
+            raw = bytes_of(i)
+            out.append(TopToken(i, token_label(raw), lp, tuple(raw)))
+    return tuple(out)

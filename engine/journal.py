@@ -15,6 +15,7 @@ read at all is reported and skipped, never hiding the other sessions.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine import __version__
+from engine.errors import LogitscopeError
 from engine.paths import data_dir
 from engine.records import (
     DoneRecord,
@@ -34,12 +36,20 @@ from engine.records import (
     record_from_dict,
     to_dict,
 )
+from engine.session_schema import (
+    SchemaError,
+    clean_comparison,
+    clean_record,
+    clean_settings,
+    is_session_id,
+    run_number,
+)
 
 
 def sessions_dir() -> Path:
-    path = data_dir() / "sessions"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    from engine.paths import _ensure_folder
+
+    return _ensure_folder(data_dir() / "sessions", "sessions folder", "LOGITSCOPE_DATA_DIR")
 
 
 def new_session_id() -> str:
@@ -126,70 +136,237 @@ class SessionLog:
         return next((r for r in self.runs if r.run_id == run_id), None)
 
 
+class JournalError(LogitscopeError):
+    """The history could not be written; the message says where and what to do."""
+
+
+_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _thread_lock(path: Path) -> threading.Lock:
+    """One lock per journal file in this process, whichever object writes it."""
+    key = os.path.realpath(path)
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(key, threading.Lock())
+
+
 class Journal:
-    """Appends one session's entries; safe to call from several threads."""
+    """The only writer of journal lines; safe across threads and processes.
+
+    Each entry is one `write` of one line to a file opened with O_APPEND, under a
+    per-file thread lock and an advisory file lock, so two writers (the window
+    and an import, the app and the command line) never interleave. A torn last
+    line left by a crash is closed with a newline before the next entry. If the
+    file is replaced on disk (the bin emptied), the next write reopens it.
+    """
 
     def __init__(self, path: Path, session_id: str):
         self.path = Path(path)
         self.session_id = session_id
-        self._lock = threading.Lock()
-        self._file = None
-        self._runs = 0
+        self._lock = _thread_lock(self.path)
+        self._fd: int | None = None
+        self._next_run: int | None = None
+        self._known_size = -1  # file size after our last write; another writer changes it
 
     @classmethod
     def create(cls, folder: Path | None = None) -> Journal:
+        """A new session file. Raises JournalError when the folder cannot be written."""
+        try:
+            folder = folder or sessions_dir()
+        except LogitscopeError as e:
+            raise JournalError(f"the history could not be saved: {e}") from e
         sid = new_session_id()
-        journal = cls((folder or sessions_dir()) / f"{sid}.jsonl", sid)
+        journal = cls(Path(folder) / f"{sid}.jsonl", sid)
         journal._write({"kind": "session", "session_id": sid, "started": time.time(),
                         "app_version": __version__})  # fmt: skip
         return journal
 
-    def _write(self, entry: dict) -> None:
-        line = json.dumps(entry, ensure_ascii=False, allow_nan=False) + "\n"
+    @classmethod
+    def open(cls, path: Path) -> Journal:
+        """A writer for an existing session file (its id from the file, else its name)."""
+        path = Path(path)
+        sid = path.stem
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                first = json.loads(f.readline() or "{}")
+            if first.get("kind") == "session" and is_session_id(first.get("session_id")):
+                sid = first["session_id"]
+        except (OSError, ValueError, AttributeError):
+            pass
+        return cls(path, sid)
+
+    # -- writing ---------------------------------------------------------------------
+    def _open_fd(self) -> int:
+        """The append descriptor, reopened if the file was replaced or removed."""
+        if self._fd is not None:
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(self._fd).st_ino
+            except OSError:
+                same = False
+            if same:
+                return self._fd
+            os.close(self._fd)
+            self._fd = None
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        self._fd = os.open(self.path, flags, 0o644)
+        return self._fd
+
+    def _append(self, build) -> None:
+        """Append `build()` (bytes, made under the locks) as one write."""
+        for _attempt in range(5):
+            fd = self._open_fd()
+            with _file_lock(fd):
+                if os.stat(self.path).st_ino != os.fstat(fd).st_ino:
+                    continue  # replaced while we waited for the lock: reopen
+                size = os.fstat(fd).st_size
+                if self._next_run is None or size != self._known_size:
+                    self._next_run = _max_run_number(self.path, self.session_id) + 1
+                data = build()
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    data = b"\n" + data  # a crash left half a line: never glue onto it
+                _write_all(fd, data)
+                self._known_size = os.fstat(fd).st_size
+                return
+        raise OSError(f"{self.path} keeps being replaced")
+
+    def _locked_append(self, build) -> None:
         with self._lock:
-            if self._file is None:
-                self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
-                if _ends_torn(self.path):  # a crash left half a line: never glue onto it
-                    self._file.write("\n")
-            self._file.write(line)
-            self._file.flush()  # into the OS: survives the process being killed
+            try:
+                self._append(build)
+            except OSError as e:
+                raise JournalError(_where(e, self.path.parent)) from e
+
+    def _write(self, entry: dict) -> None:
+        data = _line(entry)
+        self._locked_append(lambda: data)
 
     def start_run(
         self, prompt: str, settings: dict, model: dict | None = None, comparison=None
     ) -> str:
-        """Args: comparison: {"comparison_id", "lane"} when the run is a compare lane."""
-        self._runs += 1
-        run_id = f"{self.session_id}/{self._runs}"
-        entry = {"kind": "run", "run_id": run_id, "started": time.time(),
+        """Append a run entry and return its id `SESSION/N` (N unused in the file).
+
+        Args:
+            comparison: {"comparison_id", "lane"} when the run is a compare lane.
+        """
+        entry = {"kind": "run", "run_id": "", "started": time.time(),
                  "prompt": prompt, "settings": settings, "model": model}  # fmt: skip
         if comparison:
             entry["comparison"] = comparison
-        self._write(entry)
-        return run_id
+
+        def build() -> bytes:  # the number is chosen under the file lock
+            entry["run_id"] = f"{self.session_id}/{self._next_run}"
+            self._next_run += 1
+            return _line(entry)
+
+        self._locked_append(build)
+        return entry["run_id"]
 
     def record(self, run_id: str, record) -> None:
         data = record if isinstance(record, dict) else to_dict(record)
-        self._write({"kind": "record", "run_id": run_id, "record": _finite(data)})
+        self._write({"kind": "record", "run_id": run_id, "record": data})
 
     def meta(self, run_id: str, **changes) -> None:
         self._write({"kind": "meta", "run_id": run_id, **changes})
 
+    def append_entries(self, entries: list[dict]) -> None:
+        """Several entries as one write (an imported run arrives whole or not at all)."""
+        data = b"".join(_line(e) for e in entries)
+        self._locked_append(lambda: data)
+
+    def rewrite(self, keep) -> int:
+        """Rewrite the file keeping the lines `keep(entry)` accepts (emptying the bin).
+
+        Written to a temporary file and renamed over the journal under the file
+        lock; other writers reopen the new file on their next write.
+
+        Returns:
+            The number of lines removed.
+        """
+        from engine.atomic import write_atomic
+
+        with self._lock:
+            try:
+                fd = self._open_fd()
+                with _file_lock(fd):
+                    lines = self.path.read_bytes().splitlines(keepends=True)
+                    kept = [ln for ln in lines if _keep_line(ln, keep)]
+                    write_atomic(self.path, b"".join(kept))
+                    self._known_size = -1
+                return len(lines) - len(kept)
+            except OSError as e:
+                raise JournalError(_where(e, self.path.parent)) from e
+
     def close(self) -> None:
         with self._lock:
-            if self._file is not None:
-                self._file.flush()
-                os.fsync(self._file.fileno())
-                self._file.close()
-                self._file = None
+            if self._fd is not None:
+                with contextlib.suppress(OSError):
+                    os.fsync(self._fd)
+                os.close(self._fd)
+                self._fd = None
 
 
-def _ends_torn(path: Path) -> bool:
-    with open(path, "rb") as f:
-        f.seek(0, os.SEEK_END)
-        if f.tell() == 0:
-            return False
-        f.seek(-1, os.SEEK_END)
-        return f.read(1) != b"\n"
+def _line(entry: dict) -> bytes:
+    entry = _finite(entry)
+    try:
+        return (json.dumps(entry, ensure_ascii=False, allow_nan=False) + "\n").encode()
+    except UnicodeEncodeError:  # a lone surrogate: JSON's \\u escape keeps it readable
+        return (json.dumps(entry, ensure_ascii=True, allow_nan=False) + "\n").encode()
+
+
+def _keep_line(line: bytes, keep) -> bool:
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return False  # torn or damaged: nothing readable is lost by dropping it
+    return bool(keep(entry)) if isinstance(entry, dict) else False
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+@contextlib.contextmanager
+def _file_lock(fd: int):
+    """An advisory lock on the whole file, against writers in other processes."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: the thread lock and O_APPEND are what we have
+        yield
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def _max_run_number(path: Path, session_id: str) -> int:
+    """The largest N of the run ids `SESSION/N` already in the file (0 if none)."""
+    best = 0
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                if b'"kind": "run"' not in line and b'"kind":"run"' not in line:
+                    continue
+                try:
+                    n = run_number(json.loads(line).get("run_id"), session_id)
+                except (ValueError, AttributeError):
+                    continue
+                best = max(best, n or 0)
+    except OSError:
+        pass
+    return best
+
+
+def _where(e: OSError, folder) -> str:
+    from engine.atomic import describe_os_error
+
+    detail = describe_os_error(e, folder).removeprefix(f"could not write {folder}: ")
+    return f"the history could not be saved in {folder} ({detail})"
 
 
 def _finite(value):
@@ -217,38 +394,54 @@ def read_session(path: Path) -> SessionLog:
             try:
                 entry = json.loads(line)
                 _apply(session, runs, entry)
-            except (ValueError, KeyError, TypeError, AttributeError):
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 session.bad_lines += 1  # torn last line, or damage: skip, keep reading
     session.runs = list(runs.values())
     return session
 
 
 def _apply(session: SessionLog, runs: dict, e: dict) -> None:
+    """Apply one journal entry, each field checked against the session schema."""
     kind = e["kind"]
     if kind == "session":
-        session.session_id = e["session_id"]
-        session.started = e["started"]
-        session.app_version = e.get("app_version", "")
+        if is_session_id(e.get("session_id")):
+            session.session_id = e["session_id"]
+        session.started = _number(e.get("started"), session.started)
+        session.app_version = str(e.get("app_version", ""))[:40]
     elif kind == "run":
-        runs[e["run_id"]] = RunLog(
-            run_id=e["run_id"], session_id=session.session_id, started=e["started"],
-            prompt=e["prompt"], settings=e["settings"], model=e.get("model"),
-            name=e.get("name", ""), starred=bool(e.get("starred", False)),
-            comparison=e.get("comparison"),
+        run_id = e["run_id"]
+        if not isinstance(run_id, str) or not isinstance(e["prompt"], str):
+            raise SchemaError("bad run entry")
+        try:
+            settings = clean_settings(e["settings"])
+        except SchemaError:
+            settings = {}  # the run and its records still show; its settings do not
+        model = e.get("model")
+        runs[run_id] = RunLog(
+            run_id=run_id, session_id=session.session_id,
+            started=_number(e.get("started"), 0.0), prompt=e["prompt"], settings=settings,
+            model=clean_record(model) if isinstance(model, dict) else None,
+            name=str(e.get("name", "")), starred=e.get("starred") is True,
+            comparison=clean_comparison(e.get("comparison")),
         )  # fmt: skip
     elif kind == "record":
         run = runs[e["run_id"]]
-        record = e["record"]
-        if not isinstance(record, dict) or "type" not in record:
-            raise ValueError("not a record")
+        record = clean_record(e["record"])
         if record["type"] == "model" and run.model is None:
             run.model = record
         run.records.append(record)
     elif kind == "meta":
         run = runs[e["run_id"]]
-        for key in ("name", "starred", "deleted"):
-            if key in e:
+        if isinstance(e.get("name"), str):
+            run.name = e["name"]
+        for key in ("starred", "deleted"):
+            if isinstance(e.get(key), bool):
                 setattr(run, key, e[key])
+
+
+def _number(v, default: float) -> float:
+    ok = isinstance(v, int | float) and not isinstance(v, bool) and v == v and abs(v) < 1e12
+    return float(v) if ok else default
 
 
 def list_sessions(
@@ -274,6 +467,8 @@ def list_sessions(
             sessions.append(session)
         except OSError as e:
             problems.append(f"{path.name}: {e.strerror or e}")
+        except Exception as e:  # noqa: BLE001 - one bad file must never hide the others
+            problems.append(f"{path.name}: {type(e).__name__}")
     sessions.sort(key=lambda s: s.started, reverse=True)
     return sessions, problems
 
@@ -286,7 +481,7 @@ def find(ref: str, folder: Path | None = None) -> tuple[SessionLog, RunLog | Non
     """
     sid, _, _n = ref.partition("/")
     path = (folder or sessions_dir()) / f"{sid}.jsonl"
-    if not path.exists():
+    if not is_session_id(sid) or not path.is_file():
         raise LookupError(f"no session '{sid}': 'logitscope sessions' lists them")
     session = read_session(path)
     if not _n:

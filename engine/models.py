@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,17 +53,43 @@ def _read_config(folder: Path) -> dict:
             "(give an MLX model folder or a .gguf file)"
         )
     try:
-        return json.loads(cfg.read_text())
-    except (OSError, ValueError) as e:
+        config = json.loads(cfg.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as e:
         raise ModelError(f"{cfg} cannot be read as JSON: {e}") from e
+    if not isinstance(config, dict):
+        raise ModelError(f"{cfg} is not a model configuration (expected a JSON object)")
+    return config
+
+
+def _context_length(config: dict, cfg_path: Path) -> int:
+    text = config.get("text_config")
+    ctx = config.get("max_position_embeddings") or (
+        text.get("max_position_embeddings") if isinstance(text, dict) else None
+    )
+    if ctx is None:
+        return 2048
+    if isinstance(ctx, bool) or not isinstance(ctx, int) or ctx <= 0:
+        raise ModelError(
+            f"{cfg_path} gives the context length as {ctx!r}; it must be a positive whole number"
+        )
+    return ctx
 
 
 def _quantization_label(config: dict) -> str:
+    """What the weights are, and for a converted GGUF what the file was."""
     q = config.get("quantization") or config.get("quantization_config")
-    if not q:
-        return str(config.get("torch_dtype", "float16"))
-    bits, group = q.get("bits"), q.get("group_size")
-    return f"{bits}-bit (group {group})" if bits else str(q.get("quant_method", "?"))
+    if not isinstance(q, dict) or not q:
+        label = str(config.get("torch_dtype", "float16"))
+    else:
+        bits, group = q.get("bits"), q.get("group_size")
+        label = f"{bits}-bit (group {group})" if bits else str(q.get("quant_method", "?"))
+    source = config.get("logitscope_source")
+    if isinstance(source, dict) and isinstance(source.get("tensor_types"), dict):
+        types = source["tensor_types"]
+        main = sorted((n, t) for t, n in types.items() if t not in ("F32", "F16"))
+        if main:
+            label = f"GGUF {'/'.join(t for _n, t in reversed(main))} → MLX {label}"
+    return label
 
 
 def inspect_model(folder: Path) -> ModelInfo:
@@ -72,9 +99,7 @@ def inspect_model(folder: Path) -> ModelInfo:
     weights = list(folder.glob("*.safetensors"))
     if not weights:
         raise ModelError(f"{folder} has no weights (*.safetensors files)")
-    ctx = config.get("max_position_embeddings") or config.get("text_config", {}).get(
-        "max_position_embeddings", 2048
-    )
+    ctx = _context_length(config, folder / "config.json")
     return ModelInfo(
         name=folder.name,
         path=str(folder.resolve()),
@@ -92,8 +117,8 @@ def list_models() -> list[ModelInfo]:
         if folder.is_dir() and not folder.name.startswith("."):
             try:
                 found.append(inspect_model(folder))
-            except ModelError:
-                continue
+            except (ModelError, OSError, ValueError, TypeError):
+                continue  # one bad folder never hides the others
     found.sort(key=lambda m: m.name != DEFAULT_MODEL_NAME)
     return found
 
@@ -126,12 +151,22 @@ def resolve_model(spec: str | None, progress=None) -> Path:
     )
 
 
+def converted_folder(path: Path, digest: str) -> Path:
+    """The folder a GGUF converts to: its name plus a short content hash, so two
+    different files never share (or overwrite) a folder."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", path.stem)[:80].strip("._") or "model"
+    return models_dir() / f"{stem}-{digest[:10]}"
+
+
 def _convert_file(path: Path, progress) -> Path:
-    check_gguf_header(path)
-    out = models_dir() / path.stem
+    from engine.file_hash import content_hash
+
+    check_gguf_header(path)  # structure first: nothing native reads a malformed file
+    digest = content_hash(path, progress)
+    out = converted_folder(path, digest)
     if progress:
         progress(f"Converting {path.name} to MLX…", 0.5)
-    convert_gguf(path, out)
+    convert_gguf(path, out, digest, progress)
     return out
 
 

@@ -10,7 +10,28 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from engine.errors import LogitscopeError
+
 APP_NAME = "Logitscope"
+
+
+class DataDirError(LogitscopeError):
+    """A data folder cannot be created or used; the message says which and what to do."""
+
+
+def _ensure_folder(path: Path, what: str, env: str) -> Path:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        from engine.atomic import describe_os_error
+
+        why = describe_os_error(e, path).removeprefix(f"could not write {path}: ")
+        raise DataDirError(
+            f"the {what} {path} cannot be used ({why}); set {env} to a folder you can write to"
+        ) from e
+    if not path.is_dir():
+        raise DataDirError(f"the {what} {path} is a file, not a folder; set {env} to a folder")
+    return path
 
 
 def data_dir() -> Path:
@@ -22,19 +43,15 @@ def data_dir() -> Path:
         from platformdirs import user_data_dir
 
         path = Path(user_data_dir(APP_NAME, appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _ensure_folder(path, "data folder", "LOGITSCOPE_DATA_DIR")
 
 
 def models_dir() -> Path:
     """Folder holding converted models, one sub-folder each."""
     env = os.environ.get("LOGITSCOPE_MODELS_DIR")
     path = Path(env) if env else data_dir() / "models"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _ensure_folder(path, "models folder", "LOGITSCOPE_MODELS_DIR")
 
 
 def downloads_dir() -> Path:
-    path = data_dir() / "downloads"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _ensure_folder(data_dir() / "downloads", "downloads folder", "LOGITSCOPE_DATA_DIR")

@@ -1,4 +1,10 @@
-"""Turning a prompt and settings into token ids (chat template or raw text)."""
+"""Turning a prompt and settings into token ids (chat template or raw text).
+
+The same function runs in the engine and in the window's token counter. In
+chat mode the ids are split into the system part (everything the template puts
+before the user's turn: a system prompt, or a default system block the template
+inserts by itself, with its wrapper tokens) and the rest.
+"""
 
 from __future__ import annotations
 
@@ -7,32 +13,98 @@ from dataclasses import dataclass
 from engine.errors import SettingsError
 from engine.settings import SamplingSettings
 
+_USER, _ASSISTANT, _NEXT = "\ue000LSU\ue000", "\ue000LSA\ue000", "\ue000LSN\ue000"
+
 
 @dataclass(frozen=True)
 class EncodedPrompt:
     ids: list[int]
-    system_tokens: int  # tokens of the system message (0 if none given)
+    system_tokens: int  # tokens before the user's turn (system block and its wrappers)
+
+
+def check_text(prompt) -> str:
+    """Raise SettingsError unless `prompt` is non-empty, encodable text."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise SettingsError("the prompt is empty: type something for the model")
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise SettingsError(
+            f"the prompt holds a character that is not valid text (position {e.start}): "
+            "remove it or paste the text again"
+        ) from None
+    return prompt
+
+
+def _render(tokenizer, messages, generation_prompt: bool) -> str:
+    try:
+        return tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=generation_prompt
+        )
+    except Exception as e:  # noqa: BLE001 - jinja errors, raise_exception(), bad templates
+        first = (str(e).splitlines() or [type(e).__name__])[0][:200]
+        raise SettingsError(
+            f"the model's chat template failed ({type(e).__name__}: {first}): "
+            "switch to raw completion mode, or fix the template"
+        ) from None
+
+
+def system_prefix(tokenizer, system: str | None) -> str | None:
+    """The text the template puts before the user's turn, or None if it cannot tell.
+
+    What separates an assistant reply from the next user message is the end of a
+    turn (as after the user's own message) followed by the user turn's opening
+    wrapper; everything before that wrapper is the system part.
+    """
+    head = [{"role": "system", "content": system}] if system else []
+    try:
+        one = tokenizer.apply_chat_template(
+            [*head, {"role": "user", "content": _USER}], tokenize=False
+        )
+        two = tokenizer.apply_chat_template(
+            [*head, {"role": "user", "content": _USER},
+             {"role": "assistant", "content": _ASSISTANT},
+             {"role": "user", "content": _NEXT}], tokenize=False,
+        )  # fmt: skip
+    except Exception:  # noqa: BLE001 - a template that refuses this shape: no split
+        return None
+    if _USER not in one or _ASSISTANT not in two or _NEXT not in two:
+        return None
+    before = one[: one.index(_USER)]
+    turn_end = one[one.index(_USER) + len(_USER) :]
+    a_end = two.index(_ASSISTANT) + len(_ASSISTANT)
+    between = two[a_end : two.index(_NEXT)]
+    k = 0
+    while k < min(len(turn_end), len(between)) and turn_end[k] == between[k]:
+        k += 1
+    user_start = between[k:]
+    if not before.endswith(user_start):
+        return None
+    return before[: len(before) - len(user_start)]
 
 
 def encode_prompt(tokenizer, prompt: str, settings: SamplingSettings) -> EncodedPrompt:
     """Tokenize `prompt`, through the chat template when `settings.chat_template`.
 
     Raises:
-        SettingsError: the prompt is empty, or chat mode is asked of a model
-            without a chat template.
+        SettingsError: the prompt is empty or not valid text, chat mode is asked
+            of a model without a chat template, or the template fails.
     """
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise SettingsError("the prompt is empty: type something for the model")
+    check_text(prompt)
     if not settings.chat_template:
         return EncodedPrompt(tokenizer.encode(prompt), 0)
     if not getattr(tokenizer, "has_chat_template", False):
         raise SettingsError("this model has no chat template: switch to raw completion mode")
+    if settings.system_prompt:
+        check_text(settings.system_prompt)
     messages = []
-    system_tokens = 0
     if settings.system_prompt:
         messages.append({"role": "system", "content": settings.system_prompt})
-        system_text = tokenizer.apply_chat_template(messages, tokenize=False)
-        system_tokens = len(tokenizer.encode(system_text, add_special_tokens=False))
     messages.append({"role": "user", "content": prompt})
-    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    return EncodedPrompt(tokenizer.encode(text, add_special_tokens=False), system_tokens)
+    text = _render(tokenizer, messages, True)
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    prefix = system_prefix(tokenizer, settings.system_prompt)
+    system_tokens = 0
+    if prefix and text.startswith(prefix):
+        system_tokens = len(tokenizer.encode(prefix, add_special_tokens=False))
+    return EncodedPrompt(ids, min(system_tokens, len(ids)))

@@ -19,8 +19,20 @@ class TopToken:
     """One candidate next token."""
 
     token_id: int
-    text: str
+    text: str  # readable form: the decoded text, or `<0xE6><0x97>` for partial UTF-8
     logprob: float
+    bytes: tuple[int, ...] | None = None  # the token's raw bytes (as OpenAI logprobs give)
+
+
+def token_label(raw: bytes | tuple[int, ...] | list[int] | None, fallback: str = "") -> str:
+    """A token shown on its own: its text if its bytes are whole UTF-8, else its bytes."""
+    if raw is None:
+        return fallback
+    raw = bytes(raw)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "".join(f"<0x{b:02X}>" for b in raw)
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,7 @@ class PrefillRecord:
     processed: int
     total: int
     elapsed_s: float
+    system_tokens: int = 0  # of `total`, the template's system part
     type: str = "prefill"
 
 
@@ -63,9 +76,13 @@ class TokenRecord:
 
     `logprob`/`top`/`entropy` describe the model's raw distribution (T=1, before
     repetition penalty and filters); `sampled_*` the distribution the token was
-    actually drawn from. `sweep_logz[i]` is logsumexp(raw_logprobs / T_i) and
-    `sweep_entropy[i]` the entropy at T_i, for T_i in SWEEP_TEMPERATURES.
-    Entropies are in nats.
+    actually drawn from. `sampled_probs[i]` is the sampled-from probability of
+    raw candidate `top[i]` (0.0 when a filter removed it; empty when not
+    recorded: unknown, never zero). `sweep_logz[i]` is logsumexp(raw_logprobs / T_i)
+    and `sweep_entropy[i]` the entropy at T_i, for T_i in SWEEP_TEMPERATURES.
+    Entropies are in nats. `text` is what the token adds to the answer (empty
+    for a partial UTF-8 character, completed by a later token, and for the
+    end-of-sequence step, flagged `eos`); `bytes` are its raw bytes.
     """
 
     step: int
@@ -83,27 +100,51 @@ class TokenRecord:
     context_tokens: int
     sweep_logz: tuple[float, ...] = ()
     sweep_entropy: tuple[float, ...] = ()
+    bytes: tuple[int, ...] | None = None
+    eos: bool = False
+    sampled_probs: tuple[float, ...] = ()
     type: str = "token"
+
+    @property
+    def label(self) -> str:
+        """The token shown on its own (bytes where it is not whole UTF-8)."""
+        if self.eos:
+            return token_label(self.bytes, "<eos>")
+        return token_label(self.bytes, self.text)
+
+    def sampled_prob_of(self, token_id: int) -> float | None:
+        """Sampled-from probability of a candidate, or None when it was not recorded."""
+        if token_id == self.token_id and self.sampled_logprob is not None:
+            return 2.718281828459045**self.sampled_logprob
+        for c, p in zip(self.top, self.sampled_probs, strict=False):
+            if c.token_id == token_id:
+                return p
+        for c in self.sampled_top:
+            if c.token_id == token_id:
+                return 2.718281828459045**c.logprob
+        return None
 
 
 @dataclass(frozen=True)
 class DoneRecord:
     """The end of a run and its statistics."""
 
-    finish_reason: str  # stop | length | cancelled | error
+    finish_reason: str  # eos | stop_string | length | cancelled | error (older logs: stop)
     text: str
     prompt_tokens: int
-    generated_tokens: int
-    ttft_s: float
-    prefill_tps: float
-    decode_tps: float
-    peak_memory_bytes: int
-    kv_cache_bytes: int
+    generated_tokens: int  # tokens of the answer (the end-of-sequence step not counted)
+    ttft_s: float | None  # request -> first token's value known
+    prefill_tps: float | None  # prompt tokens / prefill_s
+    decode_tps: float | None  # decode steps / decode_s (None: fewer than 2 steps)
+    peak_memory_bytes: int | None
+    kv_cache_bytes: int | None
     context_length: int
     seed: int | None
     elapsed_s: float
     system_tokens: int = 0
     error: str | None = None
+    prefill_s: float | None = None  # prefill start -> first token's value known
+    decode_s: float | None = None  # first token known -> last step's value known
     type: str = "done"
 
 
@@ -113,7 +154,7 @@ class ErrorRecord:
     exited mid-run); `message` is for people."""
 
     message: str
-    kind: str = "error"  # error | model | settings | engine_died
+    kind: str = "error"  # error | model | settings | engine_died | engine_hung
     type: str = "error"
 
 
@@ -142,13 +183,18 @@ def record_from_dict(d: dict) -> Record:
     if cls is TokenRecord:
         for key in ("top", "sampled_top"):
             kw[key] = tuple(_top(t) for t in kw.get(key, ()))
-        for key in ("sweep_logz", "sweep_entropy"):
+        for key in ("sweep_logz", "sweep_entropy", "sampled_probs"):
             kw[key] = tuple(kw.get(key, ()))
+        if kw.get("bytes") is not None:
+            kw["bytes"] = tuple(kw["bytes"])
     return cls(**kw)
 
 
 def _top(t) -> TopToken:
-    return t if isinstance(t, TopToken) else TopToken(**t)
+    if isinstance(t, TopToken):
+        return t
+    raw = t.get("bytes")
+    return TopToken(t["token_id"], t["text"], t["logprob"], tuple(raw) if raw else raw)
 
 
 @dataclass

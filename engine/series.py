@@ -1,5 +1,6 @@
-"""Per-run series derived from token records (NumPy), shared by the charts and
-the HTML report."""
+"""Per-run series and speed figures derived from token records (NumPy), shared by
+the charts, the status line, the compare table and the HTML report: one
+definition of each figure."""
 
 from __future__ import annotations
 
@@ -8,18 +9,28 @@ import numpy as np
 TPS_WINDOW = 8  # tokens in the moving average
 
 
-def rolling_tps(elapsed) -> np.ndarray:
-    """Tokens/s over the last TPS_WINDOW tokens, at each token's arrival time.
+def decode_rate(elapsed) -> float | None:
+    """Decode tokens/s from the steps' arrival times: steps after the first over the
+    time from the first to the last. None with fewer than two steps."""
+    n = len(elapsed)
+    if n < 2 or elapsed[-1] <= elapsed[0]:
+        return None
+    return (n - 1) / (elapsed[-1] - elapsed[0])
 
-    A moving window, because single-token latencies are jagged: with the next
-    step queued ahead, the last token of a run arrives almost at once.
+
+def rolling_tps(elapsed) -> np.ndarray:
+    """Tokens/s over the last TPS_WINDOW steps, at each step's arrival time.
+
+    A moving window, because single-step latencies are jagged. The first step
+    has no step before it to measure against: NaN (drawn as a gap).
     """
     t = np.asarray(elapsed, dtype=np.float64)
     n = len(t)
+    out = np.full(n, np.nan)
     if n < 2:
-        return np.zeros(n)
+        return out
     j = np.maximum(np.arange(n) - TPS_WINDOW, 0)
     dt = t - t[j]
-    out = np.divide(np.arange(n) - j, dt, out=np.zeros(n), where=dt > 0)
-    out[0] = out[1]
+    np.divide(np.arange(n) - j, dt, out=out, where=dt > 0)
+    out[0] = np.nan
     return out

@@ -18,7 +18,8 @@ DEFAULT_MAX_TOKENS = 256
 DEFAULT_TOP_N = 10  # alternatives recorded per step
 MAX_TOP_N = 50
 MAX_TEMPERATURE = 2.0
-DEFAULT_PREFILL_CHUNK = 128  # tokens per prefill step; cancel is checked between
+MAX_SEED = 2**63 - 1
+DEFAULT_PREFILL_CHUNK = 512  # most tokens per prefill step (chunks adapt to ~0.5 s each)
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,13 @@ class SamplingSettings:
             f"max tokens must be a whole number >= 1, got {self.max_tokens}",
         )
         _check(
-            self.seed is None or (isinstance(self.seed, int) and self.seed >= 0),
-            f"seed must be a whole number >= 0, got {self.seed}",
+            self.seed is None
+            or (
+                isinstance(self.seed, int)
+                and not isinstance(self.seed, bool)
+                and 0 <= self.seed <= MAX_SEED
+            ),
+            f"seed must be a whole number from 0 to {MAX_SEED}, got {self.seed}",
         )
         _check(
             all(isinstance(s, str) and s for s in self.stop),

@@ -10,7 +10,8 @@ from PySide6.QtCore import Qt
 from app.charts.base import pen, set_title, style_plot
 from app.run_state import RunState
 from app.theme import CHOSEN, OUTPUT, PROMPT
-from engine.series import rolling_tps
+from engine.series import decode_rate, rolling_tps
+from engine.units import fmt_or_na
 
 
 class ThroughputChart(pg.PlotWidget):
@@ -35,7 +36,9 @@ class ThroughputChart(pg.PlotWidget):
 
     def update_from(self, state: RunState) -> None:
         n = state.n
-        ttft = state.done.ttft_s if state.done else (state.tokens[0].elapsed_s if n else None)
+        ttft = state.done.ttft_s if state.done else None
+        if ttft is None and n:
+            ttft = state.tokens[0].elapsed_s
         prefill_end = (
             ttft if ttft is not None else (state.prefill.elapsed_s if state.prefill else 0)
         )
@@ -46,10 +49,10 @@ class ThroughputChart(pg.PlotWidget):
             self.ttft_line.label.setFormat(f"TTFT {ttft:.2f}s")
         t = state.elapsed[:n]
         self.tps = rolling_tps(t)
-        self.curve.setData(t, self.tps)
-        top = float(self.tps.max()) * 1.2 if n > 1 else 10.0
+        self.curve.setData(t, self.tps, connect="finite")
+        top = float(np.nanmax(self.tps)) * 1.2 if n > 1 else 10.0
         self.prefill_label.setPos(0, top)
         self.getPlotItem().setRange(xRange=(0, max(float(t[-1]) if n else 0, prefill_end, 1.0)),
                                     yRange=(0, top), padding=0.03)  # fmt: skip
-        tps = state.done.decode_tps if state.done else (self.tps[-1] if n > 1 else 0)
-        set_title(self.getPlotItem(), "Throughput", f"decode {tps:.1f} tok/s")
+        tps = state.done.decode_tps if state.done else decode_rate(t)
+        set_title(self.getPlotItem(), "Throughput", f"decode {fmt_or_na(tps, '.1f', 'tok/s')}")

@@ -39,7 +39,8 @@ def test_generate_json_records(default_model_path):
         assert lps == sorted(lps, reverse=True)
     done = records[-1]
     assert set(done) >= DONE_KEYS
-    assert done["generated_tokens"] == len(tokens)
+    assert done["generated_tokens"] == sum(not t["eos"] for t in tokens)
+    assert tokens[-1]["eos"] and done["finish_reason"] == "eos"
     assert "".join(t["text"] for t in tokens).startswith(done["text"])
     assert "Paris" in done["text"]
     # The run is in the history, record for record.
@@ -90,7 +91,7 @@ def test_prompt_longer_than_context(tiny_model_dir):
     p = cli("generate", "--model", str(tiny_model_dir), "--prompt", "-", stdin="word " * 40)
     assert p.returncode == 2
     assert "Traceback" not in p.stderr
-    assert "context window is 64: shorten the prompt" in p.stderr
+    assert "context window is 64: shorten it by" in p.stderr
 
 
 def test_bench_reports_both_speeds_and_ratio(default_model_path):

@@ -118,7 +118,7 @@ def test_stop_string_ends_the_run_before_it(tiny_lm):
     k = next(i for i, p in enumerate(pieces) if i >= 2 and p.strip())
     stop = pieces[k]
     r = run(tiny_lm, temperature=0.0, stop=(stop,))
-    assert r.done.finish_reason == "stop"
+    assert r.done.finish_reason == "stop_string"
     expected = "".join(pieces)
     assert r.done.text == expected[: expected.index(stop)]
     assert stop not in r.done.text

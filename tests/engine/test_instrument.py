@@ -106,7 +106,7 @@ def test_greedy_is_one_hot_on_argmax(logits):
     assert stats.sampled_entropy == 0.0
     assert stats.sampled_top_ids[0] == stats.token_id
     assert all(lp == -math.inf for lp in stats.sampled_top_logprobs[1:])
-    kept = candidates(stats.sampled_top_ids, stats.sampled_top_logprobs, str)
+    kept = candidates(stats.sampled_top_ids, stats.sampled_top_logprobs, lambda i: b"x")
     assert [c.token_id for c in kept] == [stats.token_id]
 
 

@@ -16,7 +16,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from engine.export import import_json, render, to_json
+from engine.export import csv_cell, render, to_json
+from engine.session_import import import_json
 from engine.generate import generate_records
 from engine.journal import Journal, find, list_sessions, read_session
 from engine.records import TokenRecord, to_dict
@@ -109,7 +110,7 @@ def test_json_export_import_export_round_trip(tmp_path, session_file):
     path.write_text(first)
     other = tmp_path / "elsewhere"
     other.mkdir()
-    imported = import_json(path, other)
+    imported = import_json(path, other).session
     assert to_json(imported) == first
     doc = json.loads(first)
     assert doc["schema_version"] == 1 and len(doc["runs"]) == 2
@@ -134,7 +135,8 @@ def test_jsonl_and_csv_exports(session_file):
     tokens = session.runs[0].tokens + session.runs[1].tokens
     assert len(rows) == len(tokens)
     for row, t in zip(rows, tokens, strict=True):
-        assert int(row["step"]) == t.step and row["token"] == t.text
+        assert int(row["step"]) == t.step and row["token"] == csv_cell(t.label)
+        assert row["token"] != "" and bytes.fromhex(row["bytes"]) == bytes(t.bytes)
         assert float(row["probability"]) == pytest.approx(t.prob, rel=1e-5)
         assert float(row["entropy"]) == pytest.approx(t.entropy, rel=1e-5)
         assert [c["token_id"] for c in json.loads(row["top"])] == [c.token_id for c in t.top]

@@ -28,7 +28,7 @@ def test_greedy_answer_names_paris(smollm):
     r = collect(generate_records(smollm, QUESTION, SamplingSettings(temperature=0, max_tokens=24)))
     assert "Paris" in r.done.text
     assert r.done.text.rstrip().endswith(".")
-    assert r.done.finish_reason == "stop"
+    assert r.done.finish_reason == "eos" and r.tokens[-1].eos
 
 
 def test_chosen_logprobs_equal_bare_mlx_lm(smollm):

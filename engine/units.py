@@ -1,0 +1,30 @@
+"""One convention for units on every screen and in every export.
+
+Bytes are shown in decimal units (1 MB = 10^6 bytes, as the OS file managers of
+macOS and most Linux desktops do), and a value an engine did not report is
+written "not reported", never 0.
+"""
+
+from __future__ import annotations
+
+NOT_REPORTED = "not reported"
+
+
+def human_bytes(n: float | None) -> str:
+    """1234567 -> '1.23 MB' (decimal units)."""
+    if n is None:
+        return NOT_REPORTED
+    for unit in ("B", "kB", "MB", "GB"):
+        if abs(n) < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1000
+    return f"{n:.2f} GB"
+
+
+def fmt_mb(n: float | None) -> str:
+    return NOT_REPORTED if n is None else f"{n / 1e6:.1f} MB"
+
+
+def fmt_or_na(value: float | None, spec: str, unit: str) -> str:
+    """`value` formatted with its unit, or 'not reported'."""
+    return NOT_REPORTED if value is None else f"{format(value, spec)} {unit}"
