@@ -9,7 +9,7 @@ import math
 import secrets
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from app.bridge import EngineBridge
 from app.charts.base import pen, set_title, short, style_plot
 from app.compare_lane import CompareLane
+from app.journal_sink import start_journaled_run
 from engine.compare_stats import first_divergence, summarize
 from engine.journal import Journal
 
@@ -42,6 +43,8 @@ SUMMARY_ROWS = (
 
 
 class CompareWindow(QMainWindow):
+    journal_failed = Signal(str)  # from the bridge thread: the history stopped saving
+
     def __init__(self, bridge: EngineBridge | None = None, journal: Journal | None = None):
         super().__init__()
         self.setWindowTitle("Logitscope — Compare")
@@ -112,6 +115,9 @@ class CompareWindow(QMainWindow):
         self.bridge.failed.connect(self._on_failed)
         self.bridge.busy_changed.connect(self._on_busy)
         self.bridge.model_loaded.connect(self._on_model)
+        self.journal_failed.connect(
+            lambda m: self.statusBar().showMessage(f"Runs are shown but not saved: {m}", 15000)
+        )
         self.timer = QTimer(self)
         self.timer.setInterval(250)  # lanes' strips and the overlay: 4 Hz while streaming
         self.timer.timeout.connect(self._redraw_running)
@@ -189,11 +195,12 @@ class CompareWindow(QMainWindow):
         if self.journal is None:
             return None
         info = {"comparison_id": self.comparison_id, "lane": lane.index}
-        run_id = self.journal.start_run(lane.state.prompt, lane.state.settings.to_dict(),
-                                        None, comparison=info)  # fmt: skip
+        run_id, sink = start_journaled_run(
+            self.journal, lane.state.prompt, lane.state.settings.to_dict(), None,
+            self.journal_failed.emit, comparison=info,
+        )  # fmt: skip
         lane.state.run_id = run_id
-        journal = self.journal
-        return lambda record: journal.record(run_id, record)
+        return sink
 
     def stop_lane(self, lane: CompareLane) -> None:
         if lane in self.queue:

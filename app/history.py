@@ -1,18 +1,18 @@
 """HistoryPanel: past sessions and runs from the journal; open, rename, star,
-delete, export and import them. Opening a run needs no model."""
+delete (to a bin, restorable), export and import them. Opening a run needs no
+model. Every change goes through `Journal`, the one writer of journal lines."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QFileDialog,
     QGridLayout,
     QInputDialog,
     QLabel,
+    QMessageBox,
     QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -20,23 +20,36 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.export import FORMATS, import_json, render
-from engine.journal import RunLog, SessionLog, list_sessions
+from app.file_dialogs import ask_export_path, ask_import_path
+from engine.atomic import write_atomic
+from engine.errors import LogitscopeError
+from engine.export import render
+from engine.journal import Journal, RunLog, SessionLog, list_sessions
+from engine.session_import import import_json
 
 RUN_ROLE = Qt.UserRole + 1
-FILTERS = {"html": "HTML report (*.html)", "json": "JSON, everything (*.json)",
-           "jsonl": "JSON Lines (*.jsonl)", "csv": "CSV, one row per token (*.csv)",
-           "md": "Markdown transcript (*.md)"}  # fmt: skip
+BIN = "__bin__"
 
 
 def append_meta(session: SessionLog, run_id: str, **changes) -> None:
-    """One `meta` line at the end of the run's session journal."""
-    line = json.dumps({"kind": "meta", "run_id": run_id, **changes}, ensure_ascii=False)
-    with open(session.path, "a", encoding="utf-8") as f:
-        f.write(line + "\n")
+    """One `meta` entry for a run, through the session's Journal (locks, torn-line guard).
+
+    Raises:
+        engine.journal.JournalError: the history folder cannot be written.
+    """
+    journal = Journal.open(session.path)
+    try:
+        journal.meta(run_id, **changes)
+    finally:
+        journal.close()
 
 
 class HistoryPanel(QWidget):
+    """Sessions (newest first) with their runs, and a Bin of deleted runs.
+
+    `confirm(title, text) -> bool` asks the user; tests replace it.
+    """
+
     open_run = Signal(object)  # RunLog
     message = Signal(str)  # errors and notices for the window to show
 
@@ -45,22 +58,24 @@ class HistoryPanel(QWidget):
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["Run", "Model", "Tokens", "tok/s"])
         self.tree.setRootIsDecorated(True)
-        self.tree.setColumnWidth(0, 140)
-        self.tree.setColumnWidth(1, 70)
-        self.tree.setColumnWidth(2, 44)
+        self.tree.setColumnWidth(0, 230)
+        self.tree.setColumnWidth(1, 90)
+        self.tree.setColumnWidth(2, 48)
         self.tree.setToolTip("Double-click a run to show it again (no model needed)")
         self.notice = QLabel()
         self.notice.setWordWrap(True)
         self.notice.hide()
-        buttons = QGridLayout()  # two rows: six buttons do not fit one narrow row
+        buttons = QGridLayout()  # rows of three: six buttons do not fit one narrow row
         self.buttons = {}
         for key, label, tip in (
-            ("open", "Open", "Show this run's tokens and charts"),
-            ("rename", "Rename", "Give this run a name"),
-            ("star", "★", "Star or unstar"),
-            ("delete", "Delete", "Hide this run from history and exports"),
-            ("export", "Export…", "Export the run, or the session when one is selected"),
+            ("open", "Open", "Show this run's tokens and charts (Enter)"),
+            ("rename", "Rename", "Give this run a name (F2)"),
+            ("star", "★ Star", "Star or unstar this run"),
+            ("delete", "Delete", "Move this run to the Bin; restore it from there (Del)"),
+            ("export", "Export…", "Export the run, or the whole session when one is selected"),
             ("import", "Import…", "Add an exported JSON session to the history"),
+            ("restore", "Restore", "Bring a run back from the Bin"),
+            ("empty", "Empty bin…", "Delete the runs in the Bin for good"),
         ):
             b = QPushButton(label)
             b.setToolTip(tip)
@@ -72,39 +87,61 @@ class HistoryPanel(QWidget):
         layout.addLayout(buttons)
         self.sessions: list[SessionLog] = []
         self._cache: dict = {}  # unchanged journals are not re-read on refresh
+        self.confirm = self._ask
         self.tree.itemDoubleClicked.connect(lambda *_: self._on_open())
-        self.buttons["open"].clicked.connect(self._on_open)
-        self.buttons["rename"].clicked.connect(self._on_rename)
-        self.buttons["star"].clicked.connect(self._on_star)
-        self.buttons["delete"].clicked.connect(self._on_delete)
-        self.buttons["export"].clicked.connect(self._on_export)
-        self.buttons["import"].clicked.connect(self._on_import)
+        self.tree.currentItemChanged.connect(lambda *_: self._update_buttons())
+        for key in self.buttons:
+            self.buttons[key].clicked.connect(getattr(self, "_on_" + key))
         self.refresh()
 
+    def _ask(self, title: str, text: str) -> bool:
+        answer = QMessageBox.question(self, title, text, QMessageBox.Yes | QMessageBox.Cancel,
+                                      QMessageBox.Cancel)  # fmt: skip
+        return answer == QMessageBox.Yes
+
+    # -- the tree --------------------------------------------------------------------
     def refresh(self) -> None:
         self.sessions, problems = list_sessions(cache=self._cache)
+        expanded = {self.tree.topLevelItem(i).data(0, RUN_ROLE)[0]
+                    for i in range(self.tree.topLevelItemCount())
+                    if self.tree.topLevelItem(i).isExpanded()}  # fmt: skip
         self.tree.clear()
+        binned = []
         for s in self.sessions:
-            top = QTreeWidgetItem([time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started)),
-                                   "", str(len(s.visible_runs)), ""])  # fmt: skip
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started))
+            top = QTreeWidgetItem([f"Session {when}", "", str(len(s.visible_runs)), ""])
             top.setData(0, RUN_ROLE, (s.session_id, None))
-            for r in s.visible_runs:
-                d = r.done
-                child = QTreeWidgetItem([
-                    ("★ " if r.starred else "") + r.title,
-                    (r.model or {}).get("name", "?"),
-                    str(len(r.tokens)),
-                    f"{d.decode_tps:.1f}" if d else ("error" if r.error else "—"),
-                ])  # fmt: skip
-                child.setToolTip(0, f"{r.run_id}\n{r.prompt[:300]}")
-                child.setData(0, RUN_ROLE, (s.session_id, r.run_id))
-                top.addChild(child)
+            top.setToolTip(0, f"{s.session_id}\n{s.path}")
+            for r in s.runs:
+                if r.deleted:
+                    binned.append((s, r))
+                else:
+                    top.addChild(_run_item(s, r))
             self.tree.addTopLevelItem(top)
-        if self.sessions:
+            top.setExpanded(s.session_id in expanded)
+        if binned:
+            bin_item = QTreeWidgetItem([f"Bin ({len(binned)} deleted)", "", "", ""])
+            bin_item.setData(0, RUN_ROLE, (BIN, None))
+            bin_item.setToolTip(0, "Deleted runs: Restore brings one back, Empty bin removes "
+                                "them for good")  # fmt: skip
+            for s, r in binned:
+                bin_item.addChild(_run_item(s, r))
+            self.tree.addTopLevelItem(bin_item)
+        if self.sessions and not expanded:
             self.tree.topLevelItem(0).setExpanded(True)
         text = "; ".join(f"Skipped unreadable session file {p}" for p in problems)
         self.notice.setText(text)
         self.notice.setVisible(bool(problems))
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        session, run = self.selected()
+        in_bin = run is not None and run.deleted
+        for key in ("open", "rename", "star", "delete"):
+            self.buttons[key].setEnabled(run is not None and not in_bin)
+        self.buttons["export"].setEnabled(session is not None and not in_bin)
+        self.buttons["restore"].setEnabled(in_bin)
+        self.buttons["empty"].setEnabled(any(r.deleted for s in self.sessions for r in s.runs))
 
     def selected(self) -> tuple[SessionLog | None, RunLog | None]:
         item = self.tree.currentItem()
@@ -115,24 +152,35 @@ class HistoryPanel(QWidget):
         run = session.run(run_id) if session and run_id else None
         return session, run
 
-    def select_run(self, run_id: str) -> bool:
+    def select_run(self, run_id: str, in_bin: bool = False) -> bool:
         for i in range(self.tree.topLevelItemCount()):
             top = self.tree.topLevelItem(i)
+            if (top.data(0, RUN_ROLE)[0] == BIN) != in_bin:
+                continue
             for j in range(top.childCount()):
                 if top.child(j).data(0, RUN_ROLE)[1] == run_id:
+                    top.setExpanded(True)
                     self.tree.setCurrentItem(top.child(j))
                     return True
         return False
 
+    # -- actions -------------------------------------------------------------------------
+    def _meta(self, session: SessionLog, run_id: str, **changes) -> bool:
+        try:
+            append_meta(session, run_id, **changes)
+        except LogitscopeError as e:
+            self.message.emit(str(e))
+            return False
+        return True
+
     def _on_open(self) -> None:
         _session, run = self.selected()
-        if run is not None:
+        if run is not None and not run.deleted:
             self.open_run.emit(run)
 
     def rename(self, name: str) -> None:
         session, run = self.selected()
-        if run is not None:
-            append_meta(session, run.run_id, name=name.strip())
+        if run is not None and self._meta(session, run.run_id, name=name.strip()):
             self._refresh_keep(run.run_id)
 
     def _on_rename(self) -> None:
@@ -145,56 +193,106 @@ class HistoryPanel(QWidget):
 
     def _on_star(self) -> None:
         session, run = self.selected()
-        if run is not None:
-            append_meta(session, run.run_id, starred=not run.starred)
+        if run is not None and self._meta(session, run.run_id, starred=not run.starred):
             self._refresh_keep(run.run_id)
 
     def _on_delete(self) -> None:
         session, run = self.selected()
-        if run is not None:
-            append_meta(session, run.run_id, deleted=True)
+        if run is None or run.deleted:
+            return
+        if not self.confirm("Delete run", f"Move “{run.title}” to the Bin?\n\nYou can "
+                            "restore it from the Bin until you empty it."):  # fmt: skip
+            return
+        if self._meta(session, run.run_id, deleted=True):
             self.refresh()
+            self.message.emit(f"Moved “{run.title}” to the Bin (Restore brings it back)")
+
+    def _on_restore(self) -> None:
+        session, run = self.selected()
+        if run is not None and run.deleted and self._meta(session, run.run_id, deleted=False):
+            self._refresh_keep(run.run_id)
+            self.message.emit(f"Restored “{run.title}”")
+
+    def _on_empty(self) -> None:
+        doomed = [(s, r) for s in self.sessions for r in s.runs if r.deleted]
+        if not doomed or not self.confirm(
+            "Empty the bin", f"Delete {len(doomed)} run(s) for good? This cannot be undone."
+        ):
+            return
+        removed = set()
+        for s in {id(s): s for s, _r in doomed}.values():
+            ids = {r.run_id for r in s.runs if r.deleted}
+            journal = Journal.open(s.path)
+            try:
+                journal.rewrite(lambda e, ids=ids: e.get("run_id") not in ids)
+                removed |= ids
+            except LogitscopeError as e:
+                self.message.emit(str(e))
+            finally:
+                journal.close()
+        self.refresh()
+        self.message.emit(f"Deleted {len(removed)} run(s) for good")
 
     def _refresh_keep(self, run_id: str) -> None:
         self.refresh()
-        self.select_run(run_id)
+        if not self.select_run(run_id):
+            self.select_run(run_id, in_bin=True)
 
-    def export_to(self, path: str, fmt: str) -> None:
-        """Export the selected run (or the whole selected session) to `path`."""
+    def export_to(self, path: str, fmt: str, overwrite: bool = True) -> bool:
+        """Export the selected run (or the whole selected session) to `path`,
+        through a temporary file and a rename."""
+        session, run = self.selected()
+        if session is None:
+            self.message.emit("Select a run or a session to export first.")
+            return False
+        try:
+            write_atomic(Path(path), render(fmt, session, [run] if run else None), overwrite)
+        except (LogitscopeError, FileExistsError) as e:
+            self.message.emit(str(e))
+            return False
+        self.message.emit(f"Exported to {path}")
+        return True
+
+    def _on_export(self) -> None:
         session, run = self.selected()
         if session is None:
             self.message.emit("Select a run or a session to export first.")
             return
-        try:
-            Path(path).write_text(render(fmt, session, [run] if run else None), encoding="utf-8")
-        except OSError as e:
-            self.message.emit(f"Could not write {path}: {e.strerror}")
-            return
-        self.message.emit(f"Exported to {path}")
-
-    def _on_export(self) -> None:
-        if self.selected()[0] is None:
-            self.message.emit("Select a run or a session to export first.")
-            return
-        filters = ";;".join(FILTERS[f] for f in FORMATS)
-        path, chosen = QFileDialog.getSaveFileName(self, "Export", "", filters)
-        if path:
-            fmt = next(f for f in FORMATS if FILTERS[f] == chosen) if chosen else "json"
-            if not path.endswith("." + fmt):
-                path += "." + fmt
-            self.export_to(path, fmt)
+        name = (run.run_id if run else session.session_id).replace("/", "-run")
+        chosen = ask_export_path(self, f"logitscope-{name}")
+        if chosen:
+            self.export_to(*chosen)
 
     def import_from(self, path: str) -> SessionLog | None:
         try:
-            session = import_json(Path(path))
-        except ValueError as e:
+            result = import_json(Path(path))
+        except (ValueError, LogitscopeError) as e:
             self.message.emit(str(e))
             return None
         self.refresh()
-        self.message.emit(f"Imported {len(session.visible_runs)} run(s) from {path}")
-        return session
+        self.message.emit(result.summary()[:1].upper() + result.summary()[1:])
+        return result.session
 
     def _on_import(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import", "", FILTERS["json"])
+        path = ask_import_path(self)
         if path:
             self.import_from(path)
+
+
+def _run_item(session: SessionLog, r: RunLog) -> QTreeWidgetItem:
+    """One run's row: time, lane (for comparison runs), star and the prompt's first words."""
+    d = r.done
+    when = time.strftime("%H:%M", time.localtime(r.started))
+    lane = ""
+    if r.comparison:
+        lane = f"[lane {chr(ord('A') + int(r.comparison.get('lane', 0)) % 26)}] "
+    tps = d.decode_tps if d else None
+    item = QTreeWidgetItem([
+        f"{when}  {lane}{'★ ' if r.starred else ''}{r.title}",
+        (r.model or {}).get("name", "?"),
+        str(sum(not t.eos for t in r.tokens)),
+        f"{tps:.1f}" if tps is not None else ("error" if r.error else "—"),
+    ])  # fmt: skip
+    item.setToolTip(0, f"{r.run_id}\n{r.prompt[:300]}")
+    item.setData(0, RUN_ROLE, (session.session_id, r.run_id))
+    return item

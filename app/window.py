@@ -34,13 +34,14 @@ from app.bridge import EngineBridge
 from app.charts.panel import CHARTS, ChartsPanel
 from app.controls import SamplingPanel
 from app.history import HistoryPanel
+from app.journal_sink import start_journaled_run
 from app.model_picker import ModelPicker
 from app.prompt_tokens import PromptTokenView
 from app.run_state import RunState
 from app.status_line import status_text
 from app.theme import gradient_stops
 from app.token_view import TokenView
-from engine.errors import SettingsError
+from engine.errors import LogitscopeError, SettingsError
 from engine.journal import Journal, RunLog
 from engine.paths import data_dir
 from engine.prompt import encode_prompt
@@ -69,6 +70,7 @@ def legend_widget() -> QLabel:
 
 class PlaygroundWindow(QMainWindow):
     tokenizer_ready = Signal(object)
+    journal_failed = Signal(str)  # from the bridge thread: the history stopped saving
 
     def __init__(self, bridge: EngineBridge | None = None, load_on_start: bool = True):
         super().__init__()
@@ -214,6 +216,7 @@ class PlaygroundWindow(QMainWindow):
         self.show_tokens.toggled.connect(self._on_show_tokens)
         self.picker.model_chosen.connect(self.load_model)
         self.tokenizer_ready.connect(self._on_tokenizer)
+        self.journal_failed.connect(self._on_journal_failed)
         self.history.open_run.connect(self.show_run)
         self.history.message.connect(self.show_notice)
         self.status_timer.timeout.connect(self._refresh_status)
@@ -244,7 +247,8 @@ class PlaygroundWindow(QMainWindow):
             self.show_error(str(e))
             return
         self.hide_error()
-        self.state = RunState(prompt=prompt, settings=settings, model=self.model_record)
+        self.state = RunState(prompt=prompt, settings=settings, model=self.model_record,
+                              estimated_prompt=self._count_prompt(prompt))  # fmt: skip
         self.viewing = None
         self.viewing_label.clear()
         self.output.clear_tokens()
@@ -254,19 +258,36 @@ class PlaygroundWindow(QMainWindow):
         sink = self._journal_sink(prompt, settings)
         self.bridge.generate(prompt, settings, model, sink=sink)
 
+    def _count_prompt(self, prompt: str) -> tuple[int, int] | None:
+        """(tokens, system tokens) of the prompt as the engine will see it, if known."""
+        if self.tokenizer is None:
+            return None
+        try:
+            enc = encode_prompt(self.tokenizer, prompt, self.controls.prompt_settings())
+        except SettingsError:
+            return None
+        return len(enc.ids), enc.system_tokens
+
     def _journal_sink(self, prompt: str, settings: SamplingSettings):
-        """Start this run in the session journal; return the per-record writer."""
+        """Start this run in the session journal; return the per-record writer.
+
+        If the history cannot be written (read-only or full disk), the run still
+        runs and shows; the user is told once where and what to do.
+        """
         try:
             if self.journal is None:
                 self.journal = Journal.create()
-            model = to_dict(self.model_record) if self.model_record else None
-            run_id = self.journal.start_run(prompt, settings.to_dict(), model)
-        except OSError as e:
-            self.show_notice(f"This run is not being recorded: {e.strerror} ({e.filename})")
+        except LogitscopeError as e:
+            self._on_journal_failed(str(e))
             return None
+        model = to_dict(self.model_record) if self.model_record else None
+        run_id, sink = start_journaled_run(self.journal, prompt, settings.to_dict(), model,
+                                           self.journal_failed.emit)  # fmt: skip
         self.state.run_id = run_id
-        journal = self.journal
-        return lambda record: journal.record(run_id, record)
+        return sink
+
+    def _on_journal_failed(self, message: str) -> None:
+        self.show_error(f"This run is shown but not saved: {message[:1].upper()}{message[1:]}.")
 
     def show_run(self, run: RunLog) -> None:
         """Show a past run's text and every chart again, without the model."""
@@ -296,7 +317,10 @@ class PlaygroundWindow(QMainWindow):
         from app.compare import CompareWindow
 
         if self.journal is None:
-            self.journal = Journal.create()
+            try:
+                self.journal = Journal.create()
+            except LogitscopeError as e:
+                self._on_journal_failed(str(e))
         if getattr(self, "compare_window", None) is None:
             self.compare_window = CompareWindow(journal=self.journal)
             self.compare_window.shared_prompt.setPlainText(self.prompt.toPlainText())

@@ -17,6 +17,7 @@ from engine.prompt import encode_prompt
 from engine.records import RunResult
 from engine.settings import SamplingSettings
 from tests.app.conftest import RUN_MS, run_and_wait, start_run
+from tests.app.timing import Heartbeat, full_redraw_baseline, stall_bound
 
 QUESTION = "What is the capital of France?"
 
@@ -36,7 +37,7 @@ def click_token(qtbot, win, step: int) -> None:
 
 def test_token_view_shows_the_engine_output(qtbot, window, engine_client, default_model_path):
     state = run_and_wait(qtbot, window, QUESTION)
-    assert state.done.finish_reason == "stop"
+    assert state.done.finish_reason == "eos" and state.tokens[-1].eos
     assert window.output.plain_text() == state.done.text
     assert "Paris" in window.output.toPlainText()
     # The same run straight through the engine gives the same text.
@@ -113,31 +114,25 @@ def test_context_chart_counts_match_the_run(qtbot, window):
 
 
 def test_heartbeat_never_stalls_while_streaming(qtbot, window):
-    gaps, last = [], [time.perf_counter()]
-
-    def beat():
-        now = time.perf_counter()
-        gaps.append(now - last[0])
-        last[0] = now
-
-    timer = QTimer()
-    timer.setInterval(16)
-    timer.timeout.connect(beat)
-    timer.start()
-    state = run_and_wait(qtbot, window, "Write a short poem about rain.", max_tokens=40)
-    timer.stop()
+    with Heartbeat() as hb:
+        state = run_and_wait(qtbot, window, "Write a short poem about rain.", max_tokens=40)
     assert state.done.generated_tokens >= 20
-    assert len(gaps) > 100
-    assert max(gaps) < 0.100, f"GUI thread stalled {max(gaps) * 1000:.0f} ms"
+    assert len(hb.gaps) > 100
+    bound = stall_bound(full_redraw_baseline(qtbot, window))
+    assert max(hb.gaps) < bound, (
+        f"GUI stalled {max(hb.gaps) * 1e3:.0f} ms (bound {bound * 1e3:.0f})"
+    )
 
 
 def test_stop_ends_the_run_fast_and_keeps_partial_text(qtbot, window):
     start_run(window, "Count slowly from one to two hundred.", max_tokens=300)
     qtbot.waitUntil(lambda: window.state.n >= 5, timeout=RUN_MS)
+    step_s = sorted(t.latency_s for t in window.state.tokens[1:])[len(window.state.tokens) // 2 - 1]
     t0 = time.perf_counter()
     qtbot.keyClick(window, Qt.Key_Escape)
     qtbot.waitUntil(lambda: window.state.done is not None, timeout=5_000)
-    assert time.perf_counter() - t0 < 0.5
+    # Stop is checked between tokens: it lands within a step or two, measured in this run.
+    assert time.perf_counter() - t0 < max(0.5, 3 * step_s)
     assert window.state.done.finish_reason == "cancelled"
     assert window.output.plain_text() == window.state.done.text != ""
     qtbot.waitUntil(lambda: not window.bridge.busy, timeout=5_000)
@@ -149,7 +144,7 @@ def test_bad_model_shows_an_error_and_the_window_recovers(qtbot, window, tmp_pat
     bad.write_bytes(b"GGUF" + b"\0" * 64)
     window.load_model(str(bad))
     qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=RUN_MS)
-    assert "damaged or truncated" in window.banner.text()
+    assert "not a usable GGUF file" in window.banner.text()
     qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
     state = run_and_wait(qtbot, window, QUESTION)
     assert "Paris" in state.done.text
@@ -159,7 +154,10 @@ def test_bad_model_shows_an_error_and_the_window_recovers(qtbot, window, tmp_pat
 def test_prompt_longer_than_context_is_explained(qtbot, window):
     state = run_and_wait(qtbot, window, "word " * 8300)
     assert state.error is not None and state.done is None
-    assert "context window is 8192" in window.banner.text()
+    assert "context window is 8,192" in window.banner.text()
+    # The context chart shows the overflow, not "0 of 8,192".
+    over = window.context_chart.counts["over"]
+    assert over > 0 and "over the 8,192-token window" in window.context_chart.summary
     assert window.run_button.isEnabled()
     state = run_and_wait(qtbot, window, QUESTION)
     assert "Paris" in state.done.text
@@ -234,6 +232,7 @@ def test_a_2000_token_stream_keeps_the_window_smooth(qtbot, window):
     )
     feeder.stop()
     heartbeat.stop()
-    assert max(gaps) < 0.100, f"GUI thread stalled {max(gaps) * 1000:.0f} ms"
+    bound = stall_bound(full_redraw_baseline(qtbot, window))
+    assert max(gaps) < bound, f"GUI stalled {max(gaps) * 1e3:.0f} ms (bound {bound * 1e3:.0f})"
     assert window.output.plain_text() == "".join(real[i % len(real)].text for i in range(2000))
     assert window.timeline_chart.prob_curve.getData()[0][-1] == 1999

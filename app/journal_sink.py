@@ -1,0 +1,41 @@
+"""The per-record journal writer a run hands to the bridge (window and Compare).
+
+It runs on the bridge thread. If the history cannot be written (read-only or
+full disk), the run goes on and shows; `notify(message)` is called once, and
+the rest of the run is not journaled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from engine.errors import LogitscopeError
+from engine.journal import Journal
+
+
+def start_journaled_run(
+    journal: Journal,
+    prompt: str,
+    settings: dict,
+    model: dict | None,
+    notify: Callable[[str], None],
+    comparison: dict | None = None,
+):
+    """Start a run in `journal`; returns (run_id, sink) or (None, None) if it cannot."""
+    try:
+        run_id = journal.start_run(prompt, settings, model, comparison=comparison)
+    except LogitscopeError as e:
+        notify(str(e))
+        return None, None
+    failed: list[Exception] = []
+
+    def sink(record) -> None:
+        if failed:
+            return
+        try:
+            journal.record(run_id, record)
+        except LogitscopeError as e:
+            failed.append(e)
+            notify(str(e))
+
+    return run_id, sink
