@@ -284,9 +284,10 @@ def cmd_sessions(args) -> int:
         print(f"{x.session_id}  {len(x.visible_runs)} run(s)  {x.path}")
         for r in x.visible_runs:
             d = _run_summary(r)
+            tps = f"{d['decode_tps']:6.1f}" if d["decode_tps"] is not None else "     —"
             print(
                 f"  {d['run_id']:28} {d['model'] or '?':24} {d['tokens']:5} tok "
-                f"{d['decode_tps']:6.1f} tok/s  {'★ ' if r.starred else ''}{r.title}"
+                f"{tps} tok/s  {'★ ' if r.starred else ''}{r.title}"
             )
     return 0
 
@@ -294,8 +295,9 @@ def cmd_sessions(args) -> int:
 def _run_summary(r) -> dict:
     d = r.done
     return {"run_id": r.run_id, "title": r.title, "started": r.started,
-            "model": (r.model or {}).get("name"), "tokens": len(r.tokens),
-            "decode_tps": d.decode_tps if d else 0.0, "starred": r.starred,
+            "model": (r.model or {}).get("name"),
+            "tokens": sum(not t.eos for t in r.tokens),
+            "decode_tps": d.decode_tps if d else None, "starred": r.starred,
             "finish_reason": d.finish_reason if d else ("error" if r.error else None)}  # fmt: skip
 
 

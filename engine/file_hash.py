@@ -54,6 +54,8 @@ def content_hash(path: Path | str, progress=None) -> str:
             if progress and stat.st_size > REPORT_ABOVE:
                 progress(f"Checking {path.name}…", 0.05 + 0.4 * done / stat.st_size)
     digest = h.hexdigest()
+    prefix = key.rsplit("|", 2)[0] + "|"
+    cache = {k: v for k, v in cache.items() if not k.startswith(prefix)}  # older versions
     cache[key] = digest
     with contextlib.suppress(Exception):  # a cache we cannot write only costs time
         from engine.atomic import write_atomic

@@ -41,6 +41,7 @@ class TensorInfo:
     type_name: str
     offset: int  # from the start of the data section
     nbytes: int
+    header_pos: int = 0  # where its dimension count sits in the file (tools, tests)
 
 
 @dataclass
@@ -196,6 +197,7 @@ def _tensor_infos(r: _Reader, info: GGUFInfo, n_tensors: int, sizes, types) -> N
         if name in names:
             r.fail(f"tensor '{name}' appears twice")
         names.add(name)
+        pos = r.pos
         n_dims = r.u32(f"the dimension count of '{name}'")
         if not 1 <= n_dims <= MAX_DIMS:
             r.fail(f"tensor '{name}' has {n_dims} dimensions (1 to {MAX_DIMS} allowed)")
@@ -216,21 +218,31 @@ def _tensor_infos(r: _Reader, info: GGUFInfo, n_tensors: int, sizes, types) -> N
             count *= d
         offset = r.u64(f"the data offset of '{name}'")
         info.tensors.append(TensorInfo(name, shape, qtype.name, offset,
-                                       count // block * type_size))  # fmt: skip
+                                       count // block * type_size, pos))  # fmt: skip
     align = info.metadata.get("general.alignment", 32)
     if not isinstance(align, int) or isinstance(align, bool) or align <= 0 or align & (align - 1):
         r.fail(f"general.alignment is {align!r}, not a power of two")
     info.data_start = (r.pos + align - 1) // align * align
-    end = 0
+    end, before = 0, None
     for t in sorted(info.tensors, key=lambda t: t.offset):
         if t.offset % align:
             r.fail(f"tensor '{t.name}' starts at offset {t.offset}, not aligned to {align}")
         if t.offset < end:
             r.fail(f"tensor '{t.name}' overlaps the tensor before it")
-        end = t.offset + t.nbytes
+        if before is not None and t.offset - end >= align:
+            # GGUF writers pack tensors back to back: a gap means a type or shape that
+            # does not match the data written for it.
+            r.fail(f"tensor '{before.name}' ({before.type_name}, {list(before.shape)}) is "
+                   f"followed by {t.offset - end:,} unused bytes: its type or shape does not "
+                   "match its data; the file is damaged")  # fmt: skip
+        end, before = t.offset + t.nbytes, t
         if info.data_start + end > info.file_size:
             r.fail(f"tensor '{t.name}' ends at byte {info.data_start + end:,}, past the end "
                    f"of the file ({info.file_size:,} bytes): the file is truncated")  # fmt: skip
+    if before is not None and info.file_size - (info.data_start + end) >= align:
+        r.fail(f"tensor '{before.name}' ({before.type_name}, {list(before.shape)}) ends "
+               f"{info.file_size - info.data_start - end:,} bytes before the end of the file: "
+               "its type or shape does not match its data; the file is damaged")  # fmt: skip
 
 
 def _check_metadata(info: GGUFInfo, name: str) -> None:

@@ -20,6 +20,8 @@ class DataDirError(LogitscopeError):
 
 
 def _ensure_folder(path: Path, what: str, env: str) -> Path:
+    if path.exists() and not path.is_dir():
+        raise DataDirError(f"the {what} {path} is a file, not a folder; set {env} to a folder")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:

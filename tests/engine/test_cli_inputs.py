@@ -1,0 +1,142 @@
+"""Bad command-line input gets one line saying what was wrong, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(args, tmp_path, stdin: bytes | None = None, env_extra=None, shell=False, raw=False):
+    env = {**os.environ, "LOGITSCOPE_DATA_DIR": str(tmp_path / "data"), **(env_extra or {})}
+    cmd = args if shell or raw else [sys.executable, "-m", "engine", *args]
+    return subprocess.run(cmd, capture_output=True, input=stdin, env=env, cwd=ROOT,
+                          timeout=180, shell=shell)  # fmt: skip
+
+
+def one_line_error(p) -> str:
+    err = p.stderr.decode("utf-8", "replace")
+    assert p.returncode != 0, err
+    assert "Traceback" not in err, err
+    lines = [ln for ln in err.strip().splitlines() if not ln.startswith("[")]  # progress lines
+    assert len(lines) == 1 and lines[0].startswith("logitscope: "), err
+    return lines[0]
+
+
+def _export(session=True, runs=True, **extra) -> dict:
+    doc = {"schema": "logitscope.session", "schema_version": 1}
+    if session:
+        doc["session"] = {"session_id": "s1", "started": 0.0}
+    if runs:
+        doc["runs"] = [{"run_id": "s1/1", "started": 0.0, "prompt": "p", "settings": {},
+                        "model": None, "records": []}]  # fmt: skip
+    doc.update(extra)
+    return doc
+
+
+BAD_IMPORTS = {
+    "no session": _export(session=False),
+    "no runs": _export(runs=False),
+    "runs as a dict": _export(runs=False) | {"runs": {"a": 1}},
+    "schema_version as text": _export(schema_version="1"),
+    "schema_version newer": _export(schema_version=99),
+    "a run without run_id or prompt": _export() | {"runs": [{"started": 0}]},
+    "a list": [1, 2, 3],
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_IMPORTS))
+def test_bad_imports(tmp_path, case):
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(BAD_IMPORTS[case]))
+    p = run(["import", str(path)], tmp_path)
+    if p.returncode == 0:  # accepted with the bad run left out, and said so
+        assert "left out" in p.stdout.decode() or "imported 0" in p.stdout.decode()
+    else:
+        one_line_error(p)
+    listed = run(["sessions", "--json"], tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    json.loads(listed.stdout)
+
+
+def test_deeply_nested_json(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    assert "nested too deeply" in one_line_error(run(["import", str(path)], tmp_path))
+
+
+def test_not_utf8_and_missing_files(tmp_path):
+    path = tmp_path / "bin.json"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    one_line_error(run(["import", str(path)], tmp_path))
+    one_line_error(run(["import", str(tmp_path / "nope.json")], tmp_path))
+
+
+@pytest.mark.parametrize("config", [[1, 2], {"max_position_embeddings": "abc"}, "{not json"])
+def test_bad_model_folders(tmp_path, tiny_model_dir, config):
+    import shutil
+
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, folder)
+    text = config if isinstance(config, str) else json.dumps(config)
+    (folder / "config.json").write_text(text)
+    line = one_line_error(run(["generate", "--model", str(folder), "--prompt", "hi"], tmp_path))
+    assert "config.json" in line
+    # A bad folder among the installed models never hides the others.
+    models = tmp_path / "models"
+    shutil.copytree(folder, models / "broken")
+    shutil.copytree(tiny_model_dir, models / "good")
+    p = run(["models", "--json"], tmp_path, env_extra={"LOGITSCOPE_MODELS_DIR": str(models)})
+    assert p.returncode == 0 and [m["name"] for m in json.loads(p.stdout)] == ["good"]
+
+
+def test_broken_chat_template(tmp_path, tiny_model_dir):
+    import shutil
+
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, folder)
+    cfg = json.loads((folder / "tokenizer_config.json").read_text())
+    cfg["chat_template"] = "{% for m in messages %}{{ m['content'] }"  # unclosed
+    (folder / "tokenizer_config.json").write_text(json.dumps(cfg))
+    line = one_line_error(run(["generate", "--model", str(folder), "--prompt", "hi"], tmp_path))
+    assert "chat template" in line and "raw" in line
+
+
+def test_data_dir_is_a_file(tmp_path):
+    (tmp_path / "file").write_text("x")
+    p = run(["sessions"], tmp_path, env_extra={"LOGITSCOPE_DATA_DIR": str(tmp_path / "file")})
+    assert "is a file, not a folder" in one_line_error(p)
+
+
+def test_invalid_text_in_the_prompt(tmp_path, tiny_model_dir):
+    model = ["--model", str(tiny_model_dir)]
+    p = run(["generate", *model, "--prompt", "-"], tmp_path, stdin=b"caf\xe9 \xff")
+    assert "not valid UTF-8" in one_line_error(p)
+    # A lone surrogate from argv (what Python makes of undecodable bytes).
+    p = run([sys.executable, "-c",
+             "import sys; from engine.cli import main; "
+             f"sys.exit(main(['generate', '--model', {str(tiny_model_dir)!r}, "
+             "'--prompt', 'a\\udcff b']))"], tmp_path, raw=True)  # fmt: skip
+    assert "not valid text" in one_line_error(p)
+
+
+def test_huge_seed(tmp_path, tiny_model_dir):
+    p = run(["generate", "--model", str(tiny_model_dir), "--prompt", "hi", "--seed",
+             str(2**64)], tmp_path)  # fmt: skip
+    assert "seed" in one_line_error(p)
+
+
+def test_closed_pipe_and_version(tmp_path, tiny_model_dir):
+    cmd = (f"{sys.executable} -m engine generate --model {tiny_model_dir} --prompt hello "
+           "--json --max-tokens 40 --temp 0.9 | head -n 3")  # fmt: skip
+    p = run(cmd, tmp_path, shell=True)
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == 3
+    assert b"Traceback" not in p.stderr and b"BrokenPipe" not in p.stderr, p.stderr
+    p = run(["--version"], tmp_path)
+    assert p.returncode == 0 and p.stdout.decode().startswith("logitscope ")

@@ -1,0 +1,101 @@
+"""A dead or frozen engine costs one run, never the session: kills and freezes at
+random moments during load, prefill and decode, on the real default model."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import threading
+import time
+
+import pytest
+
+from engine.client import EngineClient
+from engine.journal import Journal, read_session
+from engine.settings import SamplingSettings
+
+HANG_S = 2.0
+LOAD_S = 15.0  # silence allowed while the (fresh) engine imports MLX and loads the model
+PROMPT = "The lighthouse keeper climbed the stairs every night, and"
+
+
+def _fault_later(client: EngineClient, delay: float, sig: int, fired: list) -> threading.Timer:
+    def fire():
+        pid = client.pid
+        if pid is not None and client.is_alive():
+            os.kill(pid, sig)
+            fired.append(time.monotonic())
+
+    timer = threading.Timer(delay, fire)
+    timer.start()
+    return timer
+
+
+def test_a_frozen_engine_ends_the_run_as_hung_and_the_next_run_works(default_model_path):
+    client = EngineClient(hang_timeout_s=HANG_S)
+    settings = SamplingSettings(temperature=0, max_tokens=40, chat_template=False)
+    try:
+        tokens, end = [], None
+        for record in client.generate(PROMPT, settings, str(default_model_path)):
+            if record.type == "token":
+                tokens.append(record)
+                if len(tokens) == 3:
+                    os.kill(client.pid, signal.SIGSTOP)
+                    frozen = time.monotonic()
+            if record.type in ("done", "error"):
+                end = record
+        assert end.type == "error" and end.kind == "engine_hung", end
+        assert time.monotonic() - frozen < HANG_S + 5
+        assert len(tokens) == 3  # the partial output stands
+        again = list(client.generate(PROMPT, settings.with_(max_tokens=3),
+                                     str(default_model_path)))  # fmt: skip
+        assert again[-1].type == "done" and again[-1].generated_tokens == 3
+        assert client.restarts == 1
+    finally:
+        client.close()
+
+
+@pytest.mark.slow
+def test_thirty_runs_killed_or_frozen_at_random_moments(tmp_path, default_model_path):
+    rng = random.Random(11)
+    client = EngineClient(hang_timeout_s=HANG_S, load_timeout_s=LOAD_S)
+    journal = Journal.create(tmp_path)
+    settings = SamplingSettings(temperature=0, max_tokens=6, chat_template=False)
+    finished, outcomes = [], []
+    try:
+        for i in range(30):
+            sig = rng.choice([signal.SIGKILL, signal.SIGSTOP])
+            fired: list[float] = []
+            timer = _fault_later(client, rng.uniform(0.0, 3.5), sig, fired)
+            run_id = journal.start_run(f"{PROMPT} ({i})", settings.to_dict(), None)
+            last = None
+            for record in client.generate(PROMPT, settings, str(default_model_path)):
+                if record.type != "progress":
+                    journal.record(run_id, record)
+                last = record
+            ended = time.monotonic()
+            timer.cancel()
+            timer.join()
+            if last.type == "error":  # the fault landed during the run (load, prefill, decode)
+                assert fired, last
+                assert last.kind == ("engine_died" if sig == signal.SIGKILL else "engine_hung")
+                assert ended - fired[0] < LOAD_S + 5
+                outcomes.append(last.kind)
+            else:  # it finished first (the fault, if any, came after the last record)
+                assert last.type == "done", last
+                finished.append(run_id)
+            if fired and client.is_alive():
+                os.kill(client.pid, signal.SIGCONT)
+        # After all that, a clean run works and the journal holds every finished run.
+        final = list(client.generate(PROMPT, settings, str(default_model_path)))
+        assert final[-1].type == "done"
+    finally:
+        client.close()
+        journal.close()
+    assert {"engine_died", "engine_hung"} <= set(outcomes)
+    session = read_session(journal.path)
+    assert session.bad_lines == 0
+    for run_id in finished:
+        run = session.run(run_id)
+        assert run.done is not None and len(run.tokens) >= 1
