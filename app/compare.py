@@ -54,7 +54,7 @@ class CompareWindow(QMainWindow):
         self.queue: list[CompareLane] = []
         self.running: CompareLane | None = None
         self.comparison_id = None
-        self.pair: tuple[CompareLane, CompareLane] | None = None  # the diverging pair shown
+        self.pair: tuple[CompareLane, ...] | None = None  # lanes of the divergence shown
         self._build()
         self.set_lane_count(2)
         self.resize(1500, 950)
@@ -256,7 +256,10 @@ class CompareWindow(QMainWindow):
                 value = getattr(s, attr)
                 if lane.state.error is not None and attr == "finish_reason":
                     value = "error"
-                text = fmt.format(value) if lane.state.n or attr == "finish_reason" else "—"
+                if value is None:
+                    text = "not reported" if lane.state.done else "—"
+                else:
+                    text = fmt.format(value) if lane.state.n or attr == "finish_reason" else "—"
                 self.table.setItem(row, col, QTableWidgetItem(text))
         self._draw_overlay()
 
@@ -292,8 +295,16 @@ class CompareWindow(QMainWindow):
                     if lane.divergence is None:
                         lane.mark_divergence(step)
                 if self.pair is None:
-                    self.pair = (a, b)
+                    self.pair = tuple(x for x in self.lanes if x.state.n
+                                      and x.state.prompt == a.state.prompt
+                                      and x.model_path() == a.model_path())  # fmt: skip
                     self.show_step(a, step)
+        if self.pair is None:  # nothing comparable this time: never show an older comparison
+            plot = self.divergence_chart.getPlotItem()
+            plot.clear()
+            self.divergence_bars, self.divergence_ids = {}, []
+            set_title(plot, "Where the lanes diverge", "no two lanes with one prompt and "
+                      "model took different tokens")  # fmt: skip
         self.divergence_info.setText(" · ".join(notes) or "No two lanes share a prompt and model.")
 
     def show_step(self, lane: CompareLane, step: int) -> None:
@@ -302,31 +313,39 @@ class CompareWindow(QMainWindow):
         lanes = pair or (lane,)
         plot = self.divergence_chart.getPlotItem()
         plot.clear()
-        recs = [x.state.tokens[step] for x in lanes if step < x.state.n]
+        lanes = [x for x in lanes if step < x.state.n]
+        recs = [x.state.tokens[step] for x in lanes]
         if not recs:
             return
         ids, labels = [], []
-        for r in recs:
-            for c in r.top[:6]:
-                if c.token_id not in ids:
-                    ids.append(c.token_id)
-                    labels.append(c.text)
+        for r in recs:  # each lane's own chosen token first, then the top candidates
+            for tid, text in [(r.token_id, r.label)] + [(c.token_id, c.text) for c in r.top[:6]]:
+                if tid not in ids:
+                    ids.append(tid)
+                    labels.append(text)
         self.divergence_bars = {}
         height = 0.8 / (len(recs) + 1)
-        raw = {c.token_id: math.exp(c.logprob) for c in recs[0].top}
-        series = [("raw (T=1)", "#9e9e9e", raw)]
-        for x, r in zip(lanes, recs, strict=False):
-            sampled = {c.token_id: math.exp(c.logprob) for c in r.sampled_top}
-            series.append((f"Lane {chr(65 + x.index)} sampled from", x.color, sampled))
-        for k, (name, color, probs) in enumerate(series):
-            widths = [probs.get(i, 0.0) for i in ids]
+        # Same model and the same tokens before this step: one raw distribution.
+        raw = {}
+        for r in recs:
+            raw.update({c.token_id: math.exp(c.logprob) for c in r.top})
+            raw.setdefault(r.token_id, r.prob)
+        series = [("raw (T=1)", "#9e9e9e", raw.get)]
+        for x, r in zip(lanes, recs, strict=True):
+            series.append((f"Lane {chr(65 + x.index)} sampled from", x.color, r.sampled_prob_of))
+        for k, (name, color, prob_of) in enumerate(series):
+            # A value the engine did not record is drawn as no bar (and listed below),
+            # never as a measured zero.
+            widths = [prob_of(i) for i in ids]
+            widths = [math.nan if w is None else w for w in widths]
             bars = pg.BarGraphItem(x0=[0] * len(ids), y=[j - 0.4 + height * (k + 0.5) for j in
-                                   range(len(ids))], height=height, width=widths, brush=color,
-                                   pen=None, name=name)  # fmt: skip
+                                   range(len(ids))], height=height,
+                                   width=[0.0 if math.isnan(w) else w for w in widths],
+                                   brush=color, pen=None, name=name)  # fmt: skip
             plot.addItem(bars)
             self.divergence_bars[name] = widths
         plot.getAxis("left").setTicks([[(j, short(t)) for j, t in enumerate(labels)]])
-        chosen = ", ".join(f"{chr(65 + x.index)}: {short(r.text)!r}"
+        chosen = ", ".join(f"{chr(65 + x.index)}: {short(r.label)!r}"
                            for x, r in zip(lanes, recs, strict=False))  # fmt: skip
         set_title(plot, "Where the lanes diverge", f"step {step} · chose {chosen}")
         self.divergence_ids = ids

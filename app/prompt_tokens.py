@@ -1,5 +1,6 @@
 """PromptTokenView: the prompt as the model sees it, split into tokens
-(alternating colours, the id and text of each token on hover)."""
+(alternating colours; the id, text and bytes of each token on hover). Tokens that
+hold part of a UTF-8 character show as their bytes, e.g. `<0xE6><0x97>`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import html
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextEdit, QToolTip
 
-from app.token_view import STEP_PROPERTY, visible
+from app.token_view import STEP_PROPERTY
 
 PALETTE = ("#dbe9f6", "#fde2c8", "#d9f0d3", "#eadcf0")
 
@@ -20,16 +21,18 @@ class PromptTokenView(QTextEdit):
         self.setMouseTracking(True)
         self.ids: list[int] = []
         self.pieces: list[str] = []
+        self.raw: list[bytes] = []
 
-    def show_tokens(self, ids: list[int], pieces: list[str]) -> None:
+    def show_tokens(self, ids: list[int], labels: list[str], raw: list[bytes]) -> None:
         self.clear()
-        self.ids, self.pieces = list(ids), list(pieces)
+        self.ids, self.pieces, self.raw = list(ids), list(labels), list(raw)
         cursor = QTextCursor(self.document())
-        for i, piece in enumerate(pieces):
+        for i, piece in enumerate(labels):
             fmt = QTextCharFormat()
             fmt.setBackground(QColor(PALETTE[i % len(PALETTE)]))
             fmt.setProperty(STEP_PROPERTY, i)
-            cursor.insertText(visible(piece), fmt)
+            shown = piece.replace("\n", "↵\n") if piece.strip() == "" else piece
+            cursor.insertText(shown, fmt)
 
     def mouseMoveEvent(self, event):
         cursor = self.cursorForPosition(event.position().toPoint())
@@ -40,7 +43,8 @@ class PromptTokenView(QTextEdit):
             QToolTip.showText(
                 event.globalPosition().toPoint(),
                 f"token {i} · id <b>{self.ids[i]}</b> · "
-                f"<code>{html.escape(repr(self.pieces[i]))}</code>",
+                f"<code>{html.escape(repr(self.pieces[i]))}</code> · bytes "
+                f"<code>{self.raw[i].hex(' ') if i < len(self.raw) else '?'}</code>",
                 self,
             )
         super().mouseMoveEvent(event)

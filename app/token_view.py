@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextEdit, QToolTip
 
 from app.theme import prob_color
@@ -15,26 +15,39 @@ from engine.records import TokenRecord
 STEP_PROPERTY = QTextCharFormat.UserProperty + 1
 
 
-def visible(text: str) -> str:
-    """Show whitespace-only pieces so they can be seen and hovered."""
+EOS_MARK = "⏎"  # the end-of-sequence step: chosen like any token, adds no text
+PART_MARK = "·"  # a token holding part of a UTF-8 character (the next one completes it)
+
+
+def visible(record: TokenRecord) -> str:
+    """What the view shows for a token: its text, with whitespace-only pieces and
+    text-less steps made visible so they can be seen, hovered and clicked."""
+    text = record.text
+    if record.eos:
+        return EOS_MARK
+    if text == "":
+        return PART_MARK
     return text.replace("\n", "↵\n") if text.strip() == "" and "\n" in text else text
 
 
 def alternatives_html(record: TokenRecord, limit: int = 8) -> str:
-    """Tooltip: the chosen token and its top alternatives with probabilities."""
+    """Tooltip: the chosen token and its top alternatives, raw and sampled-from."""
     import math
 
     rows = []
     for c in record.top[:limit]:
         mark = "▶ " if c.token_id == record.token_id else ""
+        sampled = record.sampled_prob_of(c.token_id)
         rows.append(
             f"<tr><td>{mark}<code>{html.escape(repr(c.text))}</code></td>"
-            f"<td align='right'>{math.exp(c.logprob):.1%}</td></tr>"
+            f"<td align='right'>{math.exp(c.logprob):.1%}</td>"
+            f"<td align='right'>{'—' if sampled is None else f'{sampled:.1%}'}</td></tr>"
         )
+    what = "end of sequence " if record.eos else ""
     return (
-        f"<b>step {record.step}</b> · chose <code>{html.escape(repr(record.text))}</code> "
-        f"p={record.prob:.1%} · entropy {record.entropy:.2f} nats"
-        f"<table>{''.join(rows)}</table>"
+        f"<b>step {record.step}</b> · chose {what}<code>{html.escape(repr(record.label))}"
+        f"</code> p={record.prob:.1%} · entropy {record.entropy:.2f} nats"
+        f"<table><tr><th></th><th>raw</th><th>sampled</th></tr>{''.join(rows)}</table>"
     )
 
 
@@ -64,7 +77,9 @@ class TokenView(QTextEdit):
             fmt = QTextCharFormat()
             fmt.setBackground(prob_color(r.prob))
             fmt.setProperty(STEP_PROPERTY, r.step)
-            cursor.insertText(visible(r.text), fmt)
+            if r.eos or not r.text:
+                fmt.setForeground(QColor("#555555"))
+            cursor.insertText(visible(r), fmt)
             self._records.append(r)
         cursor.endEditBlock()
         self.ensureCursorVisible()
@@ -73,8 +88,16 @@ class TokenView(QTextEdit):
         return "".join(r.text for r in self._records)
 
     def step_at(self, pos) -> int | None:
+        """The step of the token under `pos`, or None over blank space."""
         cursor = self.cursorForPosition(pos)
         if cursor.atBlockEnd() and cursor.atBlockStart():
+            return None
+        end = QTextCursor(self.document())
+        end.movePosition(QTextCursor.End)
+        if pos.y() > self.cursorRect(end).bottom():  # below the last line of text
+            return None
+        rect = self.cursorRect(cursor)
+        if cursor.atBlockEnd() and pos.x() > rect.right() + 8:  # past the end of a line
             return None
         cursor.movePosition(QTextCursor.Right)  # the format of the char under the mouse
         value = cursor.charFormat().property(STEP_PROPERTY)
@@ -111,8 +134,8 @@ class TokenView(QTextEdit):
         self._selected = step
 
     def _cursor_for(self, step: int) -> QTextCursor:
-        start = sum(len(visible(r.text)) for r in self._records[:step])
+        start = sum(len(visible(r)) for r in self._records[:step])
         cursor = QTextCursor(self.document())
         cursor.setPosition(start)
-        cursor.setPosition(start + len(visible(self._records[step].text)), QTextCursor.KeepAnchor)
+        cursor.setPosition(start + len(visible(self._records[step])), QTextCursor.KeepAnchor)
         return cursor

@@ -425,9 +425,12 @@ class PlaygroundWindow(QMainWindow):
     def _on_failed(self, record) -> None:
         self.state.error = record
         self._dirty, self._stale = list(CHARTS), False  # show the partial run in full
-        prefix = {"engine_died": "The engine stopped", "model": "Model problem",
+        prefix = {"engine_died": "The engine stopped", "engine_hung": "The engine stopped "
+                  "responding", "model": "Model problem",
                   "settings": "Check the settings"}.get(record.kind, "Error")  # fmt: skip
         self.show_error(f"{prefix}: {record.message}")
+        if record.kind == "model":  # the box shows the model runs will use, not the bad file
+            self.picker.refresh(select=self.model_record.path if self.model_record else None)
         self._progress_idle()
         self._refresh_status()
 
@@ -461,7 +464,7 @@ class PlaygroundWindow(QMainWindow):
         text = self.prompt.toPlainText()
         if not text.strip():
             self.token_count.setText("0 tokens")
-            self.prompt_tokens.show_tokens([], [])
+            self.prompt_tokens.show_tokens([], [], [])
             return
         try:
             ids = encode_prompt(self.tokenizer, text, self.controls.prompt_settings()).ids
@@ -472,7 +475,8 @@ class PlaygroundWindow(QMainWindow):
         self.token_count.setText(f"{len(ids):,} tokens" + (f" of {ctx:,}" if ctx else ""))
         self.token_count.setStyleSheet("color: #b00020;" if ctx and len(ids) >= ctx else "")
         if self.show_tokens.isChecked():
-            self.prompt_tokens.show_tokens(ids, [self.tokenizer.decode([i]) for i in ids])
+            raw = [self.tokenizer.token_bytes(i) for i in ids]
+            self.prompt_tokens.show_tokens(ids, self.tokenizer.labels(ids), raw)
 
     def _on_show_tokens(self, on: bool) -> None:
         self.prompt_stack.setCurrentIndex(1 if on else 0)

@@ -42,6 +42,21 @@ class LightTokenizer:
     def decode(self, ids: list[int]) -> str:
         return self._tok.decode(ids, skip_special_tokens=False)
 
+    def token_bytes(self, token_id: int) -> bytes:
+        """A token's raw bytes (the table is built once, on first use)."""
+        if getattr(self, "_bytes", None) is None:
+            from engine.token_bytes import bytes_table, vocabulary_strings
+
+            size = self._tok.get_vocab_size(with_added_tokens=True)
+            self._bytes = bytes_table(vocabulary_strings(self._tok, size))
+        return self._bytes[token_id] if 0 <= token_id < len(self._bytes) else b""
+
+    def labels(self, ids: list[int]) -> list[str]:
+        """Each token shown on its own: text, or `<0xE6>` bytes for part of a character."""
+        from engine.records import token_label
+
+        return [token_label(self.token_bytes(i)) for i in ids]
+
     def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=False):
         if self._compiled is None:
             from jinja2.sandbox import ImmutableSandboxedEnvironment

@@ -50,8 +50,10 @@ def pen(color: str, width: float = 1, style=None) -> pg.mkPen:
 
 
 def short(text: str, limit: int = 14) -> str:
-    """A token's text as a tick label: whitespace made visible, long ones cut."""
+    """A token's text as a tick label: leading/trailing spaces, newlines and tabs made
+    visible (' the' and 'the' are different tokens), long ones cut."""
     shown = text.replace("\n", "↵").replace("\t", "⇥")
-    if shown.strip() == "":
-        shown = shown.replace(" ", "␣") or "∅"
+    body = shown.strip(" ")
+    lead, trail = len(shown) - len(shown.lstrip(" ")), len(shown) - len(shown.rstrip(" "))
+    shown = "␣" * lead + body + "␣" * (trail if body else 0) or "∅"
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"

@@ -11,7 +11,7 @@ import pyqtgraph as pg
 
 from app.charts.base import set_title, short, style_plot
 from app.theme import CHOSEN, RAW, SAMPLED
-from engine.records import TokenRecord
+from engine.records import TokenRecord, TopToken
 
 BAR = 0.38
 
@@ -46,24 +46,25 @@ class DistributionChart(pg.PlotWidget):
             self._set([], [], [], [])
             set_title(plot, "Next-token distribution", "no step yet")
             return
-        sampled = {c.token_id: math.exp(c.logprob) for c in record.sampled_top}
         cands = list(record.top[: self.max_bars])
         if record.token_id not in {c.token_id for c in cands}:
-            from engine.records import TopToken
-
-            cands.append(TopToken(record.token_id, record.text, record.logprob))
+            cands.append(TopToken(record.token_id, record.label, record.logprob))
         ids = [c.token_id for c in cands]
         raw = [math.exp(c.logprob) for c in cands]
-        samp = [sampled.get(i, 0.0) for i in ids]
+        # The record's own sampled-from values; NaN (no bar, marked "?") where unknown.
+        samp = [record.sampled_prob_of(i) for i in ids]
+        samp = [math.nan if p is None else p for p in samp]
         self._set(ids, [c.text for c in cands], raw, samp)
         chosen = ids.index(record.token_id)
-        x = max(raw[chosen], samp[chosen])
+        x = max(raw[chosen], 0.0 if math.isnan(samp[chosen]) else samp[chosen])
         self.chosen_mark.setData([x + 0.02], [chosen])
+        unknown = sum(math.isnan(p) for p in samp)
+        note = f" · sampled-from not recorded for {unknown}" if unknown else ""
         set_title(
             plot,
             "Next-token distribution",
-            f"step {record.step} · chose {html.escape(repr(short(record.text)))} "
-            f"(p={record.prob:.1%})",
+            f"step {record.step} · chose {html.escape(repr(short(record.label)))} "
+            f"(p={record.prob:.1%}){note}",
         )
 
     def _set(self, ids, texts, raw, samp) -> None:
@@ -73,12 +74,13 @@ class DistributionChart(pg.PlotWidget):
         self.raw_probs, self.sampled_probs = np.asarray(raw), np.asarray(samp)
         self.labels = [short(t) for t in texts]
         self.raw_bars.setOpts(x0=np.zeros(n), y=y - BAR / 2, width=self.raw_probs)
-        self.sampled_bars.setOpts(x0=np.zeros(n), y=y + BAR / 2, width=self.sampled_probs)
+        self.sampled_bars.setOpts(x0=np.zeros(n), y=y + BAR / 2,
+                                  width=np.nan_to_num(self.sampled_probs, nan=0.0))  # fmt: skip
         if n == 0:
             self.chosen_mark.setData([], [])
         axis = self.getPlotItem().getAxis("left")
         axis.setTicks([[(i, label) for i, label in enumerate(self.labels)]])
-        top = max([*raw, *samp, 0.05])
-        self.getPlotItem().setRange(
-            xRange=(0, min(1.0, top * 1.15) + 0.03), yRange=(-0.7, max(n, 1) - 0.3), padding=0
+        top = max([*raw, *[p for p in samp if not math.isnan(p)], 0.05])
+        self.getPlotItem().setRange(  # room for the chosen marker even at p = 1
+            xRange=(0, top * 1.08 + 0.06), yRange=(-0.7, max(n, 1) - 0.3), padding=0
         )

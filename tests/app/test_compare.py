@@ -55,6 +55,7 @@ def test_greedy_vs_hot_lanes_summary_and_divergence(qtbot, compare):
         assert cell(compare, "generated tokens", col) == str(d.generated_tokens)
         assert cell(compare, "prompt tokens", col) == str(d.prompt_tokens)
         assert cell(compare, "decode tok/s", col) == f"{d.decode_tps:.1f}"
+        assert toks[-1].eos == (d.finish_reason == "eos")  # the stop is a step too
         assert cell(compare, "TTFT (s)", col) == f"{d.ttft_s:.3f}"
         mean_p = sum(math.exp(t.logprob) for t in toks) / len(toks)
         ppl = math.exp(-sum(t.logprob for t in toks) / len(toks))
@@ -71,8 +72,11 @@ def test_greedy_vs_hot_lanes_summary_and_divergence(qtbot, compare):
     assert set(bars) == {"raw (T=1)", "Lane A sampled from", "Lane B sampled from"}
     ids = compare.divergence_ids
     rec_b = b.state.tokens[expected]
-    sampled_b = {c.token_id: math.exp(c.logprob) for c in rec_b.sampled_top}
-    assert bars["Lane B sampled from"] == [sampled_b.get(i, 0.0) for i in ids]
+    # Each lane's own chosen token is on the chart, with its true sampled-from value.
+    assert ids_a[expected] in ids and ids_b[expected] in ids
+    assert bars["Lane B sampled from"] == pytest.approx([rec_b.sampled_prob_of(i) for i in ids])
+    assert bars["Lane B sampled from"][ids.index(ids_b[expected])] == pytest.approx(
+        math.exp(rec_b.sampled_logprob))  # fmt: skip
     assert bars["Lane A sampled from"][ids.index(ids_a[expected])] == pytest.approx(1.0)
     # The comparison is in the session journal, each lane tagged.
     runs = read_session(compare.journal.path).runs
@@ -93,6 +97,7 @@ def test_identical_lanes_have_no_divergence(qtbot, compare):
     assert a.divergence is None and b.divergence is None
     assert not a.div_line.isVisible()
     assert "identical tokens" in compare.divergence_info.text()
+    assert compare.divergence_ids == []  # no earlier comparison left on the chart
 
 
 def test_stopping_one_lane_leaves_the_other_to_finish(qtbot, compare):

@@ -61,10 +61,7 @@ def test_clicking_a_token_points_every_chart_at_it(qtbot, window):
     n = len(rec.top)
     assert dist.token_ids[:n] == [c.token_id for c in rec.top]
     np.testing.assert_allclose(dist.raw_probs[:n], [math.exp(c.logprob) for c in rec.top])
-    sampled = {c.token_id: math.exp(c.logprob) for c in rec.sampled_top}
-    np.testing.assert_allclose(
-        dist.sampled_probs[:n], [sampled.get(c.token_id, 0.0) for c in rec.top]
-    )
+    np.testing.assert_allclose(dist.sampled_probs[:n], rec.sampled_probs)
     assert rec.token_id in dist.token_ids
     assert window.temp_chart.record is rec
     assert window.timeline_chart.lines[0].value() == step
@@ -106,7 +103,8 @@ def test_context_chart_counts_match_the_run(qtbot, window):
     counts = window.context_chart.counts
     assert counts["system"] == d.system_tokens > 0
     assert counts["system"] + counts["prompt"] == d.prompt_tokens
-    assert counts["output"] == d.generated_tokens
+    assert counts["output"] == len(state.tokens)  # the answer and its end token
+    assert len(state.tokens) == d.generated_tokens + (d.finish_reason == "eos")
     assert counts["context"] == d.context_length == 8192
     assert counts["kv_bytes"] == d.kv_cache_bytes > 0
     # The live count beside the prompt agrees with what the engine used.
@@ -145,6 +143,8 @@ def test_bad_model_shows_an_error_and_the_window_recovers(qtbot, window, tmp_pat
     window.load_model(str(bad))
     qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=RUN_MS)
     assert "not a usable GGUF file" in window.banner.text()
+    # The model box shows the model runs will use, not the broken file.
+    assert window.picker.current() == window.model_record.path
     qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
     state = run_and_wait(qtbot, window, QUESTION)
     assert "Paris" in state.done.text
@@ -194,6 +194,37 @@ def test_prompt_token_toggle_shows_the_models_tokens(qtbot, window, smollm):
     assert window.prompt_tokens.ids == expected
     assert "4" in window.prompt_tokens.pieces and "2" in window.prompt_tokens.pieces
     assert window.prompt_stack.currentWidget() is window.prompt_tokens
+    # Partial UTF-8 tokens show as their bytes, and the pieces' bytes rebuild the text.
+    window.prompt.setPlainText("日本語 😀")
+    qtbot.waitUntil(lambda: any("<0x" in p for p in window.prompt_tokens.pieces), timeout=10_000)
+    joined = b"".join(window.prompt_tokens.raw).decode("utf-8")
+    assert "日本語 😀" in joined
+    assert "\ufffd" not in "".join(window.prompt_tokens.pieces)
+
+
+def test_numbers_on_screen_are_the_records(qtbot, window):
+    """Bars, status line, context title and throughput read off the chart items."""
+    from engine.series import decode_rate
+    from engine.units import human_bytes
+
+    state = run_and_wait(qtbot, window, "List three fruits.", temperature=0.8, max_tokens=10,
+                         seed=4)  # fmt: skip
+    for step in range(state.n):
+        window.select_step(step)
+        rec = state.tokens[step]
+        dist = window.dist_chart
+        for tid, shown in zip(dist.token_ids, dist.sampled_probs, strict=True):
+            want = rec.sampled_prob_of(tid)
+            assert math.isnan(shown) if want is None else shown == pytest.approx(want)
+    d = state.done
+    assert f"decode {d.decode_tps:.1f} tok/s" in window.status_label.text()
+    assert d.decode_tps == pytest.approx(decode_rate([t.elapsed_s for t in state.tokens]))
+    assert f"KV cache {human_bytes(d.kv_cache_bytes)}" in window.context_chart.summary
+    assert human_bytes(d.kv_cache_bytes).endswith(("kB", "MB"))
+    tps = window.throughput_chart.tps
+    assert math.isnan(tps[0]) and not np.isnan(tps[1:]).any()  # nothing copied into step 0
+    # No system prompt: the template's own 21-token system block is counted as system.
+    assert window.context_chart.counts["system"] == d.system_tokens == 21
 
 
 def test_a_2000_token_stream_keeps_the_window_smooth(qtbot, window):
