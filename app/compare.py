@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QMainWindow,
     QPlainTextEdit,
@@ -33,6 +34,7 @@ from engine.compare_stats import first_divergence, summarize
 from engine.journal import Journal
 
 MAX_LANES = 4
+TABLE_MIN_WIDTH = 500  # four lanes' columns beside the row names, no scrollbars
 SUMMARY_ROWS = (
     ("prompt tokens", "prompt_tokens", "{:d}"), ("generated tokens", "generated_tokens", "{:d}"),
     ("TTFT (s)", "ttft_s", "{:.3f}"), ("prefill tok/s", "prefill_tps", "{:.1f}"),
@@ -85,22 +87,29 @@ class CompareWindow(QMainWindow):
         self.overlay = pg.PlotWidget()
         style_plot(self.overlay.getPlotItem(), "Probability timelines", left="p(chosen)",
                    bottom="step")  # fmt: skip
-        self.overlay.addLegend(offset=(-8, 8), labelTextSize="8pt")
+        # Lane colours are named in the chart titles: no legend box over the data.
         self.divergence_chart = pg.PlotWidget()
         style_plot(self.divergence_chart.getPlotItem(), "Where the lanes diverge",
                    bottom="probability")  # fmt: skip
         self.divergence_chart.getPlotItem().invertY(True)
-        self.divergence_chart.addLegend(offset=(-8, -8), labelTextSize="8pt")
+
         self.divergence_info = QLabel("Lanes with the same prompt and model are compared here.")
         bottom = QSplitter()
         bottom.addWidget(self.table)
         bottom.addWidget(self.overlay)
         bottom.addWidget(self.divergence_chart)
-        bottom.setSizes([430, 520, 520])
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.table.setMinimumWidth(TABLE_MIN_WIDTH)
+        bottom.setChildrenCollapsible(False)
+        bottom.setSizes([TABLE_MIN_WIDTH, 520, 520])
         split = QSplitter(Qt.Vertical)
         split.addWidget(lanes)
         split.addWidget(bottom)
-        split.setSizes([620, 300])
+        split.setSizes([600, 330])
+        split.setChildrenCollapsible(False)
         root = QWidget()
         layout = QVBoxLayout(root)
         layout.addLayout(top)
@@ -266,11 +275,14 @@ class CompareWindow(QMainWindow):
     def _draw_overlay(self) -> None:
         plot = self.overlay.getPlotItem()
         plot.clear()
+        names = []
         for lane in self.lanes:
             n = lane.state.n
             if n:
-                plot.plot(range(n), lane.state.prob[:n], pen=pen(lane.color, 1.5),
-                          name=f"Lane {chr(65 + lane.index)}")  # fmt: skip
+                plot.plot(range(n), lane.state.prob[:n], pen=pen(lane.color, 1.5))
+                names.append(f"<span style='color:{lane.color}'>■ Lane {chr(65 + lane.index)}"
+                             "</span>")  # fmt: skip
+        set_title(plot, "Probability timelines", " ".join(names) or "no run yet")
 
     def _compare(self) -> None:
         """Mark the first differing step of every lane pair with one prompt and model."""
@@ -347,7 +359,13 @@ class CompareWindow(QMainWindow):
         plot.getAxis("left").setTicks([[(j, short(t)) for j, t in enumerate(labels)]])
         chosen = ", ".join(f"{chr(65 + x.index)}: {short(r.label)!r}"
                            for x, r in zip(lanes, recs, strict=False))  # fmt: skip
-        set_title(plot, "Where the lanes diverge", f"step {step} · chose {chosen}")
+        key = " ".join(f"<span style='color:{color}'>■ {name.removesuffix(' sampled from')}"
+                       "</span>" for name, color, _f in series)  # fmt: skip
+        set_title(plot, "Where the lanes diverge",
+                  f"step {step} · chose {chosen}<br>{key} (lanes: sampled from)")  # fmt: skip
+        widest = max([w for ws in self.divergence_bars.values() for w in ws
+                      if not math.isnan(w)] + [0.05])  # fmt: skip
+        plot.setRange(xRange=(0, widest * 1.05), yRange=(-0.6, len(ids) - 0.4), padding=0)
         self.divergence_ids = ids
 
     def cleanup(self) -> None:

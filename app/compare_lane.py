@@ -55,6 +55,8 @@ class CompareLane(QFrame):
         self.prompt.setPlaceholderText("This lane's prompt")
         self.prompt.setFixedHeight(54)
         self.model = QComboBox()
+        self.model.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.model.setMinimumContentsLength(12)
         for m in list_models():
             self.model.addItem(f"{m.name} · {m.quantization}", m.path)
         if self.model.count() == 0:
@@ -73,12 +75,15 @@ class CompareLane(QFrame):
         self.max_tokens.setValue(48)
         form = QFormLayout()
         form.addRow("Model", self.model)
-        row = QHBoxLayout()
-        for label, w in (("T", self.temperature), ("top-p", self.top_p), ("seed", self.seed),
-                         ("max", self.max_tokens)):  # fmt: skip
-            row.addWidget(QLabel(label))
-            row.addWidget(w)
-        form.addRow("Sampling", row)
+        for title, pair in (("Sampling", (("T", self.temperature), ("top-p", self.top_p))),
+                            ("Seed", (("", self.seed), ("max", self.max_tokens)))):  # fmt: skip
+            row = QHBoxLayout()  # two short rows: four lanes fit a 1600 px screen
+            for label, w in pair:
+                if label:
+                    row.addWidget(QLabel(label))
+                w.setMinimumWidth(60)
+                row.addWidget(w, 1)
+            form.addRow(title, row)
         self.error = QLabel()
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #8a1c1c; background: #fde2e1; padding: 4px;")

@@ -4,7 +4,15 @@ what it is: name, quantization, size on disk, context length and device."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QWidget,
+)
 
 from engine.default_model import DEFAULT_MODEL_NAME
 from engine.models import list_models
@@ -26,12 +34,14 @@ class ModelPicker(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.combo = QComboBox()
-        self.combo.setMinimumWidth(240)
+        self.combo.setMinimumWidth(200)
+        self.combo.setMaximumWidth(360)
         self.combo.setToolTip("Installed models; pick one to load it")
         self.open_button = QPushButton("Open…")
         self.open_button.setToolTip("Open an MLX model folder or a .gguf file")
         self.info = QLabel("No model loaded")
         self.info.setObjectName("modelInfo")
+        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # no layout jump
         layout.addWidget(QLabel("Model"))
         layout.addWidget(self.combo)
         layout.addWidget(self.open_button)
@@ -66,6 +76,10 @@ class ModelPicker(QWidget):
 
     def _on_activated(self, _index: int) -> None:
         self.model_chosen.emit(self.current())
+
+    def open_dialog(self) -> None:
+        """File ▸ Open model… (Ctrl+O)."""
+        self._on_open()
 
     def _on_open(self) -> None:
         path, _ = QFileDialog.getOpenFileName(

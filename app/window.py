@@ -9,11 +9,10 @@ second.
 from __future__ import annotations
 
 import gc
-import json
 import threading
 import time
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QTabWidget,
@@ -30,11 +30,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import window_state
 from app.bridge import EngineBridge
 from app.charts.panel import CHARTS, ChartsPanel
 from app.controls import SamplingPanel
 from app.history import HistoryPanel
 from app.journal_sink import start_journaled_run
+from app.menus import build_menus
 from app.model_picker import ModelPicker
 from app.prompt_tokens import PromptTokenView
 from app.run_state import RunState
@@ -43,7 +45,6 @@ from app.theme import gradient_stops
 from app.token_view import TokenView
 from engine.errors import LogitscopeError, SettingsError
 from engine.journal import Journal, RunLog
-from engine.paths import data_dir
 from engine.prompt import encode_prompt
 from engine.records import to_dict
 from engine.settings import SamplingSettings
@@ -52,7 +53,10 @@ STATUS_MS = 250
 REDRAW_MS = 33  # one chart per tick while streaming: each chart ~6 Hz, no long paint stalls
 STREAM_REFRESH_S = 0.25  # while streaming, each chart refreshes at most 4 times a second
 TOKEN_COUNT_DELAY_MS = 150
-DEFAULT_PROMPT = "What is the capital of France?"
+DEFAULT_SIZE = (1560, 940)
+COMPACT_BELOW = 1280  # window width under which the side panel starts hidden
+SIDE_MIN, CENTER_MIN, CHARTS_MIN = 270, 300, 320  # px: no panel is ever dragged to nothing
+SIDE_WIDTH = 330
 DOWNLOAD_DONE = 0.1  # below this fraction the model is still downloading (no byte count)
 
 
@@ -81,11 +85,12 @@ class PlaygroundWindow(QMainWindow):
         self.tokenizer = None
         self.journal: Journal | None = None  # this session's log, created at the first run
         self.viewing: RunLog | None = None  # a past run being shown, or None
-        self.store = QSettings(str(data_dir() / "settings.ini"), QSettings.IniFormat)
+        self.store = window_state.open_store()
+        self.side_visible = True
         self._build()
         self._connect()
-        self._restore()
-        self.resize(1560, 940)
+        self._fit_to_screen()
+        window_state.restore(self)
         if load_on_start:
             self.load_model(self.picker.current())
 
@@ -109,15 +114,19 @@ class PlaygroundWindow(QMainWindow):
         self.prompt_stack.addWidget(self.prompt)
         self.prompt_stack.addWidget(self.prompt_tokens)
         self.token_count = QLabel("0 tokens")
-        self.show_tokens = QPushButton("Show tokens")
+        self.token_count.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.token_count.setMinimumWidth(90)
+        self.show_tokens = QPushButton("Tokens")
         self.show_tokens.setCheckable(True)
         self.show_tokens.setToolTip("Show the prompt split into the model's tokens")
-        self.run_button = QPushButton("Run  (Ctrl+Enter)")
+        self.run_button = QPushButton("▶ Run")
+        self.run_button.setToolTip("Run the prompt (Ctrl+Enter)")
         self.run_button.setDefault(True)
-        self.stop_button = QPushButton("Stop  (Esc)")
+        self.stop_button = QPushButton("■ Stop")
+        self.stop_button.setToolTip("Stop; the partial answer is kept (Esc)")
         self.stop_button.setEnabled(False)
-        self.follow_button = QPushButton("Follow latest")
-        self.follow_button.setToolTip("Charts follow the newest token again")
+        self.follow_button = QPushButton("Follow")
+        self.follow_button.setToolTip("Charts follow the newest token again (Ctrl+L)")
         self.follow_button.setEnabled(False)
         prompt_bar = QHBoxLayout()
         for w in (self.token_count, self.show_tokens):
@@ -152,21 +161,28 @@ class PlaygroundWindow(QMainWindow):
         self.timeline_chart, self.throughput_chart = charts.timeline, charts.throughput
         self.context_chart = charts.context
 
-        split = QSplitter()
-        split.addWidget(side)
-        split.addWidget(center)
-        split.addWidget(charts)
-        split.setSizes([300, 480, 780])
+        # No panel can be dragged to nothing: minimum widths, children not collapsible.
+        self.split = split = QSplitter()
+        split.setChildrenCollapsible(False)
+        for widget, minimum, stretch in ((side, SIDE_MIN, 0), (center, CENTER_MIN, 2),
+                                         (charts, CHARTS_MIN, 3)):  # fmt: skip
+            widget.setMinimumWidth(minimum)
+            split.addWidget(widget)
+            split.setStretchFactor(split.count() - 1, stretch)
         root = QWidget()
         rl = QVBoxLayout(root)
+        rl.setContentsMargins(6, 4, 6, 0)
         rl.addWidget(self.picker)
         rl.addWidget(split, 1)
         self.setCentralWidget(root)
-        self._build_menus()
+        self.actions_ = build_menus(self)
 
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(260)
         self.progress.setRange(0, 1000)
+        policy = self.progress.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)  # hidden when idle without re-laying out
+        self.progress.setSizePolicy(policy)
         self._progress_idle()
         self.status_label = QLabel("Starting…")
         self.statusBar().addWidget(self.status_label, 1)
@@ -182,19 +198,47 @@ class PlaygroundWindow(QMainWindow):
         self.count_timer.setSingleShot(True)
         self.count_timer.setInterval(TOKEN_COUNT_DELAY_MS)
 
-    def _build_menus(self) -> None:
-        from app.about import show_about
+    def _fit_to_screen(self) -> None:
+        """A first size that fits the screen; small screens start with the side panel
+        hidden (View ▸ Settings and history panel, Ctrl+B, brings it back)."""
+        screen = self.screen().availableGeometry() if self.screen() else None
+        width = min(DEFAULT_SIZE[0], int(screen.width() * 0.95)) if screen else DEFAULT_SIZE[0]
+        height = min(DEFAULT_SIZE[1], int(screen.height() * 0.95)) if screen else DEFAULT_SIZE[1]
+        self.resize(width, height)
+        side = SIDE_WIDTH if width >= COMPACT_BELOW else 0
+        rest = max(width - side - 30, CENTER_MIN + CHARTS_MIN)
+        self.split.setSizes([side or SIDE_MIN, int(rest * 0.4), rest - int(rest * 0.4)])
+        if width < COMPACT_BELOW:
+            self.toggle_side_panel(False)
 
-        run_menu = self.menuBar().addMenu("&Run")
-        run_menu.addAction("Run", self.run)
-        run_menu.addAction("Stop", self.stop)
-        window_menu = self.menuBar().addMenu("&Window")
-        window_menu.addAction("Compare runs…", self.open_compare, "Ctrl+K")
-        help_menu = self.menuBar().addMenu("&Help")
-        help_menu.addAction(
-            "About Logitscope",
-            lambda: show_about(self, self.model_record.device if self.model_record else None),
-        )
+    def toggle_side_panel(self, visible: bool | None = None) -> None:
+        self.side_visible = (not self.side_visible) if visible is None else bool(visible)
+        self.side_tabs.setVisible(self.side_visible)
+        self.actions_["side"].setChecked(self.side_visible)
+
+    def new_conversation(self) -> None:
+        """Clear the view and start a new session in the history (nothing is deleted)."""
+        if self.bridge.busy:
+            self.show_error("Stop the current run before starting a new conversation.")
+            return
+        if self.journal is not None:
+            self.journal.close()
+            self.journal = None
+        self.state = RunState(model=self.model_record)
+        self.viewing = None
+        self.viewing_label.clear()
+        self.output.clear_tokens()
+        self.hide_error()
+        self.prompt.setFocus()
+        self._redraw()
+        self._refresh_status()
+
+    def export_current(self) -> None:
+        """Export the run on screen, or what is selected in the history panel."""
+        if self.state.run_id and self.history.select_run(self.state.run_id):
+            self.toggle_side_panel(True)
+            self.side_tabs.setCurrentWidget(self.history)
+        self.history._on_export()
 
     def _connect(self) -> None:
         b = self.bridge
@@ -223,9 +267,8 @@ class PlaygroundWindow(QMainWindow):
         self.status_timer.start()
         self.redraw_timer.timeout.connect(self._redraw_if_dirty)
         self.redraw_timer.start()
-        for keys in ("Ctrl+Return", "Ctrl+Enter"):
-            QShortcut(QKeySequence(keys), self, activated=self.run)
-        QShortcut(QKeySequence("Esc"), self, activated=self.stop)
+        QShortcut(QKeySequence("Ctrl+Enter"), self, activated=self.run)  # keypad Enter
+        self.controls.mode.currentIndexChanged.connect(self._on_mode)
 
     # -- actions -------------------------------------------------------------------
     def load_model(self, model: str | None) -> None:
@@ -342,10 +385,11 @@ class PlaygroundWindow(QMainWindow):
         self._redraw()
 
     def _progress_idle(self) -> None:
-        # Always shown: showing/hiding it would re-lay out (and repaint) the whole window.
+        # Hidden with its space kept (retainSizeWhenHidden): no empty box, no re-layout.
         self.progress.setRange(0, 1000)
         self.progress.setValue(0)
         self.progress.setFormat("")
+        self.progress.setVisible(False)
 
     def show_error(self, message: str) -> None:
         self.banner.setText(message)
@@ -366,6 +410,7 @@ class PlaygroundWindow(QMainWindow):
             self._progress_idle()
 
     def _on_progress(self, message: str, fraction: float) -> None:
+        self.progress.setVisible(True)
         # The download itself reports no fraction: show a busy bar until unpacking starts.
         self.progress.setRange(0, 0 if fraction < DOWNLOAD_DONE else 1000)
         self.progress.setValue(int(fraction * 1000))
@@ -403,6 +448,7 @@ class PlaygroundWindow(QMainWindow):
     def _on_prefill(self, record) -> None:
         self.state.prefill = record
         if record.processed < record.total:
+            self.progress.setVisible(True)
             self.progress.setValue(int(1000 * record.processed / max(record.total, 1)))
             self.progress.setFormat(f"Prefill {record.processed}/{record.total}")
         else:
@@ -480,34 +526,18 @@ class PlaygroundWindow(QMainWindow):
 
     def _on_show_tokens(self, on: bool) -> None:
         self.prompt_stack.setCurrentIndex(1 if on else 0)
-        self.show_tokens.setText("Edit prompt" if on else "Show tokens")
+        self.show_tokens.setText("Edit" if on else "Tokens")
         if on:
             self._update_token_count()
 
-    # -- remembered settings ---------------------------------------------------------------
-    def _restore(self) -> None:
-        self.prompt.setPlainText(self.store.value("prompt", DEFAULT_PROMPT))
-        raw = self.store.value("settings")
-        if raw:
-            try:
-                settings = SamplingSettings.from_dict(json.loads(raw))
-                self.controls.apply(settings, self.store.value("seed_locked", "false") == "true")
-            except (ValueError, TypeError):
-                pass  # an unreadable settings file must not stop the app
-        model = self.store.value("model")
-        if model:
-            self.picker.refresh(select=model)
+    def _on_mode(self, index: int) -> None:
+        """The system prompt does nothing in raw completion mode: say so by disabling it."""
+        chat = index == 0
+        self.controls.system.setEnabled(chat)
+        self.controls.system.setToolTip("" if chat else "Raw completion has no system prompt")
 
     def _save(self) -> None:
-        self.store.setValue("prompt", self.prompt.toPlainText())
-        settings = self.controls.settings(draw_seed=False)
-        self.store.setValue("settings", json.dumps(settings.to_dict()))
-        self.store.setValue(
-            "seed_locked", "true" if self.controls.seed_lock.isChecked() else "false"
-        )
-        if self.model_record:
-            self.store.setValue("model", self.model_record.path)
-        self.store.sync()
+        window_state.save(self)
 
     def closeEvent(self, event) -> None:
         self._save()

@@ -1,6 +1,7 @@
-"""Render the playground after a real run with the default model to PNG files.
+"""Render the playground and Compare, before and after a real run with the default
+model, at three window sizes, to PNG files (offscreen; no display needed).
 
-python scripts/screenshots.py [OUT_DIR]      (offscreen; no display needed)
+python scripts/screenshots.py [OUT_DIR]        (default: docs/)
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 PROMPT = "Write a haiku about the sea."
+SIZES = ((1024, 700), (1600, 1000), (2560, 1440))
 
 
 def wait(app, cond, timeout):
@@ -24,18 +26,37 @@ def wait(app, cond, timeout):
         time.sleep(0.01)
 
 
+def settle(app, n=25):
+    for _ in range(n):
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def shoot(app, widget, path: Path, size) -> None:
+    widget.resize(*size)
+    settle(app)
+    if hasattr(widget, "_redraw"):
+        widget._redraw()
+        settle(app)
+    widget.grab().save(str(path))
+    print(f"wrote {path}")
+
+
 def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.window import PlaygroundWindow
 
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "screenshots")
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication([])
     win = PlaygroundWindow()
     win.show()
     wait(app, lambda: win.model_record is not None and not win.bridge.busy, 300)
     win.prompt.setPlainText(PROMPT)
+    for w, h in SIZES:
+        win.toggle_side_panel(w >= 1280)
+        shoot(app, win, out / f"playground-{w}x{h}-before.png", (w, h))
     win.controls.temp_spin.setValue(0.8)
     win.controls.seed_lock.setChecked(True)
     win.controls.seed.setValue(7)
@@ -44,12 +65,11 @@ def main() -> int:
     wait(app, lambda: win.state.done is not None or win.state.error is not None, 300)
     wait(app, lambda: not win.bridge.busy, 30)
     win.select_step(min(4, win.state.n - 1))
-    for _ in range(20):
-        app.processEvents()
-        time.sleep(0.02)
-    win.grab().save(str(out / "playground.png"))
-    print(f"wrote {out / 'playground.png'}")
-    # The same run as an HTML report, and the history tab listing it.
+    for w, h in SIZES:
+        win.toggle_side_panel(w >= 1280)
+        shoot(app, win, out / f"playground-{w}x{h}-after.png", (w, h))
+    win.toggle_side_panel(True)
+    shoot(app, win, out / "playground.png", (1600, 1000))
     from engine.export import render
     from engine.journal import read_session
 
@@ -59,28 +79,23 @@ def main() -> int:
     print(f"wrote {out / 'report.html'}")
     win.side_tabs.setCurrentWidget(win.history)
     win.history.select_run(run.run_id)
-    for _ in range(10):
-        app.processEvents()
-        time.sleep(0.02)
-    win.grab().save(str(out / "history.png"))
-    print(f"wrote {out / 'history.png'}")
-    # A three-lane comparison of the same prompt at different settings.
+    shoot(app, win, out / "history.png", (1600, 1000))
     cmp = win.open_compare()
-    cmp.set_lane_count(3)
+    cmp.set_lane_count(4)
     cmp.shared_prompt.setPlainText("Write one sentence about the moon.")
-    for lane, (temp, top_p, seed) in zip(cmp.lanes, ((0.0, 1.0, 1), (1.2, 1.0, 7),
-                                                     (1.0, 0.5, 3)), strict=True):  # fmt: skip
+    for w, h in SIZES:
+        shoot(app, cmp, out / f"compare-{w}x{h}-before.png", (w, h))
+    settings = ((0.0, 1.0, 1), (1.2, 1.0, 7), (1.0, 0.5, 3), (0.7, 0.9, 5))
+    for lane, (temp, top_p, seed) in zip(cmp.lanes, settings, strict=True):
         lane.temperature.setValue(temp)
         lane.top_p.setValue(top_p)
         lane.seed.setValue(seed)
-        lane.max_tokens.setValue(24)
+        lane.max_tokens.setValue(20)
     cmp.run_all()
-    wait(app, lambda: cmp.running is None and not cmp.queue and not cmp.bridge.busy, 600)
-    for _ in range(20):
-        app.processEvents()
-        time.sleep(0.02)
-    cmp.grab().save(str(out / "compare.png"))
-    print(f"wrote {out / 'compare.png'}")
+    wait(app, lambda: cmp.running is None and not cmp.queue and not cmp.bridge.busy, 900)
+    for w, h in SIZES:
+        shoot(app, cmp, out / f"compare-{w}x{h}-after.png", (w, h))
+    shoot(app, cmp, out / "compare.png", (1600, 1000))
     win.close()
     return 0
 

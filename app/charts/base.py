@@ -40,6 +40,35 @@ def set_title(plot: pg.PlotItem, title: str, detail: str = "") -> None:
     if getattr(plot, "_logitscope_title", None) != html:  # text layout is costly
         plot._logitscope_title = html
         plot.setTitle(html, size=TITLE_SIZE, color=AXIS)
+        # pyqtgraph fixes the title row at 30 px: give every line its room (no clipping).
+        height = int(plot.titleLabel.item.boundingRect().height()) + 2
+        if height > 30:
+            plot.titleLabel.setMaximumHeight(height)
+            plot.layout.setRowFixedHeight(0, height)
+
+
+def empty_text(plot: pg.PlotItem, message: str) -> pg.TextItem:
+    """A centred grey message shown while the chart has no data (see `show_empty`)."""
+    item = pg.TextItem(message, color="#888888", anchor=(0.5, 0.5))
+    item.setFont(QFont("", 9))
+    plot.addItem(item, ignoreBounds=True)
+    return item
+
+
+def show_empty(plot: pg.PlotItem, item: pg.TextItem, empty: bool, x=(0, 1), y=(0, 1)) -> None:
+    """Toggle the empty-state message; when empty, pin non-negative ranges (no -0.4 axes)."""
+    item.setVisible(empty)
+    if empty:
+        plot.setRange(xRange=x, yRange=y, padding=0)
+        item.setPos((x[0] + x[1]) / 2, (y[0] + y[1]) / 2)
+
+
+def view_point(plot: pg.PlotItem, scene_pos):
+    """The data coordinates under a scene point, or None outside the plot area."""
+    vb = plot.vb
+    if not vb.sceneBoundingRect().contains(scene_pos):
+        return None
+    return vb.mapSceneToView(scene_pos)
 
 
 def pen(color: str, width: float = 1, style=None) -> pg.mkPen:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 
-from app.charts.base import set_title, style_plot
+from app.charts.base import empty_text, set_title, show_empty, style_plot, view_point
 from app.run_state import RunState
 from app.theme import FREE, OUTPUT, PROMPT, SYSTEM
 from engine.units import human_bytes
@@ -33,6 +33,9 @@ class ContextChart(pg.PlotWidget):
         self.counts = {"system": 0, "prompt": 0, "output": 0, "context": 0, "kv_bytes": None,
                        "over": 0}  # fmt: skip
         self.summary = ""
+        self.empty = empty_text(plot, "Run a prompt to see how full the context is")
+        self.zoom = 1.0
+        self.update_from(RunState())
 
     def update_from(self, state: RunState) -> None:
         ctx = state.model.context_length if state.model else 0
@@ -45,6 +48,8 @@ class ContextChart(pg.PlotWidget):
         self.counts = {"system": system, "prompt": prompt, "output": output,
                        "context": ctx, "kv_bytes": kv, "over": over}  # fmt: skip
         zoom = ctx / used if used and ctx else 1.0
+        self.zoom = zoom
+        show_empty(self.getPlotItem(), self.empty, not used, x=(0, max(ctx, 1)), y=(-0.5, 1.5))
         x = 0
         for name, count in (("system", system), ("prompt", prompt), ("output", output)):
             # Row 0 is the whole window to scale; row 1 the used part, stretched to fill.
@@ -52,8 +57,9 @@ class ContextChart(pg.PlotWidget):
             x += count
         self.bars["free"].setOpts(x0=[min(used, ctx)], y=[0], width=[max(ctx - used, 0)])
         self.bars["over"].setOpts(x0=[ctx], y=[0], width=[over])
-        self.getPlotItem().setRange(xRange=(0, max(ctx, used, 1)), yRange=(-0.5, 1.5),
-                                    padding=0.02)  # fmt: skip
+        if used:
+            self.getPlotItem().setRange(xRange=(0, max(ctx, used, 1)), yRange=(-0.5, 1.5),
+                                        padding=0.02)  # fmt: skip
         if over:
             head = (f"<span style='color:{OVER}'>{used:,} tokens: {over:,} over the "
                     f"{ctx:,}-token window</span>")  # fmt: skip
@@ -68,3 +74,21 @@ class ContextChart(pg.PlotWidget):
             f"<span style='color:#999'>■ free {max(ctx - used, 0):,}</span>{kv_text}"
         )
         set_title(self.getPlotItem(), "Context window", self.summary)
+
+    def readout(self, scene_pos) -> str | None:
+        """Which part of the context the token position under the cursor belongs to."""
+        p = view_point(self.getPlotItem(), scene_pos)
+        c = self.counts
+        if p is None or not c["context"]:
+            return None
+        row = int(round(p.y()))
+        pos = p.x() / (self.zoom if row == 1 else 1.0)
+        if row not in (0, 1) or pos < 0:
+            return None
+        edges = (("system", c["system"]), ("prompt", c["prompt"]), ("output", c["output"]))
+        start = 0
+        for name, count in edges:
+            if pos < start + count:
+                return f"token {int(pos):,}: {name} ({count:,} tokens)"
+            start += count
+        return f"token {int(pos):,}: free ({max(c['context'] - start, 0):,} tokens left)"

@@ -9,11 +9,14 @@ import math
 import numpy as np
 import pyqtgraph as pg
 
-from app.charts.base import set_title, short, style_plot
+from app.charts.base import empty_text, set_title, short, show_empty, style_plot, view_point
 from app.theme import CHOSEN, RAW, SAMPLED
 from engine.records import TokenRecord, TopToken
 
 BAR = 0.38
+_LEGEND = (f"<span style='color:{RAW}'>■ raw (T=1)</span> "
+           f"<span style='color:{SAMPLED}'>■ sampled from</span> "
+           f"<span style='color:{CHOSEN}'>▶ chosen</span>")  # fmt: skip
 
 
 class DistributionChart(pg.PlotWidget):
@@ -31,21 +34,23 @@ class DistributionChart(pg.PlotWidget):
         self.chosen_mark = pg.ScatterPlotItem(symbol="t2", size=11, brush=CHOSEN, pen=None)
         for item in (self.raw_bars, self.sampled_bars, self.chosen_mark):
             plot.addItem(item)
-        legend = plot.addLegend(offset=(-8, -8), labelTextSize="8pt")  # bottom right: short bars
-        legend.addItem(self.raw_bars, "raw (T=1)")
-        legend.addItem(self.sampled_bars, "sampled from")
-        legend.addItem(self.chosen_mark, "chosen")
+        # The legend lives in the title line, so it never covers a bar.
+        self.empty = empty_text(plot, "Run a prompt to see the candidates")
         self.labels: list[str] = []
+        self.texts: list[str] = []
         self.raw_probs = np.zeros(0)
         self.sampled_probs = np.zeros(0)
         self.token_ids: list[int] = []
+        self.show_record(None)
 
     def show_record(self, record: TokenRecord | None) -> None:
         plot = self.getPlotItem()
         if record is None:
             self._set([], [], [], [])
-            set_title(plot, "Next-token distribution", "no step yet")
+            set_title(plot, "Next-token distribution", _LEGEND)
+            show_empty(plot, self.empty, True)
             return
+        show_empty(plot, self.empty, False)
         cands = list(record.top[: self.max_bars])
         if record.token_id not in {c.token_id for c in cands}:
             cands.append(TopToken(record.token_id, record.label, record.logprob))
@@ -64,8 +69,21 @@ class DistributionChart(pg.PlotWidget):
             plot,
             "Next-token distribution",
             f"step {record.step} · chose {html.escape(repr(short(record.label)))} "
-            f"(p={record.prob:.1%}){note}",
+            f"(p={record.prob:.1%}){note}<br>{_LEGEND}",
         )
+
+    def readout(self, scene_pos) -> str | None:
+        """The candidate under the cursor: its raw and sampled-from probabilities."""
+        p = view_point(self.getPlotItem(), scene_pos)
+        if p is None or not self.token_ids:
+            return None
+        i = int(round(p.y()))
+        if not 0 <= i < len(self.token_ids):
+            return None
+        samp = self.sampled_probs[i]
+        shown = "not recorded" if math.isnan(samp) else f"{samp:.1%}"
+        return (f"{self.texts[i]!r} (id {self.token_ids[i]}): raw {self.raw_probs[i]:.1%} · "
+                f"sampled from {shown}")  # fmt: skip
 
     def _set(self, ids, texts, raw, samp) -> None:
         n = len(ids)
@@ -73,6 +91,7 @@ class DistributionChart(pg.PlotWidget):
         self.token_ids = list(ids)
         self.raw_probs, self.sampled_probs = np.asarray(raw), np.asarray(samp)
         self.labels = [short(t) for t in texts]
+        self.texts = list(texts)
         self.raw_bars.setOpts(x0=np.zeros(n), y=y - BAR / 2, width=self.raw_probs)
         self.sampled_bars.setOpts(x0=np.zeros(n), y=y + BAR / 2,
                                   width=np.nan_to_num(self.sampled_probs, nan=0.0))  # fmt: skip

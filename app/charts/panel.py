@@ -1,17 +1,33 @@
-"""ChartsPanel: the playground's five charts in one grid, drawn one at a time."""
+"""ChartsPanel: the playground's five charts, each in a ChartFrame, in a grid that
+reflows with the panel's width (3, 2 or 1 columns; tabs when very narrow). One
+chart can be enlarged to fill the panel. Charts are drawn one at a time."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QGridLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QStackedLayout, QTabWidget, QWidget
 
 from app.charts.context import ContextChart
 from app.charts.distribution import DistributionChart
+from app.charts.explain import EXPLAIN
+from app.charts.frame import ChartFrame
 from app.charts.temperature import TemperatureChart
 from app.charts.throughput import ThroughputChart
 from app.charts.timeline import TimelineChart
 from app.run_state import RunState
 
 CHARTS = ("dist", "temp", "timeline", "throughput", "context")
+TITLES = {"dist": "Next-token distribution", "temp": "Temperature effect",
+          "timeline": "Probability timeline", "throughput": "Throughput",
+          "context": "Context window"}  # fmt: skip
+THREE_COLUMNS_FROM = 1500  # px of panel width
+TABS_BELOW = 540  # one column of five charts is always crushed: tabs instead
+
+
+def columns_for(width: int) -> int:
+    """0 means tabs."""
+    if width < TABS_BELOW:
+        return 0
+    return 3 if width >= THREE_COLUMNS_FROM else 2
 
 
 class ChartsPanel(QWidget):
@@ -22,18 +38,82 @@ class ChartsPanel(QWidget):
         self.timeline = TimelineChart()
         self.throughput = ThroughputChart()
         self.context = ContextChart()
-        grid = QGridLayout(self)
-        grid.setContentsMargins(0, 0, 0, 0)
-        grid.addWidget(self.dist, 0, 0)
-        grid.addWidget(self.temp, 0, 1)
-        grid.addWidget(self.timeline, 1, 0)
-        grid.addWidget(self.throughput, 1, 1)
-        grid.addWidget(self.context, 2, 0, 1, 2)
-        for row, stretch in enumerate((3, 3, 1)):
-            grid.setRowStretch(row, stretch)
+        self.state = RunState()
+        self.temperature = 0.7
+        self.frames = {
+            name: ChartFrame(name, TITLES[name], getattr(self, name),
+                             lambda n=name: EXPLAIN[n](self.state, self.temperature))
+            for name in CHARTS
+        }  # fmt: skip
+        self.grid_page = QWidget()
+        self.grid = QGridLayout(self.grid_page)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.grid.setSpacing(4)
+        self.tabs = QTabWidget()
+        self.stack = QStackedLayout(self)
+        self.stack.addWidget(self.grid_page)
+        self.stack.addWidget(self.tabs)
+        self.columns: int | None = None
+        self.enlarged: str | None = None
+        for frame in self.frames.values():
+            frame.enlarge_requested.connect(self.toggle_enlarged)
+        self.setMinimumSize(300, 300)
+        self._arrange(2)
 
+    # -- layout --------------------------------------------------------------------------
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        cols = columns_for(event.size().width())
+        if cols != self.columns:
+            self._arrange(cols)
+
+    def _arrange(self, cols: int) -> None:
+        self.columns = cols
+        for frame in self.frames.values():
+            self.grid.removeWidget(frame)
+        self.tabs.clear()
+        if cols == 0:
+            for name in CHARTS:
+                self.tabs.addTab(self.frames[name], TITLES[name])
+                self.frames[name].setVisible(True)
+            self.stack.setCurrentWidget(self.tabs)
+            return
+        for r in range(self.grid.rowCount()):
+            self.grid.setRowStretch(r, 0)
+        row = col = 0
+        for name in CHARTS:
+            frame = self.frames[name]
+            if name == "context":  # a wide, short bar chart: the rest of its row
+                span = cols - col
+                self.grid.addWidget(frame, row, col, 1, span)
+                self.grid.setRowStretch(row, 1 if span == cols else 3)
+                break
+            self.grid.addWidget(frame, row, col)
+            self.grid.setRowStretch(row, 3)
+            col += 1
+            if col == cols:
+                row, col = row + 1, 0
+        self.stack.setCurrentWidget(self.grid_page)
+        self._apply_enlarged()
+
+    def toggle_enlarged(self, name: str) -> None:
+        """Show one chart alone in the panel, or all again."""
+        self.enlarged = None if self.enlarged == name else name
+        if self.columns == 0:
+            self.tabs.setCurrentWidget(self.frames[name])
+            self.enlarged = None
+        self._apply_enlarged()
+
+    def _apply_enlarged(self) -> None:
+        for name, frame in self.frames.items():
+            frame.enlarge_button.setChecked(self.enlarged == name)
+            if self.columns:
+                frame.setVisible(self.enlarged in (None, name))
+
+    # -- drawing -------------------------------------------------------------------------
     def draw(self, name: str, state: RunState, temperature: float) -> None:
         """Feed one chart (by name in CHARTS) from the run; ~5-15 ms of paint each."""
+        self.state, self.temperature = state, temperature
         if name == "dist":
             self.dist.show_record(state.current)
         elif name == "temp":

@@ -4,11 +4,13 @@ step's record alone, so moving the slider never re-runs the model."""
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from app.charts.base import pen, set_title, short, style_plot
+from app.charts.base import empty_text, pen, set_title, short, show_empty, style_plot, view_point
 from app.theme import ENTROPY
 from engine import temperature
 from engine.records import TokenRecord
@@ -25,8 +27,10 @@ class TemperatureChart(pg.PlotWidget):
         style_plot(plot, "Temperature effect", left="probability", bottom="temperature")
         plot.setMouseEnabled(x=False, y=False)
         plot.setRange(xRange=(0, 2), yRange=(0, 1), padding=0.02)
-        self.legend = plot.addLegend(offset=(-8, 8), labelTextSize="8pt")
-        self.curves = [plot.plot(pen=pen(c, 1.5), name=f"#{i + 1}") for i, c in enumerate(COLORS)]
+        # The curves' names go in the title lines, so no legend box covers a curve.
+        self.empty = empty_text(plot, "Run a prompt to see how T reshapes a step")
+        self.curves = [plot.plot(pen=pen(c, 1.5)) for c in COLORS]
+        self.key = ""
         self.markers = pg.ScatterPlotItem(size=8, pen=None)
         plot.addItem(self.markers)
         self.t_line = pg.InfiniteLine(angle=90, pen=pen("#333333", 1, Qt.DashLine))
@@ -41,17 +45,18 @@ class TemperatureChart(pg.PlotWidget):
         self.entropy_curve = pg.PlotCurveItem(pen=pen(ENTROPY, 2, Qt.DotLine))
         self.entropy_box.addItem(self.entropy_curve)
         plot.vb.sigResized.connect(self._sync_boxes)
-        self.legend.addItem(self.entropy_curve, "entropy")
         self.record: TokenRecord | None = None
         self.temp = 0.7
         self.marker_probs = np.zeros(0)
         self.marker_entropy = 0.0
+        self.show_record(None)
 
     def _sync_boxes(self):
         self.entropy_box.setGeometry(self.getPlotItem().vb.sceneBoundingRect())
 
     def show_record(self, record: TokenRecord | None) -> None:
         self.record = record if record is not None and temperature.has_sweep(record) else None
+        show_empty(self.getPlotItem(), self.empty, self.record is None, x=(0, 2))
         if self.record is None:
             for c in self.curves:
                 c.setData([], [])
@@ -63,9 +68,13 @@ class TemperatureChart(pg.PlotWidget):
                     curve.setData(CURVE_T, probs[i])
                 else:
                     curve.setData([], [])
-            for i, (_sample, label) in enumerate(self.legend.items[:N_CURVES]):
-                text = short(self.record.top[i].text) if i < len(self.record.top) else ""
-                label.setText(repr(text), size="8pt")
+            self.key = (
+                " ".join(
+                    f"<span style='color:{color}'>■ {html.escape(short(c.text, 6))}</span>"
+                    for color, c in zip(COLORS, self.record.top, strict=False)
+                )
+                + f" <span style='color:{ENTROPY}'>┅ entropy</span>"
+            )
             h = temperature.entropy(self.record, CURVE_T)
             self.entropy_curve.setData(CURVE_T, h)
             self.entropy_box.setYRange(0, max(float(h.max()), 0.5) * 1.05, padding=0)
@@ -78,7 +87,7 @@ class TemperatureChart(pg.PlotWidget):
         if self.record is None:
             self.markers.setData([], [])
             self.marker_probs = np.zeros(0)
-            set_title(self.getPlotItem(), "Temperature effect", "no step yet")
+            set_title(self.getPlotItem(), "Temperature effect", "top candidates and entropy, T 0→2")
             return
         self.marker_probs = temperature.probabilities(self.record, [self.temp], N_CURVES)[:, 0]
         self.marker_entropy = float(temperature.entropy(self.record, [self.temp])[0])
@@ -90,5 +99,16 @@ class TemperatureChart(pg.PlotWidget):
             self.getPlotItem(),
             "Temperature effect",
             f"step {self.record.step} · at T={self.temp:.2f}: top p={self.marker_probs[0]:.1%}, "
-            f"H={self.marker_entropy:.2f} nats",
+            f"H={self.marker_entropy:.2f} nats<br>{self.key}",
         )
+
+    def readout(self, scene_pos) -> str | None:
+        """The top candidates' probabilities and the entropy at the T under the cursor."""
+        p = view_point(self.getPlotItem(), scene_pos)
+        if p is None or self.record is None:
+            return None
+        t = min(max(p.x(), 0.0), 2.0)
+        probs = temperature.probabilities(self.record, [t], N_CURVES)[:, 0]
+        h = float(temperature.entropy(self.record, [t])[0])
+        parts = [f"{short(c.text)!r} {q:.1%}" for c, q in zip(self.record.top, probs, strict=False)]
+        return f"T={t:.2f}: " + ", ".join(parts[:3]) + f" · H={h:.2f} nats"

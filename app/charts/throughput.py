@@ -7,7 +7,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from app.charts.base import pen, set_title, style_plot
+from app.charts.base import empty_text, pen, set_title, show_empty, style_plot, view_point
 from app.run_state import RunState
 from app.theme import CHOSEN, OUTPUT, PROMPT
 from engine.series import decode_rate, rolling_tps
@@ -32,10 +32,16 @@ class ThroughputChart(pg.PlotWidget):
         plot.addItem(self.ttft_line)
         self.prefill_label = pg.TextItem("prefill", color=PROMPT, anchor=(0, 0))
         plot.addItem(self.prefill_label)
+        self.empty = empty_text(plot, "Run a prompt to see prefill and decode speed")
         self.tps = np.zeros(0)
+        self.times = np.zeros(0)
+        self.update_from(RunState())
 
     def update_from(self, state: RunState) -> None:
         n = state.n
+        empty = n == 0 and state.prefill is None
+        show_empty(self.getPlotItem(), self.empty, empty, x=(0, 1), y=(0, 10))
+        self.prefill_label.setVisible(not empty)
         ttft = state.done.ttft_s if state.done else None
         if ttft is None and n:
             ttft = state.tokens[0].elapsed_s
@@ -48,11 +54,23 @@ class ThroughputChart(pg.PlotWidget):
             self.ttft_line.setValue(ttft)
             self.ttft_line.label.setFormat(f"TTFT {ttft:.2f}s")
         t = state.elapsed[:n]
+        self.times = np.array(t)
         self.tps = rolling_tps(t)
         self.curve.setData(t, self.tps, connect="finite")
         top = float(np.nanmax(self.tps)) * 1.2 if n > 1 else 10.0
         self.prefill_label.setPos(0, top)
-        self.getPlotItem().setRange(xRange=(0, max(float(t[-1]) if n else 0, prefill_end, 1.0)),
-                                    yRange=(0, top), padding=0.03)  # fmt: skip
+        if not empty:
+            right = max(float(t[-1]) if n else 0, prefill_end, 1.0)
+            self.getPlotItem().setRange(xRange=(0, right), yRange=(0, top), padding=0.03)
         tps = state.done.decode_tps if state.done else decode_rate(t)
         set_title(self.getPlotItem(), "Throughput", f"decode {fmt_or_na(tps, '.1f', 'tok/s')}")
+
+    def readout(self, scene_pos) -> str | None:
+        """The step nearest the time under the cursor, and the rolling speed there."""
+        p = view_point(self.getPlotItem(), scene_pos)
+        if p is None or not len(self.times):
+            return None
+        k = int(np.argmin(np.abs(self.times - p.x())))
+        rate = self.tps[k]
+        speed = "first token (no speed yet)" if np.isnan(rate) else f"{rate:.1f} tok/s (last 8)"
+        return f"t={self.times[k]:.2f} s · step {k} · {speed}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from app.charts.base import pen, style_plot
+from app.charts.base import empty_text, pen, show_empty, style_plot, view_point
 from app.run_state import RunState
 from app.theme import CHOSEN, ENTROPY, RAW
 
@@ -31,12 +31,19 @@ class TimelineChart(pg.GraphicsLayoutWidget):
         self.lines = [pg.InfiniteLine(angle=90, pen=pen(CHOSEN, 1, Qt.DashLine)) for _ in range(2)]
         self.prob_plot.addItem(self.lines[0])
         self.entropy_plot.addItem(self.lines[1])
+        self.empty = empty_text(self.prob_plot, "Run a prompt to see each step's probability")
         self.steps = None
+        self.state = None
+        self.update_from(RunState())
 
     def update_from(self, state: RunState) -> None:
         import numpy as np
 
         n = state.n
+        self.state = state
+        show_empty(self.prob_plot, self.empty, n == 0, x=(0, 10), y=(0, 1.02))
+        if n == 0:
+            self.entropy_plot.setYRange(0, 1, padding=0)
         self.steps = np.arange(n)
         self.prob_curve.setData(self.steps, state.prob[:n])
         self.entropy_curve.setData(self.steps, state.entropy[:n])
@@ -46,3 +53,16 @@ class TimelineChart(pg.GraphicsLayoutWidget):
             line.setVisible(step is not None)
             if step is not None:
                 line.setValue(step)
+
+    def readout(self, scene_pos) -> str | None:
+        """The step under the cursor: its token, probability and entropy."""
+        st = self.state
+        for plot in (self.prob_plot, self.entropy_plot):
+            p = view_point(plot, scene_pos)
+            if p is not None and st is not None and st.n:
+                k = int(round(p.x()))
+                if 0 <= k < st.n:
+                    t = st.tokens[k]
+                    return (f"step {k} {t.label!r}: p={t.prob:.1%} · "
+                            f"H={t.entropy:.2f} nats")  # fmt: skip
+        return None

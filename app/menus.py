@@ -1,0 +1,54 @@
+"""The playground's menu bar: File, Run, View, Window, Help, with their shortcuts
+shown in the menus (Qt draws the key sequence beside each action)."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QAction, QKeySequence
+
+
+def _action(menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
+    action = QAction(text, menu)
+    if shortcut is not None:
+        action.setShortcut(QKeySequence(shortcut))
+    if tip:
+        action.setStatusTip(tip)
+    action.triggered.connect(slot)
+    menu.addAction(action)
+    return action
+
+
+def build_menus(win) -> dict[str, QAction]:
+    """Create the menus of a PlaygroundWindow; returns the actions by name."""
+    from app.about import show_about
+
+    bar = win.menuBar()
+    acts = {}
+    file = bar.addMenu("&File")
+    acts["new"] = _action(file, "&New conversation", win.new_conversation, QKeySequence.New,
+                          "Clear the answer; start a new session (history keeps all)")  # fmt: skip
+    acts["open"] = _action(file, "&Open model…", win.picker.open_dialog, QKeySequence.Open,
+                           "Open an MLX model folder or a .gguf file")  # fmt: skip
+    file.addSeparator()
+    acts["import"] = _action(file, "&Import session…", win.history._on_import, "Ctrl+I",
+                             "Add an exported JSON session to the history")  # fmt: skip
+    acts["export"] = _action(file, "&Export…", win.export_current, "Ctrl+E",
+                             "Export the run shown (or the selected history item)")  # fmt: skip
+    file.addSeparator()
+    acts["quit"] = _action(file, "&Quit", win.close, "Ctrl+Q")
+    run = bar.addMenu("&Run")
+    acts["run"] = _action(run, "&Run", win.run, "Ctrl+Return", "Run the prompt")
+    acts["stop"] = _action(run, "&Stop", win.stop, "Esc", "Stop; the partial answer is kept")
+    acts["follow"] = _action(run, "&Follow latest token", lambda: win.select_step(None),
+                             "Ctrl+L")  # fmt: skip
+    view = bar.addMenu("&View")
+    acts["side"] = _action(view, "&Settings and history panel", win.toggle_side_panel,
+                           "Ctrl+B", "Show or hide the side panel")  # fmt: skip
+    acts["side"].setCheckable(True)
+    acts["side"].setChecked(True)
+    acts["tokens"] = _action(view, "Prompt as &tokens", win.show_tokens.toggle, "Ctrl+T")
+    window = bar.addMenu("&Window")
+    acts["compare"] = _action(window, "&Compare runs…", win.open_compare, "Ctrl+K")
+    help_menu = bar.addMenu("&Help")
+    acts["about"] = _action(help_menu, "&About Logitscope", lambda: show_about(
+        win, win.model_record.device if win.model_record else None))  # fmt: skip
+    return acts
