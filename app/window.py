@@ -518,7 +518,9 @@ class PlaygroundWindow(QMainWindow):
             self.token_count.setText(str(e))
             return
         ctx = self.model_record.context_length if self.model_record else 0
-        self.token_count.setText(f"{len(ids):,} tokens" + (f" of {ctx:,}" if ctx else ""))
+        count = f"{len(ids):,} tokens" + (f" of {ctx:,}" if ctx else "")
+        self.token_count.setText(count)
+        self.token_count.setToolTip(count)
         self.token_count.setStyleSheet("color: #b00020;" if ctx and len(ids) >= ctx else "")
         if self.show_tokens.isChecked():
             raw = [self.tokenizer.token_bytes(i) for i in ids]

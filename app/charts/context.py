@@ -68,10 +68,10 @@ class ContextChart(pg.PlotWidget):
             head = f"{used:,} of {ctx:,} tokens ({pct:.1f}%)" if ctx else f"{used:,} tokens"
         kv_text = f" · KV cache {human_bytes(kv)}" if kv is not None else ""
         self.summary = (
-            f"{head} · <span style='color:{SYSTEM}'>■ system {system:,}</span> · "
-            f"<span style='color:{PROMPT}'>■ prompt {prompt:,}</span> · "
-            f"<span style='color:{OUTPUT}'>■ output {output:,}</span> · "
-            f"<span style='color:#999'>■ free {max(ctx - used, 0):,}</span>{kv_text}"
+            f"{head}{kv_text}<br><span style='color:{SYSTEM}'>■ system {system:,}</span> "
+            f"<span style='color:{PROMPT}'>■ prompt {prompt:,}</span> "
+            f"<span style='color:{OUTPUT}'>■ output {output:,}</span> "
+            f"<span style='color:#999'>■ free {max(ctx - used, 0):,}</span>"
         )
         set_title(self.getPlotItem(), "Context window", self.summary)
 

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-HINT = "Hover the chart to read values · double-click to enlarge"
+HINT = "Hover: read values · double-click: enlarge"
 
 
 class ChartFrame(QFrame):

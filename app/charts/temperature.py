@@ -98,8 +98,8 @@ class TemperatureChart(pg.PlotWidget):
         set_title(
             self.getPlotItem(),
             "Temperature effect",
-            f"step {self.record.step} · at T={self.temp:.2f}: top p={self.marker_probs[0]:.1%}, "
-            f"H={self.marker_entropy:.2f} nats<br>{self.key}",
+            f"step {self.record.step} · T={self.temp:.2f}: top {self.marker_probs[0]:.1%}, "
+            f"H={self.marker_entropy:.2f}<br>{self.key}",
         )
 
     def readout(self, scene_pos) -> str | None:
