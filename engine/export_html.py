@@ -182,7 +182,8 @@ def run_section(run: RunLog) -> str:
                                      "step", "probability",
                                      y2=([t.entropy for t in tokens], "#72b7b2", "entropy")))  # fmt: skip
         ttft = d.ttft_s if d and d.ttft_s is not None else times[0]
-        charts.append(svg_line_chart("Throughput", times, [(tps, "#f58518", "tokens/s")],
+        # The first step has no speed of its own (NaN): the curve starts at the second.
+        charts.append(svg_line_chart("Throughput", times[1:], [(tps[1:], "#f58518", "tokens/s")],
                                      "seconds since Run", "tokens/s",
                                      marks=[(ttft, f"TTFT {ttft:.2f}s")],
                                      regions=[(0.0, ttft, "#4c78a8", "prefill")], x_from=0.0))  # fmt: skip

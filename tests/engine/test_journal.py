@@ -204,6 +204,7 @@ def test_html_report_shows_model_markup_as_text(tmp_path, real_records):
     assert not [a for a in parser.attrs if a.startswith("on")]
     assert sum(EVIL in t for t in parser.text) >= 3  # prompt, system prompt, token, name
     assert "<svg" in page and "polyline" in page  # the charts are drawn
+    assert "nan" not in page.lower().replace("nanum", "")  # no undefined point drawn
     assert page.count("class='tok'") == len(session.runs[0].tokens)
 
 
