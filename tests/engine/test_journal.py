@@ -8,6 +8,7 @@ import io
 import json
 import os
 import random
+import re
 import signal
 import time
 from html.parser import HTMLParser
@@ -204,7 +205,7 @@ def test_html_report_shows_model_markup_as_text(tmp_path, real_records):
     assert not [a for a in parser.attrs if a.startswith("on")]
     assert sum(EVIL in t for t in parser.text) >= 3  # prompt, system prompt, token, name
     assert "<svg" in page and "polyline" in page  # the charts are drawn
-    assert "nan" not in page.lower().replace("nanum", "")  # no undefined point drawn
+    assert not re.search(r"[=' ,>]nan[,' <]", page)  # no undefined point drawn or labelled
     assert page.count("class='tok'") == len(session.runs[0].tokens)
 
 
