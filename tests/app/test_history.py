@@ -136,3 +136,34 @@ def test_import_puts_an_exported_session_back_in_history(qtbot, window, tmp_path
     with qtbot.waitSignal(window.history.message, timeout=2000) as sig:
         assert window.history.import_from(str(bad)) is None
     assert "not a Logitscope session export" in sig.args[0]
+
+
+def test_export_dialog_adds_the_extension_before_asking_to_replace(qtbot, tmp_path, monkeypatch):
+    """Seen: a name typed without its extension replaced an existing .json silently."""
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    from app import file_dialogs
+
+    existing = tmp_path / "mine.json"
+    existing.write_text("precious")
+    monkeypatch.setattr(QFileDialog, "exec", lambda self: True)
+    monkeypatch.setattr(QFileDialog, "selectedFiles", lambda self: [str(tmp_path / "mine")])
+    monkeypatch.setattr(QFileDialog, "selectedNameFilter",
+                        lambda self: file_dialogs.FILTERS["json"])  # fmt: skip
+    asked = []
+
+    def answer(*args, **kw):
+        asked.append(args[2])
+        return QMessageBox.Cancel
+
+    monkeypatch.setattr(QMessageBox, "question", answer)
+    assert file_dialogs.ask_export_path(None, "run") is None  # the user said no
+    assert asked and "mine.json" in asked[0] and existing.read_text() == "precious"
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Yes)
+    assert file_dialogs.ask_export_path(None, "run") == (str(existing), "json", True)
+    # A new name is not asked about, and the folder is remembered for next time.
+    monkeypatch.setattr(QFileDialog, "selectedFiles", lambda self: [str(tmp_path / "new")])
+    asked.clear()
+    monkeypatch.setattr(QMessageBox, "question", answer)
+    assert file_dialogs.ask_export_path(None, "run")[0] == str(tmp_path / "new.json")
+    assert not asked and file_dialogs.default_folder() == str(tmp_path)
