@@ -261,8 +261,17 @@ def _check_metadata(info: GGUFInfo, name: str) -> None:
             fail(f"{arch}.{key} is {value!r}, not a positive whole number")
         ints[key] = value
     tokens = info.metadata.get("tokenizer.ggml.tokens")
-    if not isinstance(tokens, list) or not tokens:
-        fail("it has no tokenizer vocabulary (tokenizer.ggml.tokens)")
+    if not isinstance(tokens, list) or not tokens or not all(isinstance(t, str) for t in tokens):
+        fail("it has no tokenizer vocabulary (tokenizer.ggml.tokens, a list of text)")
+    model = info.metadata.get("tokenizer.ggml.model")
+    if not isinstance(model, str):
+        fail("it does not say which tokenizer it uses (tokenizer.ggml.model)")
+    merges = info.metadata.get("tokenizer.ggml.merges", [])
+    if not isinstance(merges, list) or not all(isinstance(m, str) and " " in m for m in merges):
+        fail("tokenizer.ggml.merges is not a list of 'a b' merge rules")
+    template = info.metadata.get("tokenizer.chat_template")
+    if template is not None and not isinstance(template, str):
+        fail("tokenizer.chat_template is not text")
     for key in ("tokenizer.ggml.token_type", "tokenizer.ggml.scores"):
         if key in info.metadata and len(info.metadata[key]) != len(tokens):
             fail(f"{key} has {len(info.metadata[key])} entries for {len(tokens)} tokens")

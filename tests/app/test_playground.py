@@ -17,7 +17,7 @@ from engine.prompt import encode_prompt
 from engine.records import RunResult
 from engine.settings import SamplingSettings
 from tests.app.conftest import RUN_MS, run_and_wait, start_run
-from tests.app.timing import Heartbeat, full_redraw_baseline, stall_bound
+from tests.app.timing import Heartbeat, check_smooth, full_redraw_baseline
 
 QUESTION = "What is the capital of France?"
 
@@ -116,10 +116,7 @@ def test_heartbeat_never_stalls_while_streaming(qtbot, window):
         state = run_and_wait(qtbot, window, "Write a short poem about rain.", max_tokens=40)
     assert state.done.generated_tokens >= 20
     assert len(hb.gaps) > 100
-    bound = stall_bound(full_redraw_baseline(qtbot, window))
-    assert max(hb.gaps) < bound, (
-        f"GUI stalled {max(hb.gaps) * 1e3:.0f} ms (bound {bound * 1e3:.0f})"
-    )
+    check_smooth(hb.gaps, full_redraw_baseline(qtbot, window))
 
 
 def test_stop_ends_the_run_fast_and_keeps_partial_text(qtbot, window):
@@ -263,7 +260,6 @@ def test_a_2000_token_stream_keeps_the_window_smooth(qtbot, window):
     )
     feeder.stop()
     heartbeat.stop()
-    bound = stall_bound(full_redraw_baseline(qtbot, window))
-    assert max(gaps) < bound, f"GUI stalled {max(gaps) * 1e3:.0f} ms (bound {bound * 1e3:.0f})"
+    check_smooth(gaps, full_redraw_baseline(qtbot, window))
     assert window.output.plain_text() == "".join(real[i % len(real)].text for i in range(2000))
     assert window.timeline_chart.prob_curve.getData()[0][-1] == 1999

@@ -53,3 +53,14 @@ def full_redraw_baseline(qtbot, window, frames: int = 8) -> float:
 
 def stall_bound(baseline: float) -> float:
     return max(STALL_FLOOR_S, STALL_RATIO * baseline)
+
+
+def check_smooth(gaps: list[float], baseline: float) -> None:
+    """The window stays smooth: its 95th-percentile gap within the bound (a stall that
+    recurs), and no single gap beyond four times it (one long freeze). A lone hiccup
+    from another process on a shared machine is neither."""
+    bound = stall_bound(baseline)
+    ordered = sorted(gaps)
+    p95 = ordered[int(0.95 * (len(ordered) - 1))]
+    assert p95 < bound, f"GUI stalls recur: p95 gap {p95 * 1e3:.0f} ms (bound {bound * 1e3:.0f})"
+    assert ordered[-1] < 4 * bound, f"GUI froze {ordered[-1] * 1e3:.0f} ms"
