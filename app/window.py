@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QTabWidget,
@@ -56,7 +55,7 @@ TOKEN_COUNT_DELAY_MS = 150
 DEFAULT_SIZE = (1560, 940)
 COMPACT_BELOW = 1280  # window width under which the side panel starts hidden
 SIDE_MIN, CENTER_MIN, CHARTS_MIN = 270, 300, 320  # px: no panel is ever dragged to nothing
-SIDE_WIDTH = 330
+SIDE_WIDTH = 360
 DOWNLOAD_DONE = 0.1  # below this fraction the model is still downloading (no byte count)
 
 
@@ -101,6 +100,7 @@ class PlaygroundWindow(QMainWindow):
         scroll = QScrollArea()
         scroll.setWidget(self.controls)
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.history = HistoryPanel()
         self.side_tabs = side = QTabWidget()
         side.addTab(scroll, "Settings")
@@ -114,8 +114,7 @@ class PlaygroundWindow(QMainWindow):
         self.prompt_stack.addWidget(self.prompt)
         self.prompt_stack.addWidget(self.prompt_tokens)
         self.token_count = QLabel("0 tokens")
-        self.token_count.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        self.token_count.setMinimumWidth(90)
+        self.token_count.setMinimumWidth(60)
         self.show_tokens = QPushButton("Tokens")
         self.show_tokens.setCheckable(True)
         self.show_tokens.setToolTip("Show the prompt split into the model's tokens")
@@ -164,7 +163,8 @@ class PlaygroundWindow(QMainWindow):
         # No panel can be dragged to nothing: minimum widths, children not collapsible.
         self.split = split = QSplitter()
         split.setChildrenCollapsible(False)
-        for widget, minimum, stretch in ((side, SIDE_MIN, 0), (center, CENTER_MIN, 2),
+        side_min = max(SIDE_MIN, self.controls.minimumSizeHint().width() + 40)
+        for widget, minimum, stretch in ((side, side_min, 0), (center, CENTER_MIN, 2),
                                          (charts, CHARTS_MIN, 3)):  # fmt: skip
             widget.setMinimumWidth(minimum)
             split.addWidget(widget)

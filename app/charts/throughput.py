@@ -63,7 +63,8 @@ class ThroughputChart(pg.PlotWidget):
             right = max(float(t[-1]) if n else 0, prefill_end, 1.0)
             self.getPlotItem().setRange(xRange=(0, right), yRange=(0, top), padding=0.03)
         tps = state.done.decode_tps if state.done else decode_rate(t)
-        set_title(self.getPlotItem(), "Throughput", f"decode {fmt_or_na(tps, '.1f', 'tok/s')}")
+        detail = "no run yet" if empty else f"decode {fmt_or_na(tps, '.1f', 'tok/s')}"
+        set_title(self.getPlotItem(), "Throughput", detail)
 
     def readout(self, scene_pos) -> str | None:
         """The step nearest the time under the cursor, and the rolling speed there."""
