@@ -10,6 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QGridLayout,
+    QHeaderView,
     QInputDialog,
     QLabel,
     QMessageBox,
@@ -58,9 +59,11 @@ class HistoryPanel(QWidget):
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["Run", "Model", "Tokens", "tok/s"])
         self.tree.setRootIsDecorated(True)
-        self.tree.setColumnWidth(0, 230)
-        self.tree.setColumnWidth(1, 90)
-        self.tree.setColumnWidth(2, 48)
+        header = self.tree.header()  # the prompt's words get the room; numbers fit exactly
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.Stretch)
+        for col in (1, 2, 3):
+            header.setSectionResizeMode(col, QHeaderView.ResizeToContents)
         self.tree.setToolTip("Double-click a run to show it again (no model needed)")
         self.notice = QLabel()
         self.notice.setWordWrap(True)

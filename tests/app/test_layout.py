@@ -120,3 +120,17 @@ def test_menus_shortcuts_and_disabled_controls(qtbot, window):
     assert window.controls.system.isEnabled()
     assert not window.follow_button.isEnabled()  # already following
     qtbot.waitUntil(lambda: window.model_record is not None, timeout=LOAD_MS)
+
+
+def test_blank_space_under_the_answer_shows_no_token(qtbot, window):
+    """Seen: hovering blank space under the answer showed the last token's tooltip."""
+    run_and_wait(qtbot, window, "Say hi.", max_tokens=3)
+    view = window.output
+    bottom = QPoint(view.viewport().width() // 2, view.viewport().height() - 5)
+    assert view.step_at(bottom) is None
+    from PySide6.QtGui import QTextCursor
+
+    token = view._cursor_for(0)
+    inside = QTextCursor(view.document())
+    inside.setPosition((token.selectionStart() + token.selectionEnd()) // 2)
+    assert view.step_at(view.cursorRect(inside).center()) == 0
