@@ -12,12 +12,15 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QFrame,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QMainWindow,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QTableWidget,
@@ -34,6 +37,8 @@ from engine.compare_stats import first_divergence, summarize
 from engine.journal import Journal
 
 MAX_LANES = 4
+LANE_MIN_WIDTH = 330  # px per lane side by side; below, two lanes a row
+LANE_MIN_HEIGHT = 330  # a lane in a second row keeps this height (the area scrolls)
 TABLE_MIN_WIDTH = 500  # four lanes' columns beside the row names, no scrollbars
 SUMMARY_ROWS = (
     ("prompt tokens", "prompt_tokens", "{:d}"), ("generated tokens", "generated_tokens", "{:d}"),
@@ -79,9 +84,17 @@ class CompareWindow(QMainWindow):
         top.addWidget(self.shared_prompt, 1)
         for w in (self.same_prompt, self.lane_count, self.run_button, self.stop_button):
             top.addWidget(w)
-        self.lane_row = QHBoxLayout()
-        lanes = QWidget()
-        lanes.setLayout(self.lane_row)
+        # Lanes in a grid: side by side when the window is wide, two per row when it is
+        # not; scrolled (never squeezed) when they do not fit the height.
+        self.lane_grid = QGridLayout()
+        self.lane_grid.setContentsMargins(0, 0, 0, 0)
+        lane_box = QWidget()
+        lane_box.setLayout(self.lane_grid)
+        lanes = QScrollArea()
+        lanes.setWidgetResizable(True)
+        lanes.setFrameShape(QFrame.NoFrame)
+        lanes.setWidget(lane_box)
+        self.lane_columns = 0
         self.table = QTableWidget(len(SUMMARY_ROWS), 0)
         self.table.setVerticalHeaderLabels([r[0] for r in SUMMARY_ROWS])
         self.overlay = pg.PlotWidget()
@@ -90,7 +103,7 @@ class CompareWindow(QMainWindow):
         # Lane colours are named in the chart titles: no legend box over the data.
         self.divergence_chart = pg.PlotWidget()
         style_plot(self.divergence_chart.getPlotItem(), "Where the lanes diverge",
-                   bottom="probability")  # fmt: skip
+                   bottom="probability (grey: raw, T=1; lanes: sampled from)")  # fmt: skip
         self.divergence_chart.getPlotItem().invertY(True)
 
         self.divergence_info = QLabel("Lanes with the same prompt and model are compared here.")
@@ -132,6 +145,22 @@ class CompareWindow(QMainWindow):
         self.timer.timeout.connect(self._redraw_running)
         self.timer.start()
 
+    def _arrange_lanes(self, force: bool = False) -> None:
+        cols = len(self.lanes) if self.width() >= LANE_MIN_WIDTH * max(len(self.lanes), 1) else 2
+        cols = max(1, min(cols, len(self.lanes)))
+        if cols == self.lane_columns and not force:
+            return
+        self.lane_columns = cols
+        for lane in self.lanes:
+            self.lane_grid.removeWidget(lane)
+        for i, lane in enumerate(self.lanes):
+            self.lane_grid.addWidget(lane, i // cols, i % cols)
+            lane.setMinimumHeight(LANE_MIN_HEIGHT if cols < len(self.lanes) else 0)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._arrange_lanes()
+
     def set_lane_count(self, n: int) -> None:
         while len(self.lanes) < n:
             lane = CompareLane(len(self.lanes))
@@ -140,11 +169,11 @@ class CompareWindow(QMainWindow):
             lane.copy_from.activated.connect(lambda i, lane=lane: self._copy(lane, i))
             lane.tokens.step_clicked.connect(lambda step, lane=lane: self.show_step(lane, step))
             self.lanes.append(lane)
-            self.lane_row.addWidget(lane)
         while len(self.lanes) > n:
             lane = self.lanes.pop()
             lane.setParent(None)
             lane.deleteLater()
+        self._arrange_lanes(force=True)
         for lane in self.lanes:
             lane.copy_from.clear()
             lane.copy_from.addItem("copy from…")
@@ -362,7 +391,7 @@ class CompareWindow(QMainWindow):
         key = " ".join(f"<span style='color:{color}'>■ {name.removesuffix(' sampled from')}"
                        "</span>" for name, color, _f in series)  # fmt: skip
         set_title(plot, "Where the lanes diverge",
-                  f"step {step} · chose {chosen}<br>{key} (lanes: sampled from)")  # fmt: skip
+                  f"step {step} · chose {chosen}<br>{key}")  # fmt: skip
         widest = max([w for ws in self.divergence_bars.values() for w in ws
                       if not math.isnan(w)] + [0.05])  # fmt: skip
         plot.setRange(xRange=(0, widest * 1.05), yRange=(-0.6, len(ids) - 0.4), padding=0)

@@ -80,7 +80,7 @@ def prefill(lm: LoadedModel, ids: mx.array, cache, max_chunk: int, should_stop, 
         finishing) when `should_stop()`.
     """
     n_total, done = ids.shape[0], 0
-    chunk = min(max_chunk, MIN_PREFILL_CHUNK * 2)
+    chunk = min(max_chunk, MIN_PREFILL_CHUNK)  # then sized from the measured speed
     while n_total - done > 1:
         if should_stop():
             return

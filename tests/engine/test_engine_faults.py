@@ -15,7 +15,7 @@ from engine.client import EngineClient
 from engine.journal import Journal, read_session
 from engine.settings import SamplingSettings
 
-HANG_S = 2.0
+HANG_S = 3.0  # well above a prefill chunk (~0.5 s) or a decode step on a slow machine
 LOAD_S = 15.0  # silence allowed while the (fresh) engine imports MLX and loads the model
 PROMPT = "The lighthouse keeper climbed the stairs every night, and"
 
