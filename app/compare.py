@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QSplitter,
     QTableWidget,
@@ -39,7 +40,7 @@ from engine.journal import Journal
 MAX_LANES = 4
 LANE_MIN_WIDTH = 330  # px per lane side by side; below, two lanes a row
 LANE_MIN_HEIGHT = 330  # a lane in a second row keeps this height (the area scrolls)
-TABLE_MIN_WIDTH = 500  # four lanes' columns beside the row names, no scrollbars
+TABLE_MIN_WIDTH = 430  # four lanes' columns beside the row names, no scrollbars
 SUMMARY_ROWS = (
     ("prompt tokens", "prompt_tokens", "{:d}"), ("generated tokens", "generated_tokens", "{:d}"),
     ("TTFT (s)", "ttft_s", "{:.3f}"), ("prefill tok/s", "prefill_tps", "{:.1f}"),
@@ -117,6 +118,9 @@ class CompareWindow(QMainWindow):
         self.table.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.table.setMinimumWidth(TABLE_MIN_WIDTH)
         bottom.setChildrenCollapsible(False)
+        for chart in (self.overlay, self.divergence_chart):
+            chart.setMinimumWidth(220)
+            chart.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Expanding)
         bottom.setSizes([TABLE_MIN_WIDTH, 520, 520])
         split = QSplitter(Qt.Vertical)
         split.addWidget(lanes)
