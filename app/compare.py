@@ -108,6 +108,7 @@ class CompareWindow(QMainWindow):
         self.divergence_chart.getPlotItem().invertY(True)
 
         self.divergence_info = QLabel("Lanes with the same prompt and model are compared here.")
+        self.divergence_info.setWordWrap(True)  # a long list of pairs never widens the window
         bottom = QSplitter()
         bottom.addWidget(self.table)
         bottom.addWidget(self.overlay)
