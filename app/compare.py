@@ -104,7 +104,7 @@ class CompareWindow(QMainWindow):
         # Lane colours are named in the chart titles: no legend box over the data.
         self.divergence_chart = pg.PlotWidget()
         style_plot(self.divergence_chart.getPlotItem(), "Where the lanes diverge",
-                   bottom="probability (grey: raw, T=1; lanes: sampled from)")  # fmt: skip
+                   bottom="probability (lanes: sampled from)")  # fmt: skip
         self.divergence_chart.getPlotItem().invertY(True)
 
         self.divergence_info = QLabel("Lanes with the same prompt and model are compared here.")
@@ -391,12 +391,12 @@ class CompareWindow(QMainWindow):
             plot.addItem(bars)
             self.divergence_bars[name] = widths
         plot.getAxis("left").setTicks([[(j, short(t)) for j, t in enumerate(labels)]])
-        chosen = ", ".join(f"{chr(65 + x.index)}: {short(r.label)!r}"
+        chosen = ", ".join(f"{chr(65 + x.index)} {short(r.label, 8)!r}"
                            for x, r in zip(lanes, recs, strict=False))  # fmt: skip
-        key = " ".join(f"<span style='color:{color}'>■ {name.removesuffix(' sampled from')}"
-                       "</span>" for name, color, _f in series)  # fmt: skip
+        key = " ".join(f"<span style='color:{color}'>■ {_short_series(name)}</span>"
+                       for name, color, _f in series)  # fmt: skip
         set_title(plot, "Where the lanes diverge",
-                  f"step {step} · chose {chosen}<br>{key}")  # fmt: skip
+                  f"step {step}: {chosen}<br>{key}")  # fmt: skip
         widest = max([w for ws in self.divergence_bars.values() for w in ws
                       if not math.isnan(w)] + [0.05])  # fmt: skip
         plot.setRange(xRange=(0, widest * 1.05), yRange=(-0.6, len(ids) - 0.4), padding=0)
@@ -405,3 +405,8 @@ class CompareWindow(QMainWindow):
     def cleanup(self) -> None:
         self.timer.stop()
         self.bridge.cleanup()
+
+
+def _short_series(name: str) -> str:
+    """'Lane B sampled from' -> 'B', 'raw (T=1)' -> 'raw': a key that fits a narrow chart."""
+    return name.removesuffix(" sampled from").removeprefix("Lane ").replace(" (T=1)", "")
