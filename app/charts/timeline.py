@@ -44,6 +44,9 @@ class TimelineChart(pg.GraphicsLayoutWidget):
         show_empty(self.prob_plot, self.empty, n == 0, x=(0, 10), y=(0, 1.02))
         if n == 0:
             self.entropy_plot.setYRange(0, 1, padding=0)
+        else:  # the empty state pinned the range: let entropy (nats, up to ~10) fit again
+            top = float(state.entropy[:n].max())
+            self.entropy_plot.setYRange(0, max(top, 0.5) * 1.05, padding=0)
         self.steps = np.arange(n)
         self.prob_curve.setData(self.steps, state.prob[:n])
         self.entropy_curve.setData(self.steps, state.entropy[:n])
