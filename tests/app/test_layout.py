@@ -90,6 +90,8 @@ def test_hover_readout_and_explanations_use_the_runs_numbers(qtbot, window):
     temp_pos = window.temp_chart.getPlotItem().vb.mapViewToScene(QPointF(1.0, 0.5))
     assert window.temp_chart.readout(temp_pos).startswith("T=1.00:")
     assert math.isfinite(window.throughput_chart.tps[-1])
+    top = window.timeline_chart.entropy_plot.vb.viewRange()[1][1]
+    assert top >= max(t.entropy for t in state.tokens)  # no entropy cut off
 
 
 def test_empty_charts_have_no_negative_axes(qtbot, engine_client, default_model_path):
