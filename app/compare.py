@@ -5,7 +5,6 @@ where two lanes share a prompt and model, the first step where they diverge."""
 
 from __future__ import annotations
 
-import math
 import secrets
 
 import pyqtgraph as pg
@@ -31,7 +30,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.bridge import EngineBridge
-from app.charts.base import pen, set_title, short, style_plot
+from app.charts.base import pen, set_title, style_plot
+from app.compare_divergence import draw_divergence
 from app.compare_lane import CompareLane
 from app.journal_sink import start_journaled_run
 from engine.compare_stats import first_divergence, summarize
@@ -346,67 +346,18 @@ class CompareWindow(QMainWindow):
                                       and x.model_path() == a.model_path())  # fmt: skip
                     self.show_step(a, step)
         if self.pair is None:  # nothing comparable this time: never show an older comparison
-            plot = self.divergence_chart.getPlotItem()
-            plot.clear()
-            self.divergence_bars, self.divergence_ids = {}, []
-            set_title(plot, "Where the lanes diverge", "no two lanes with one prompt and "
-                      "model took different tokens")  # fmt: skip
+            self.divergence_bars, self.divergence_ids = draw_divergence(
+                self.divergence_chart.getPlotItem(), (), 0
+            )
         self.divergence_info.setText(" · ".join(notes) or "No two lanes share a prompt and model.")
 
     def show_step(self, lane: CompareLane, step: int) -> None:
-        """Both lanes' distributions at `step` (the pair `lane` belongs to) on one chart."""
-        pair = self.pair if self.pair and lane in self.pair else None
-        lanes = pair or (lane,)
-        plot = self.divergence_chart.getPlotItem()
-        plot.clear()
-        lanes = [x for x in lanes if step < x.state.n]
-        recs = [x.state.tokens[step] for x in lanes]
-        if not recs:
-            return
-        ids, labels = [], []
-        for r in recs:  # each lane's own chosen token first, then the top candidates
-            for tid, text in [(r.token_id, r.label)] + [(c.token_id, c.text) for c in r.top[:6]]:
-                if tid not in ids:
-                    ids.append(tid)
-                    labels.append(text)
-        self.divergence_bars = {}
-        height = 0.8 / (len(recs) + 1)
-        # Same model and the same tokens before this step: one raw distribution.
-        raw = {}
-        for r in recs:
-            raw.update({c.token_id: math.exp(c.logprob) for c in r.top})
-            raw.setdefault(r.token_id, r.prob)
-        series = [("raw (T=1)", "#9e9e9e", raw.get)]
-        for x, r in zip(lanes, recs, strict=True):
-            series.append((f"Lane {chr(65 + x.index)} sampled from", x.color, r.sampled_prob_of))
-        for k, (name, color, prob_of) in enumerate(series):
-            # A value the engine did not record is drawn as no bar (and listed below),
-            # never as a measured zero.
-            widths = [prob_of(i) for i in ids]
-            widths = [math.nan if w is None else w for w in widths]
-            bars = pg.BarGraphItem(x0=[0] * len(ids), y=[j - 0.4 + height * (k + 0.5) for j in
-                                   range(len(ids))], height=height,
-                                   width=[0.0 if math.isnan(w) else w for w in widths],
-                                   brush=color, pen=None, name=name)  # fmt: skip
-            plot.addItem(bars)
-            self.divergence_bars[name] = widths
-        plot.getAxis("left").setTicks([[(j, short(t)) for j, t in enumerate(labels)]])
-        chosen = ", ".join(f"{chr(65 + x.index)} {short(r.label, 8)!r}"
-                           for x, r in zip(lanes, recs, strict=False))  # fmt: skip
-        key = " ".join(f"<span style='color:{color}'>■ {_short_series(name)}</span>"
-                       for name, color, _f in series)  # fmt: skip
-        set_title(plot, "Where the lanes diverge",
-                  f"step {step}: {chosen}<br>{key}")  # fmt: skip
-        widest = max([w for ws in self.divergence_bars.values() for w in ws
-                      if not math.isnan(w)] + [0.05])  # fmt: skip
-        plot.setRange(xRange=(0, widest * 1.05), yRange=(-0.6, len(ids) - 0.4), padding=0)
-        self.divergence_ids = ids
+        """The distributions at `step` of every lane in `lane`'s group, on one chart."""
+        lanes = self.pair if self.pair and lane in self.pair else (lane,)
+        self.divergence_bars, self.divergence_ids = draw_divergence(
+            self.divergence_chart.getPlotItem(), lanes, step
+        )
 
     def cleanup(self) -> None:
         self.timer.stop()
         self.bridge.cleanup()
-
-
-def _short_series(name: str) -> str:
-    """'Lane B sampled from' -> 'B', 'raw (T=1)' -> 'raw': a key that fits a narrow chart."""
-    return name.removesuffix(" sampled from").removeprefix("Lane ").replace(" (T=1)", "")

@@ -9,22 +9,13 @@ second.
 from __future__ import annotations
 
 import gc
-import threading
 import time
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QLabel,
     QMainWindow,
-    QPlainTextEdit,
-    QProgressBar,
-    QPushButton,
-    QScrollArea,
     QSplitter,
-    QStackedWidget,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -32,47 +23,33 @@ from PySide6.QtWidgets import (
 from app import window_state
 from app.bridge import EngineBridge
 from app.charts.panel import CHARTS, ChartsPanel
-from app.controls import SamplingPanel
-from app.history import HistoryPanel
 from app.journal_sink import start_journaled_run
 from app.menus import build_menus
 from app.model_picker import ModelPicker
-from app.prompt_tokens import PromptTokenView
+from app.prompt_panel import PromptPanel
 from app.run_state import RunState
 from app.status_line import status_text
-from app.theme import gradient_stops
-from app.token_view import TokenView
+from app.window_layout import (
+    CENTER_MIN,
+    CHARTS_MIN,
+    SIDE_MIN,
+    build_center,
+    build_side,
+    build_status,
+    fit_to_screen,
+)
 from engine.errors import LogitscopeError, SettingsError
 from engine.journal import Journal, RunLog
-from engine.prompt import encode_prompt
 from engine.records import to_dict
 from engine.settings import SamplingSettings
 
 STATUS_MS = 250
 REDRAW_MS = 33  # one chart per tick while streaming: each chart ~6 Hz, no long paint stalls
 STREAM_REFRESH_S = 0.25  # while streaming, each chart refreshes at most 4 times a second
-TOKEN_COUNT_DELAY_MS = 150
-DEFAULT_SIZE = (1560, 940)
-COMPACT_BELOW = 1280  # window width under which the side panel starts hidden
-SIDE_MIN, CENTER_MIN, CHARTS_MIN = 270, 300, 320  # px: no panel is ever dragged to nothing
-SIDE_WIDTH = 360
 DOWNLOAD_DONE = 0.1  # below this fraction the model is still downloading (no byte count)
 
 
-def legend_widget() -> QLabel:
-    stops = ", ".join(f"stop:{p} {c}" for p, c in gradient_stops())
-    label = QLabel("unlikely  ·  chosen-token probability  ·  likely")
-    label.setAlignment(Qt.AlignCenter)
-    label.setToolTip("Each token is shaded by the probability the model gave it (0 → 1)")
-    label.setStyleSheet(
-        "QLabel { background: qlineargradient(x1:0, y1:0, x2:1, y2:0, " + stops + ");"
-        " border-radius: 3px; padding: 2px 6px; font-size: 8pt; color: #222; }"
-    )
-    return label
-
-
 class PlaygroundWindow(QMainWindow):
-    tokenizer_ready = Signal(object)
     journal_failed = Signal(str)  # from the bridge thread: the history stopped saving
 
     def __init__(self, bridge: EngineBridge | None = None, load_on_start: bool = True):
@@ -81,14 +58,13 @@ class PlaygroundWindow(QMainWindow):
         self.bridge = bridge or EngineBridge(parent=self)
         self.state = RunState()
         self.model_record = None
-        self.tokenizer = None
         self.journal: Journal | None = None  # this session's log, created at the first run
         self.viewing: RunLog | None = None  # a past run being shown, or None
         self.store = window_state.open_store()
         self.side_visible = True
         self._build()
         self._connect()
-        self._fit_to_screen()
+        fit_to_screen(self)
         window_state.restore(self)
         if load_on_start:
             self.load_model(self.picker.current())
@@ -96,64 +72,12 @@ class PlaygroundWindow(QMainWindow):
     # -- layout -------------------------------------------------------------------
     def _build(self) -> None:
         self.picker = ModelPicker()
-        self.controls = SamplingPanel()
-        scroll = QScrollArea()
-        scroll.setWidget(self.controls)
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.history = HistoryPanel()
-        self.side_tabs = side = QTabWidget()
-        side.addTab(scroll, "Settings")
-        side.addTab(self.history, "History")
-        side.setMinimumWidth(320)
+        side = build_side(self)
 
-        self.prompt = QPlainTextEdit()
-        self.prompt.setPlaceholderText("Type a prompt, then Ctrl+Enter to run")
-        self.prompt_tokens = PromptTokenView()
-        self.prompt_stack = QStackedWidget()
-        self.prompt_stack.addWidget(self.prompt)
-        self.prompt_stack.addWidget(self.prompt_tokens)
-        self.token_count = QLabel("0 tokens")
-        self.token_count.setMinimumWidth(60)
-        self.show_tokens = QPushButton("Tokens")
-        self.show_tokens.setCheckable(True)
-        self.show_tokens.setToolTip("Show the prompt split into the model's tokens")
-        self.run_button = QPushButton("▶ Run")
-        self.run_button.setToolTip("Run the prompt (Ctrl+Enter)")
-        self.run_button.setDefault(True)
-        self.stop_button = QPushButton("■ Stop")
-        self.stop_button.setToolTip("Stop; the partial answer is kept (Esc)")
-        self.stop_button.setEnabled(False)
-        self.follow_button = QPushButton("Follow")
-        self.follow_button.setToolTip("Charts follow the newest token again (Ctrl+L)")
-        self.follow_button.setEnabled(False)
-        prompt_bar = QHBoxLayout()
-        for w in (self.token_count, self.show_tokens):
-            prompt_bar.addWidget(w)
-        prompt_bar.addStretch(1)
-        for w in (self.follow_button, self.stop_button, self.run_button):
-            prompt_bar.addWidget(w)
-
-        self.banner = QLabel()
-        self.banner.setWordWrap(True)
-        self.banner.setObjectName("errorBanner")
-        self.banner.setStyleSheet(
-            "#errorBanner { background: #fde2e1; color: #8a1c1c; border: 1px solid #e8a4a1;"
-            " border-radius: 4px; padding: 6px; }"
-        )
-        self.banner.hide()
-        self.viewing_label = QLabel()
-        self.viewing_label.setStyleSheet("color: #555; font-style: italic;")
-        self.viewing_label.setWordWrap(True)
-        self.output = TokenView()
-        center = QWidget()
-        cl = QVBoxLayout(center)
-        cl.addWidget(self.prompt_stack, 2)
-        cl.addLayout(prompt_bar)
-        cl.addWidget(self.banner)
-        cl.addWidget(self.viewing_label)
-        cl.addWidget(self.output, 5)
-        cl.addWidget(legend_widget())
+        self.prompt_panel = pp = PromptPanel(self.controls, self)
+        self.prompt, self.prompt_tokens, self.prompt_stack = pp.prompt, pp.tokens_view, pp.stack
+        self.token_count, self.show_tokens = pp.token_count, pp.show_tokens
+        center = build_center(self)
 
         self.charts = charts = ChartsPanel()
         self.dist_chart, self.temp_chart = charts.dist, charts.temp
@@ -177,16 +101,8 @@ class PlaygroundWindow(QMainWindow):
         self.setCentralWidget(root)
         self.actions_ = build_menus(self)
 
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(260)
-        self.progress.setRange(0, 1000)
-        policy = self.progress.sizePolicy()
-        policy.setRetainSizeWhenHidden(True)  # hidden when idle without re-laying out
-        self.progress.setSizePolicy(policy)
+        build_status(self)
         self._progress_idle()
-        self.status_label = QLabel("Starting…")
-        self.statusBar().addWidget(self.status_label, 1)
-        self.statusBar().addPermanentWidget(self.progress)
         self.status_timer = QTimer(self)
         self.status_timer.setInterval(STATUS_MS)
         self.redraw_timer = QTimer(self)
@@ -194,22 +110,6 @@ class PlaygroundWindow(QMainWindow):
         self._dirty: list[str] = []  # charts waiting for a redraw, oldest first
         self._last_mark = 0.0
         self._stale = False  # tokens arrived that the charts do not show yet
-        self.count_timer = QTimer(self)
-        self.count_timer.setSingleShot(True)
-        self.count_timer.setInterval(TOKEN_COUNT_DELAY_MS)
-
-    def _fit_to_screen(self) -> None:
-        """A first size that fits the screen; small screens start with the side panel
-        hidden (View ▸ Settings and history panel, Ctrl+B, brings it back)."""
-        screen = self.screen().availableGeometry() if self.screen() else None
-        width = min(DEFAULT_SIZE[0], int(screen.width() * 0.95)) if screen else DEFAULT_SIZE[0]
-        height = min(DEFAULT_SIZE[1], int(screen.height() * 0.95)) if screen else DEFAULT_SIZE[1]
-        self.resize(width, height)
-        side = SIDE_WIDTH if width >= COMPACT_BELOW else 0
-        rest = max(width - side - 30, CENTER_MIN + CHARTS_MIN)
-        self.split.setSizes([side or SIDE_MIN, int(rest * 0.4), rest - int(rest * 0.4)])
-        if width < COMPACT_BELOW:
-            self.toggle_side_panel(False)
 
     def toggle_side_panel(self, visible: bool | None = None) -> None:
         self.side_visible = (not self.side_visible) if visible is None else bool(visible)
@@ -254,12 +154,7 @@ class PlaygroundWindow(QMainWindow):
         self.follow_button.clicked.connect(lambda: self.select_step(None))
         self.output.step_clicked.connect(self.select_step)
         self.controls.temperature_changed.connect(self.temp_chart.set_temperature)
-        self.controls.changed.connect(self.count_timer.start)
-        self.prompt.textChanged.connect(self.count_timer.start)
-        self.count_timer.timeout.connect(self._update_token_count)
-        self.show_tokens.toggled.connect(self._on_show_tokens)
         self.picker.model_chosen.connect(self.load_model)
-        self.tokenizer_ready.connect(self._on_tokenizer)
         self.journal_failed.connect(self._on_journal_failed)
         self.history.open_run.connect(self.show_run)
         self.history.message.connect(self.show_notice)
@@ -291,7 +186,7 @@ class PlaygroundWindow(QMainWindow):
             return
         self.hide_error()
         self.state = RunState(prompt=prompt, settings=settings, model=self.model_record,
-                              estimated_prompt=self._count_prompt(prompt))  # fmt: skip
+                              estimated_prompt=self.prompt_panel.count(prompt))  # fmt: skip
         self.viewing = None
         self.viewing_label.clear()
         self.output.clear_tokens()
@@ -300,16 +195,6 @@ class PlaygroundWindow(QMainWindow):
         model = self.model_record.path if self.model_record else self.picker.current()
         sink = self._journal_sink(prompt, settings)
         self.bridge.generate(prompt, settings, model, sink=sink)
-
-    def _count_prompt(self, prompt: str) -> tuple[int, int] | None:
-        """(tokens, system tokens) of the prompt as the engine will see it, if known."""
-        if self.tokenizer is None:
-            return None
-        try:
-            enc = encode_prompt(self.tokenizer, prompt, self.controls.prompt_settings())
-        except SettingsError:
-            return None
-        return len(enc.ids), enc.system_tokens
 
     def _journal_sink(self, prompt: str, settings: SamplingSettings):
         """Start this run in the session journal; return the per-record writer.
@@ -426,24 +311,8 @@ class PlaygroundWindow(QMainWindow):
         gc.freeze()  # what exists now lives forever: keep it out of GC pauses mid-stream
         self.picker.show_model(record)
         self._progress_idle()
-        path = record.path
-
-        def load_tokenizer():
-            from engine.light_tokenizer import LightTokenizer
-
-            try:
-                self.tokenizer_ready.emit((path, LightTokenizer(path)))
-            except Exception:  # counting tokens is a nicety; runs still work
-                self.tokenizer_ready.emit((path, None))
-
-        threading.Thread(target=load_tokenizer, daemon=True).start()
+        self.prompt_panel.load_tokenizer(record)
         self._refresh_status()
-
-    def _on_tokenizer(self, payload) -> None:
-        path, tokenizer = payload
-        if self.model_record and self.model_record.path == path:
-            self.tokenizer = tokenizer
-            self._update_token_count()
 
     def _on_prefill(self, record) -> None:
         self.state.prefill = record
@@ -504,34 +373,6 @@ class PlaygroundWindow(QMainWindow):
         if text is not None and self.status_label.text() != text:
             self.status_label.setText(text)
 
-    def _update_token_count(self) -> None:
-        if self.tokenizer is None:
-            return
-        text = self.prompt.toPlainText()
-        if not text.strip():
-            self.token_count.setText("0 tokens")
-            self.prompt_tokens.show_tokens([], [], [])
-            return
-        try:
-            ids = encode_prompt(self.tokenizer, text, self.controls.prompt_settings()).ids
-        except SettingsError as e:
-            self.token_count.setText(str(e))
-            return
-        ctx = self.model_record.context_length if self.model_record else 0
-        count = f"{len(ids):,} tokens" + (f" of {ctx:,}" if ctx else "")
-        self.token_count.setText(count)
-        self.token_count.setToolTip(count)
-        self.token_count.setStyleSheet("color: #b00020;" if ctx and len(ids) >= ctx else "")
-        if self.show_tokens.isChecked():
-            raw = [self.tokenizer.token_bytes(i) for i in ids]
-            self.prompt_tokens.show_tokens(ids, self.tokenizer.labels(ids), raw)
-
-    def _on_show_tokens(self, on: bool) -> None:
-        self.prompt_stack.setCurrentIndex(1 if on else 0)
-        self.show_tokens.setText("Edit" if on else "Tokens")
-        if on:
-            self._update_token_count()
-
     def _on_mode(self, index: int) -> None:
         """The system prompt does nothing in raw completion mode: say so by disabling it."""
         chat = index == 0
@@ -549,7 +390,7 @@ class PlaygroundWindow(QMainWindow):
     def cleanup(self) -> None:
         self.status_timer.stop()
         self.redraw_timer.stop()
-        self.count_timer.stop()
+        self.prompt_panel.timer.stop()
         self.bridge.cleanup()
         if getattr(self, "compare_window", None) is not None:
             self.compare_window.cleanup()

@@ -1,16 +1,16 @@
 """The session journal: every run appended, line by line, as it happens.
 
 One JSON Lines file per session under `data_dir()/sessions/`. Each line is one
-entry, written with a single `write` and flushed, so a crash or kill -9 loses
-at most the line being written:
+entry, written with a single `write`, so a crash or kill -9 loses at most the
+line being written:
 
     {"kind": "session", "session_id", "started", "app_version"}
     {"kind": "run", "run_id", "started", "prompt", "settings", "model"}
     {"kind": "record", "run_id", "record": {...engine record...}}
     {"kind": "meta", "run_id", "name"? , "starred"?, "deleted"?}
 
-Reading skips a torn last line and any unreadable line; a file that cannot be
-read at all is reported and skipped, never hiding the other sessions.
+`Journal` is the only writer; reading lives in `session_log.py` (re-exported
+here, so `engine.journal` stays the one place callers import sessions from).
 """
 
 from __future__ import annotations
@@ -18,122 +18,23 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine import __version__
 from engine.errors import LogitscopeError
-from engine.paths import data_dir
-from engine.records import (
-    DoneRecord,
-    ErrorRecord,
-    ModelRecord,
-    PrefillRecord,
-    TokenRecord,
-    record_from_dict,
-    to_dict,
+from engine.records import to_dict
+from engine.session_log import (  # noqa: F401 - re-exported for callers
+    RunLog,
+    SessionLog,
+    find,
+    list_sessions,
+    new_session_id,
+    read_session,
+    sessions_dir,
 )
-from engine.session_schema import (
-    SchemaError,
-    clean_comparison,
-    clean_record,
-    clean_settings,
-    is_session_id,
-    run_number,
-)
-
-
-def sessions_dir() -> Path:
-    from engine.paths import _ensure_folder
-
-    return _ensure_folder(data_dir() / "sessions", "sessions folder", "LOGITSCOPE_DATA_DIR")
-
-
-def new_session_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
-
-
-@dataclass
-class RunLog:
-    """One run as the journal holds it: plain dicts, rebuilt into records on demand."""
-
-    run_id: str
-    session_id: str
-    started: float
-    prompt: str
-    settings: dict
-    model: dict | None = None
-    records: list[dict] = field(default_factory=list)
-    name: str = ""
-    starred: bool = False
-    deleted: bool = False
-    comparison: dict | None = None  # {"comparison_id", "lane"} for a compare lane
-
-    def typed(self, kind: str) -> list:
-        """The run's records of one type, parsed once (history asks on every refresh)."""
-        cache = self.__dict__.setdefault("_parsed", {})
-        key = (kind, len(self.records))
-        if key not in cache:
-            cache[key] = [record_from_dict(r) for r in self.records if r.get("type") == kind]
-        return cache[key]
-
-    @property
-    def tokens(self) -> list[TokenRecord]:
-        return self.typed("token")
-
-    @property
-    def done(self) -> DoneRecord | None:
-        found = self.typed("done")
-        return found[-1] if found else None
-
-    @property
-    def error(self) -> ErrorRecord | None:
-        found = self.typed("error")
-        return found[-1] if found else None
-
-    @property
-    def last_prefill(self) -> PrefillRecord | None:
-        found = self.typed("prefill")
-        return found[-1] if found else None
-
-    @property
-    def model_record(self) -> ModelRecord | None:
-        return record_from_dict(self.model) if self.model else None
-
-    @property
-    def title(self) -> str:
-        if self.name:
-            return self.name
-        words = " ".join(self.prompt.split())
-        return words if len(words) <= 48 else words[:47] + "…"
-
-    def header(self) -> dict:
-        """The run without its records (the `run` journal entry plus meta)."""
-        return {
-            "run_id": self.run_id, "session_id": self.session_id, "started": self.started,
-            "prompt": self.prompt, "settings": self.settings, "model": self.model,
-            "name": self.name, "starred": self.starred, "comparison": self.comparison,
-        }  # fmt: skip
-
-
-@dataclass
-class SessionLog:
-    session_id: str
-    path: Path
-    started: float
-    app_version: str = ""
-    runs: list[RunLog] = field(default_factory=list)
-    bad_lines: int = 0
-
-    @property
-    def visible_runs(self) -> list[RunLog]:
-        return [r for r in self.runs if not r.deleted]
-
-    def run(self, run_id: str) -> RunLog | None:
-        return next((r for r in self.runs if r.run_id == run_id), None)
+from engine.session_schema import is_session_id, run_number
 
 
 class JournalError(LogitscopeError):
@@ -378,115 +279,3 @@ def _finite(value):
     if isinstance(value, list | tuple):
         return [_finite(v) for v in value]
     return value
-
-
-def read_session(path: Path) -> SessionLog:
-    """Read one journal file, skipping torn or unreadable lines.
-
-    Raises:
-        OSError: the file cannot be opened at all.
-    """
-    path = Path(path)
-    session = SessionLog(session_id=path.stem, path=path, started=path.stat().st_mtime)
-    runs: dict[str, RunLog] = {}
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                entry = json.loads(line)
-                _apply(session, runs, entry)
-            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-                session.bad_lines += 1  # torn last line, or damage: skip, keep reading
-    session.runs = list(runs.values())
-    return session
-
-
-def _apply(session: SessionLog, runs: dict, e: dict) -> None:
-    """Apply one journal entry, each field checked against the session schema."""
-    kind = e["kind"]
-    if kind == "session":
-        if is_session_id(e.get("session_id")):
-            session.session_id = e["session_id"]
-        session.started = _number(e.get("started"), session.started)
-        session.app_version = str(e.get("app_version", ""))[:40]
-    elif kind == "run":
-        run_id = e["run_id"]
-        if not isinstance(run_id, str) or not isinstance(e["prompt"], str):
-            raise SchemaError("bad run entry")
-        try:
-            settings = clean_settings(e["settings"])
-        except SchemaError:
-            settings = {}  # the run and its records still show; its settings do not
-        model = e.get("model")
-        runs[run_id] = RunLog(
-            run_id=run_id, session_id=session.session_id,
-            started=_number(e.get("started"), 0.0), prompt=e["prompt"], settings=settings,
-            model=clean_record(model) if isinstance(model, dict) else None,
-            name=str(e.get("name", "")), starred=e.get("starred") is True,
-            comparison=clean_comparison(e.get("comparison")),
-        )  # fmt: skip
-    elif kind == "record":
-        run = runs[e["run_id"]]
-        record = clean_record(e["record"])
-        if record["type"] == "model" and run.model is None:
-            run.model = record
-        run.records.append(record)
-    elif kind == "meta":
-        run = runs[e["run_id"]]
-        if isinstance(e.get("name"), str):
-            run.name = e["name"]
-        for key in ("starred", "deleted"):
-            if isinstance(e.get(key), bool):
-                setattr(run, key, e[key])
-
-
-def _number(v, default: float) -> float:
-    ok = isinstance(v, int | float) and not isinstance(v, bool) and v == v and abs(v) < 1e12
-    return float(v) if ok else default
-
-
-def list_sessions(
-    folder: Path | None = None, cache: dict | None = None
-) -> tuple[list[SessionLog], list[str]]:
-    """All readable sessions, newest first, and a message for each unreadable file.
-
-    Args:
-        cache: optional dict kept by the caller between calls; files whose size
-            and mtime have not changed are not read again.
-    """
-    sessions, problems = [], []
-    for path in sorted((folder or sessions_dir()).glob("*.jsonl"), reverse=True):
-        try:
-            stat = path.stat()
-            key = (stat.st_size, stat.st_mtime_ns)
-            if cache is not None and cache.get(path, (None,))[0] == key:
-                sessions.append(cache[path][1])
-                continue
-            session = read_session(path)
-            if cache is not None:
-                cache[path] = (key, session)
-            sessions.append(session)
-        except OSError as e:
-            problems.append(f"{path.name}: {e.strerror or e}")
-        except Exception as e:  # noqa: BLE001 - one bad file must never hide the others
-            problems.append(f"{path.name}: {type(e).__name__}")
-    sessions.sort(key=lambda s: s.started, reverse=True)
-    return sessions, problems
-
-
-def find(ref: str, folder: Path | None = None) -> tuple[SessionLog, RunLog | None]:
-    """A session id, or a run id `SESSION/N`, to what it names.
-
-    Raises:
-        LookupError: nothing by that name.
-    """
-    sid, _, _n = ref.partition("/")
-    path = (folder or sessions_dir()) / f"{sid}.jsonl"
-    if not is_session_id(sid) or not path.is_file():
-        raise LookupError(f"no session '{sid}': 'logitscope sessions' lists them")
-    session = read_session(path)
-    if not _n:
-        return session, None
-    run = session.run(ref)
-    if run is None or run.deleted:
-        raise LookupError(f"session {sid} has no run {ref}")
-    return session, run

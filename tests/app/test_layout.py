@@ -10,7 +10,8 @@ from PySide6.QtGui import QKeySequence
 
 from app.bridge import EngineBridge
 from app.charts.panel import columns_for
-from app.window import CENTER_MIN, CHARTS_MIN, SIDE_MIN, PlaygroundWindow
+from app.window import PlaygroundWindow
+from app.window_layout import CENTER_MIN, CHARTS_MIN, SIDE_MIN
 from tests.app.conftest import LOAD_MS, run_and_wait
 
 

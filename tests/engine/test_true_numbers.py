@@ -12,17 +12,10 @@ from mlx_lm.models.cache import make_prompt_cache
 
 from engine.generate import generate_records
 from engine.prompt import encode_prompt
-from engine.records import RunResult
 from engine.settings import SamplingSettings
+from tests.engine.test_real_model import collect
 
 RAW_PROMPT = "In the old harbour town the fishermen mended their nets every morning while"
-
-
-def collect(records) -> RunResult:
-    result = RunResult()
-    for r in records:
-        result.add(r)
-    return result
 
 
 def bare_run(smollm, ids: list[int], n: int) -> tuple[float, float | None]:
