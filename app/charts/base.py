@@ -49,7 +49,9 @@ def set_title(plot: pg.PlotItem, title: str, detail: str = "") -> None:
 
 def empty_text(plot: pg.PlotItem, message: str) -> pg.TextItem:
     """A centred grey message shown while the chart has no data (see `show_empty`)."""
-    item = pg.TextItem(message, color="#888888", anchor=(0.5, 0.5))
+    # Two short lines fit the narrowest chart: "Run a prompt to see / what it shows".
+    text = message.replace("Run a prompt to see ", "Run a prompt to see\n")
+    item = pg.TextItem(text, color="#888888", anchor=(0.5, 0.5))
     item.setFont(QFont("", 9))
     plot.addItem(item, ignoreBounds=True)
     return item
