@@ -35,7 +35,7 @@ from app.compare_divergence import draw_divergence
 from app.compare_lane import CompareLane
 from app.journal_sink import start_journaled_run
 from engine.compare_stats import first_divergence, summarize
-from engine.journal import Journal
+from engine.sessions.journal import Journal
 
 MAX_LANES = 4
 LANE_MIN_WIDTH = 330  # px per lane side by side; below, two lanes a row

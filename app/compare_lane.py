@@ -23,7 +23,7 @@ from app.charts.base import pen
 from app.run_state import RunState
 from app.theme import ENTROPY, RAW
 from app.token_view import TokenView
-from engine.models import list_models
+from engine.models.catalogue import list_models
 from engine.settings import MAX_TEMPERATURE, SamplingSettings
 
 LANE_COLORS = ("#4c78a8", "#f58518", "#54a24b", "#b279a2")

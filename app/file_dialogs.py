@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, QStandardPaths
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
-from engine.export import FORMATS
+from engine.sessions.export import FORMATS
 
 FILTERS = {"html": "HTML report (*.html)", "json": "JSON, everything (*.json)",
            "jsonl": "JSON Lines (*.jsonl)", "csv": "CSV, one row per token (*.csv)",

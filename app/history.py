@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
 from app.file_dialogs import ask_export_path, ask_import_path
 from engine.atomic import write_atomic
 from engine.errors import LogitscopeError
-from engine.export import render
-from engine.journal import Journal, RunLog, SessionLog, list_sessions
-from engine.session_import import import_json
+from engine.sessions.export import render
+from engine.sessions.journal import Journal, RunLog, SessionLog, list_sessions
+from engine.sessions.session_import import import_json
 
 RUN_ROLE = Qt.UserRole + 1
 BIN = "__bin__"
@@ -36,7 +36,7 @@ def append_meta(session: SessionLog, run_id: str, **changes) -> None:
     """One `meta` entry for a run, through the session's Journal (locks, torn-line guard).
 
     Raises:
-        engine.journal.JournalError: the history folder cannot be written.
+        engine.sessions.journal.JournalError: the history folder cannot be written.
     """
     journal = Journal.open(session.path)
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from engine.errors import LogitscopeError
-from engine.journal import Journal
+from engine.sessions.journal import Journal
 
 
 def start_journaled_run(

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.default_model import DEFAULT_MODEL_NAME
-from engine.models import list_models
+from engine.models.catalogue import list_models
+from engine.models.default_model import DEFAULT_MODEL_NAME
 from engine.records import ModelRecord
 
 

@@ -51,7 +51,7 @@ class PromptPanel(QWidget):
         self.model, path = record, record.path
 
         def load():
-            from engine.light_tokenizer import LightTokenizer
+            from engine.models.light_tokenizer import LightTokenizer
 
             try:
                 self.tokenizer_ready.emit((path, LightTokenizer(path)))

@@ -39,8 +39,8 @@ from app.window_layout import (
     fit_to_screen,
 )
 from engine.errors import LogitscopeError, SettingsError
-from engine.journal import Journal, RunLog
 from engine.records import to_dict
+from engine.sessions.journal import Journal, RunLog
 from engine.settings import SamplingSettings
 
 STATUS_MS = 250

@@ -184,7 +184,7 @@ class _RunLogger:
     (where, and what to do) and lets the run go on."""
 
     def __init__(self, start: tuple[str, dict] | None):
-        from engine.journal import Journal, JournalError
+        from engine.sessions.journal import Journal, JournalError
 
         self.journal = self.run_id = None
         if start is None:
@@ -196,7 +196,7 @@ class _RunLogger:
             self._warn(e)
 
     def record(self, record) -> None:
-        from engine.journal import JournalError
+        from engine.sessions.journal import JournalError
 
         if self.journal is None or record.type == "progress":
             return
@@ -239,8 +239,8 @@ def _print_plain(record) -> None:
 def cmd_models(args) -> int:
     from dataclasses import asdict
 
-    from engine.default_model import ensure_default_model
-    from engine.models import list_models
+    from engine.backends.mlx.loader import ensure_default_model
+    from engine.models.catalogue import list_models
 
     if args.fetch_default:
         ensure_default_model(lambda msg, f: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True))
@@ -260,7 +260,7 @@ def cmd_models(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from engine.bench import format_report, run_bench
+    from engine.backends.mlx.bench import format_report, run_bench
 
     report = run_bench(args.model, args.max_tokens, args.rounds)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
@@ -268,7 +268,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_sessions(args) -> int:
-    from engine.journal import list_sessions
+    from engine.sessions.journal import list_sessions
 
     sessions, problems = list_sessions()
     for p in problems:
@@ -305,8 +305,8 @@ def cmd_export(args) -> int:
     from pathlib import Path
 
     from engine.atomic import write_atomic
-    from engine.export import render
-    from engine.journal import find
+    from engine.sessions.export import render
+    from engine.sessions.journal import find
 
     try:
         session, run = find(args.ref)
@@ -327,7 +327,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_import(args) -> int:
-    from engine.session_import import import_json
+    from engine.sessions.session_import import import_json
 
     try:
         result = import_json(args.path)

@@ -12,3 +12,9 @@ class ModelError(LogitscopeError):
 
 class SettingsError(LogitscopeError):
     """A sampling setting or prompt is out of range."""
+
+
+class ServerError(LogitscopeError):
+    """A remote server refused, failed or could not be reached."""
+
+    kind = "server"

@@ -83,24 +83,43 @@ def system_prefix(tokenizer, system: str | None) -> str | None:
     return before[: len(before) - len(user_start)]
 
 
-def encode_prompt(tokenizer, prompt: str, settings: SamplingSettings) -> EncodedPrompt:
-    """Tokenize `prompt`, through the chat template when `settings.chat_template`.
+def as_messages(prompt, settings: SamplingSettings) -> list[dict]:
+    """The chat messages of a prompt (text, or a conversation of {role, content}),
+    with the settings' system prompt first.
+
+    Raises:
+        SettingsError: an empty or malformed conversation, or text that is not valid.
+    """
+    if isinstance(prompt, str):
+        turns = [{"role": "user", "content": check_text(prompt)}]
+    elif isinstance(prompt, list) and prompt:
+        turns = []
+        for m in prompt:
+            if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant"):
+                raise SettingsError("a conversation is a list of {role, content} messages")
+            turns.append({"role": m["role"], "content": check_text(m.get("content"))})
+    else:
+        raise SettingsError("the prompt is empty: type something for the model")
+    if settings.system_prompt and turns[0]["role"] != "system":
+        turns.insert(0, {"role": "system", "content": check_text(settings.system_prompt)})
+    return turns
+
+
+def encode_prompt(tokenizer, prompt, settings: SamplingSettings) -> EncodedPrompt:
+    """Tokenize `prompt` (text, or a list of chat messages), through the chat
+    template when `settings.chat_template`.
 
     Raises:
         SettingsError: the prompt is empty or not valid text, chat mode is asked
             of a model without a chat template, or the template fails.
     """
-    check_text(prompt)
     if not settings.chat_template:
-        return EncodedPrompt(tokenizer.encode(prompt), 0)
+        if not isinstance(prompt, str):
+            raise SettingsError("a conversation needs chat mode: turn the chat template on")
+        return EncodedPrompt(tokenizer.encode(check_text(prompt)), 0)
+    messages = as_messages(prompt, settings)
     if not getattr(tokenizer, "has_chat_template", False):
         raise SettingsError("this model has no chat template: switch to raw completion mode")
-    if settings.system_prompt:
-        check_text(settings.system_prompt)
-    messages = []
-    if settings.system_prompt:
-        messages.append({"role": "system", "content": settings.system_prompt})
-    messages.append({"role": "user", "content": prompt})
     text = _render(tokenizer, messages, True)
     ids = tokenizer.encode(text, add_special_tokens=False)
     prefix = system_prefix(tokenizer, settings.system_prompt)

@@ -13,6 +13,23 @@ from dataclasses import asdict, dataclass, field, fields
 # so the temperature chart can be drawn for any step without the model.
 SWEEP_TEMPERATURES = tuple(round(0.1 * i, 1) for i in range(1, 21))  # 0.1 .. 2.0
 
+# What a backend can fill (ModelRecord.capabilities); a view whose data a backend
+# does not report says so instead of drawing zeros.
+CAPABILITIES = {
+    "chosen_logprob": "the chosen token's log-probability",
+    "raw_top": "the model's own top candidates (temperature 1, before filters)",
+    "sampled_top": "the distribution the token was drawn from (after temperature and filters)",
+    "entropy": "entropy of the whole distribution",
+    "entropy_top_k": "entropy over the returned top candidates only",
+    "temperature_sweep": "the distribution's shape at every temperature",
+    "timings": "prefill and decode speed measured where the model runs",
+    "prefill_progress": "prompt processing progress",
+    "context": "the context window and how full it is",
+    "kv_bytes": "KV cache and peak memory",
+    "token_ids": "token ids",
+}
+LOCAL_CAPABILITIES = tuple(c for c in CAPABILITIES if c != "entropy_top_k")
+
 
 @dataclass(frozen=True)
 class TopToken:
@@ -43,11 +60,16 @@ class ModelRecord:
     path: str
     architecture: str
     quantization: str
-    size_bytes: int
-    context_length: int
+    size_bytes: int | None  # None: not reported (a remote server)
+    context_length: int | None
     device: str
     load_s: float
+    backend: str = "mlx"  # mlx | openai
+    capabilities: tuple[str, ...] = LOCAL_CAPABILITIES  # keys of CAPABILITIES
     type: str = "model"
+
+    def can(self, capability: str) -> bool:
+        return capability in self.capabilities
 
 
 @dataclass(frozen=True)
@@ -86,15 +108,15 @@ class TokenRecord:
     """
 
     step: int
-    token_id: int
+    token_id: int  # -1: not reported (a server that sends text only)
     text: str
-    logprob: float
-    prob: float
-    sampled_logprob: float
+    logprob: float | None  # None: not reported by the backend, never invented
+    prob: float | None
+    sampled_logprob: float | None
     top: tuple[TopToken, ...]
     sampled_top: tuple[TopToken, ...]
-    entropy: float
-    sampled_entropy: float
+    entropy: float | None  # over `top` only when the model says entropy_top_k
+    sampled_entropy: float | None
     elapsed_s: float
     latency_s: float
     context_tokens: int
@@ -114,7 +136,7 @@ class TokenRecord:
 
     def sampled_prob_of(self, token_id: int) -> float | None:
         """Sampled-from probability of a candidate, or None when it was not recorded."""
-        if token_id == self.token_id and self.sampled_logprob is not None:
+        if token_id == self.token_id >= 0 and self.sampled_logprob is not None:
             return 2.718281828459045**self.sampled_logprob
         for c, p in zip(self.top, self.sampled_probs, strict=False):
             if c.token_id == token_id:
@@ -131,20 +153,21 @@ class DoneRecord:
 
     finish_reason: str  # eos | stop_string | length | cancelled | error (older logs: stop)
     text: str
-    prompt_tokens: int
+    prompt_tokens: int | None  # None: not reported by the server
     generated_tokens: int  # tokens of the answer (the end-of-sequence step not counted)
     ttft_s: float | None  # request -> first token's value known
     prefill_tps: float | None  # prompt tokens / prefill_s
     decode_tps: float | None  # decode steps / decode_s (None: fewer than 2 steps)
     peak_memory_bytes: int | None
     kv_cache_bytes: int | None
-    context_length: int
+    context_length: int | None
     seed: int | None
     elapsed_s: float
     system_tokens: int = 0
     error: str | None = None
     prefill_s: float | None = None  # prefill start -> first token's value known
     decode_s: float | None = None  # first token known -> last step's value known
+    timings_from: str = "engine"  # engine (measured here) | server (its own report)
     type: str = "done"
 
 
@@ -154,7 +177,7 @@ class ErrorRecord:
     exited mid-run); `message` is for people."""
 
     message: str
-    kind: str = "error"  # error | model | settings | engine_died | engine_hung
+    kind: str = "error"  # error | model | settings | engine_died | engine_hung | server
     type: str = "error"
 
 
@@ -187,6 +210,8 @@ def record_from_dict(d: dict) -> Record:
             kw[key] = tuple(kw.get(key, ()))
         if kw.get("bytes") is not None:
             kw["bytes"] = tuple(kw["bytes"])
+    if cls is ModelRecord and "capabilities" in kw:
+        kw["capabilities"] = tuple(kw["capabilities"])
     return cls(**kw)
 
 
@@ -195,6 +220,16 @@ def _top(t) -> TopToken:
         return t
     raw = t.get("bytes")
     return TopToken(t["token_id"], t["text"], t["logprob"], tuple(raw) if raw else raw)
+
+
+def add_token(tokens: list[TokenRecord], record: TokenRecord) -> int:
+    """Append a token record; one for a step already held supersedes it and what
+    follows (a backend that learns more after streaming re-sends its tokens from
+    that step). Returns the first step that changed."""
+    if record.step < len(tokens):
+        del tokens[record.step :]
+    tokens.append(record)
+    return record.step
 
 
 @dataclass
@@ -209,7 +244,7 @@ class RunResult:
 
     def add(self, record: Record) -> None:
         if isinstance(record, TokenRecord):
-            self.tokens.append(record)
+            add_token(self.tokens, record)
         elif isinstance(record, DoneRecord):
             self.done = record
         elif isinstance(record, ErrorRecord):

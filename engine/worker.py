@@ -21,9 +21,8 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 class _Worker:
     def __init__(self, events):
         self.events = events
-        self.models: dict[str, tuple] = {}  # resolved path -> (LoadedModel, record)
+        self.backends: dict = {}  # kind -> Backend (each keeps its own model)
         self.cancelled: set[int] = set()
-        self.lock = threading.Lock()
 
     def send(self, rid: int, **msg) -> None:
         self.events.send({"id": rid, **msg})
@@ -33,25 +32,28 @@ class _Worker:
 
         self.send(rid, record=to_dict(record))
 
-    def model(self, rid: int, spec: str | None):
-        """Resolve and load `spec` (cached), reporting progress and the model."""
-        from engine.models import device_name, load_model, resolve_model
-        from engine.records import ModelRecord, ProgressRecord
+    def backend(self, rid: int, msg: dict):
+        """The backend for the request's model spec, with that model loaded."""
+        from engine.backends.base import backend_kind, open_backend
+        from engine.records import ProgressRecord
+
+        spec = msg.get("model")
+        kind = backend_kind(spec)
+        if kind not in self.backends:
+            self.backends[kind] = open_backend(kind)
+        backend = self.backends[kind]
+        if kind == "mlx":  # one local model in memory at a time; servers cost nothing
+            for other in self.backends.values():
+                if other is not backend:
+                    other.close()
+        if msg.get("api_key") is not None:
+            backend.api_key = msg["api_key"]
 
         def progress(message, fraction):
             self.send_record(rid, ProgressRecord(message, fraction))
 
-        folder = resolve_model(spec, progress)
-        key = str(folder.resolve())
-        if key not in self.models:
-            progress(f"Loading {folder.name}…", 0.95)
-            self.models.clear()  # one model in memory at a time
-            lm, info, seconds = load_model(folder)
-            record = ModelRecord(device=device_name(), load_s=seconds, **vars(info))
-            self.models[key] = (lm, record)
-        lm, record = self.models[key]
-        self.send_record(rid, record)
-        return lm
+        self.send_record(rid, backend.load(spec, progress))
+        return backend
 
     def handle(self, msg: dict) -> None:
         from engine.errors import LogitscopeError, ModelError, SettingsError
@@ -62,22 +64,21 @@ class _Worker:
             getattr(self, "op_" + msg["op"])(rid, msg)
         except LogitscopeError as e:
             kind = {ModelError: "model", SettingsError: "settings"}.get(type(e), "error")
-            self.send_record(rid, ErrorRecord(str(e), kind))
+            self.send_record(rid, ErrorRecord(str(e), getattr(e, "kind", None) or kind))
         except Exception as e:  # a bug: keep the process, report it plainly
             traceback.print_exc(file=sys.stderr)
             self.send_record(rid, ErrorRecord(f"internal error: {type(e).__name__}: {e}"))
 
     def op_load(self, rid: int, msg: dict) -> None:
-        self.model(rid, msg.get("model"))
+        self.backend(rid, msg)
 
     def op_generate(self, rid: int, msg: dict) -> None:
-        from engine.generate import generate_records
         from engine.settings import SamplingSettings
 
         settings = SamplingSettings.from_dict(msg["settings"]).validate()
-        lm = self.model(rid, msg.get("model"))
+        backend = self.backend(rid, msg)
         stop = lambda: rid in self.cancelled  # noqa: E731
-        for record in generate_records(lm, msg["prompt"], settings, stop):
+        for record in backend.generate(msg["prompt"], settings, stop):
             self.send_record(rid, record)
 
 

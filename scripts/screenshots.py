@@ -70,8 +70,8 @@ def main() -> int:
         shoot(app, win, out / f"playground-{w}x{h}-after.png", (w, h))
     win.toggle_side_panel(True)
     shoot(app, win, out / "playground.png", (1600, 1000))
-    from engine.export import render
-    from engine.journal import read_session
+    from engine.sessions.export import render
+    from engine.sessions.journal import read_session
 
     session = read_session(win.journal.path)
     run = session.run(win.state.run_id)

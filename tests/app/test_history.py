@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 
 from app.bridge import EngineBridge
 from app.window import PlaygroundWindow
-from engine.journal import read_session
+from engine.sessions.journal import read_session
 from tests.app.conftest import run_and_wait
 
 
@@ -117,7 +117,7 @@ def test_importing_one_run_of_a_live_session_loses_nothing(qtbot, window, tmp_pa
 
 
 def test_import_puts_an_exported_session_back_in_history(qtbot, window, tmp_path):
-    from engine.export import to_json
+    from engine.sessions.export import to_json
 
     state = run_and_wait(qtbot, window, "Say hi.", max_tokens=3)
     session = read_session(window.journal.path)

@@ -64,9 +64,9 @@ def mutations(base: bytes, info, rng: random.Random):
 def main() -> None:
     base_path, out_dir, count, seed = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(
         sys.argv[4])  # fmt: skip
+    from engine.backends.mlx.loader import load_model, resolve_model
     from engine.errors import LogitscopeError
-    from engine.gguf_check import check_gguf
-    from engine.models import load_model, resolve_model
+    from engine.models.gguf_check import check_gguf
 
     base = base_path.read_bytes()
     info = check_gguf(base_path)

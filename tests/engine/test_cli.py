@@ -44,7 +44,7 @@ def test_generate_json_records(default_model_path):
     assert "".join(t["text"] for t in tokens).startswith(done["text"])
     assert "Paris" in done["text"]
     # The run is in the history, record for record.
-    from engine.journal import list_sessions
+    from engine.sessions.journal import list_sessions
 
     runs = [r for s in list_sessions()[0] for r in s.runs if r.prompt.startswith("What is the")]
     assert any(r.done is not None and r.done.text == done["text"] for r in runs)
@@ -103,8 +103,8 @@ def test_bench_reports_both_speeds_and_ratio(default_model_path):
 
 
 def test_sessions_export_and_import_from_the_command_line(tmp_path, tiny_lm):
-    from engine.generate import generate_records
-    from engine.journal import Journal
+    from engine.backends.mlx.generate import generate_records
+    from engine.sessions.journal import Journal
 
     journal = Journal.create()
     run_id = journal.start_run("hello", SamplingSettings(max_tokens=4).to_dict(), None)

@@ -9,9 +9,10 @@ import shutil
 import mlx.core as mx
 import pytest
 
+from engine.backends.mlx.gguf_convert import build_config, convert_gguf, rename_tensor
+from engine.backends.mlx.loader import load_model, resolve_model
 from engine.errors import ModelError
-from engine.gguf_convert import build_config, convert_gguf, rename_tensor
-from engine.models import inspect_model, load_model, resolve_model
+from engine.models.catalogue import inspect_model
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +119,7 @@ def test_folder_errors(tmp_path, tiny_model_dir):
 
 
 def test_offline_first_start_gives_a_clear_message(tmp_path, monkeypatch):
-    from engine.default_model import ensure_default_model
+    from engine.backends.mlx.loader import ensure_default_model
 
     monkeypatch.setenv("LOGITSCOPE_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("LOGITSCOPE_MODELS_DIR", str(tmp_path / "models"))

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from engine.backends.mlx.generate import generate_records
 from engine.errors import ModelError
-from engine.export import render, to_json
-from engine.generate import generate_records
-from engine.journal import Journal, JournalError, read_session
-from engine.session_import import import_json
+from engine.sessions.export import render, to_json
+from engine.sessions.journal import Journal, JournalError, read_session
+from engine.sessions.session_import import import_json
 from engine.settings import SamplingSettings
 from tests.gguf_fixtures import write_tiny_gguf
 
@@ -215,7 +215,7 @@ def test_cli_export_never_overwrites_without_force(tmp_path, records):
 def test_a_full_disk_is_one_sentence_naming_the_folder(tmp_path, monkeypatch, records):
     import errno
 
-    import engine.journal as jmod
+    import engine.sessions.journal as jmod
 
     journal = _session(tmp_path, records, ("p",))
 
@@ -232,7 +232,7 @@ def test_a_full_disk_is_one_sentence_naming_the_folder(tmp_path, monkeypatch, re
 # -- 2, 9: conversions are keyed on content, checked, and never replace another model -------
 def test_two_different_files_with_one_name_get_their_own_folders(tmp_path, monkeypatch):
     monkeypatch.setenv("LOGITSCOPE_MODELS_DIR", str(tmp_path / "models"))
-    from engine.models import resolve_model
+    from engine.backends.mlx.loader import resolve_model
 
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -253,8 +253,8 @@ def test_a_damaged_copy_never_poisons_the_good_file(tmp_path, monkeypatch, smoll
     file under the same name converts into its own folder."""
     import struct
 
-    from engine.gguf_check import check_gguf
-    from engine.models import resolve_model
+    from engine.backends.mlx.loader import resolve_model
+    from engine.models.gguf_check import check_gguf
 
     monkeypatch.setenv("LOGITSCOPE_MODELS_DIR", str(tmp_path / "models"))
     bad = tmp_path / "dl" / smollm_gguf.name
@@ -279,7 +279,7 @@ def test_a_conversion_that_collapses_is_not_kept(tmp_path, monkeypatch):
     import mlx.core as mx
     import mlx_lm
 
-    from engine import model_check
+    from engine.backends.mlx import model_check
 
     gguf = write_tiny_gguf(tmp_path / "flat.gguf", seed=3)
     real_load = mlx_lm.load
@@ -295,7 +295,7 @@ def test_a_conversion_that_collapses_is_not_kept(tmp_path, monkeypatch):
         return Flat(), tok
 
     monkeypatch.setattr("mlx_lm.load", collapsed_model)
-    from engine.gguf_convert import convert_gguf
+    from engine.backends.mlx.gguf_convert import convert_gguf
 
     with pytest.raises(ModelError, match="at every position"):
         convert_gguf(gguf, tmp_path / "out")
@@ -327,7 +327,7 @@ def test_fuzzed_gguf_files_fail_cleanly(tmp_path):
 
 @pytest.mark.parametrize("missing", ["head_count", "context_length", "block_count"])
 def test_missing_metadata_is_named(tmp_path, missing):
-    from engine.gguf_check import check_gguf
+    from engine.models.gguf_check import check_gguf
 
     path = write_tiny_gguf(tmp_path / "m.gguf", skip_keys=(missing,))
     with pytest.raises(ModelError, match=f"lacks llama.*{missing.split('_')[0]}"):

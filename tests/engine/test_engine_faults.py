@@ -12,7 +12,7 @@ import time
 import pytest
 
 from engine.client import EngineClient
-from engine.journal import Journal, read_session
+from engine.sessions.journal import Journal, read_session
 from engine.settings import SamplingSettings
 
 HANG_S = 3.0  # well above a prefill chunk (~0.5 s) or a decode step on a slow machine

@@ -6,8 +6,8 @@ import mlx.core as mx
 import numpy as np
 import pytest
 
+from engine.backends.mlx.generate import generate_records
 from engine.errors import SettingsError
-from engine.generate import generate_records
 from engine.prompt import encode_prompt
 from engine.records import DoneRecord, PrefillRecord, RunResult, TokenRecord
 from engine.settings import SamplingSettings

@@ -8,7 +8,7 @@ import mlx.core as mx
 import numpy as np
 import pytest
 
-from engine.instrument import (
+from engine.backends.mlx.instrument import (
     candidates,
     make_step_sampler,
     temperature_sweep,

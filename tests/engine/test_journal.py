@@ -15,11 +15,11 @@ from html.parser import HTMLParser
 
 import pytest
 
-from engine.export import csv_cell, render, to_json
-from engine.generate import generate_records
-from engine.journal import Journal, find, list_sessions, read_session
+from engine.backends.mlx.generate import generate_records
 from engine.records import TokenRecord, to_dict
-from engine.session_import import import_json
+from engine.sessions.export import csv_cell, render, to_json
+from engine.sessions.journal import Journal, find, list_sessions, read_session
+from engine.sessions.session_import import import_json
 from engine.settings import SamplingSettings
 
 EVIL = "<script>alert('x')</script></textarea><img src=x onerror=alert(1)>"

@@ -10,7 +10,7 @@ import time
 import pytest
 from mlx_lm import stream_generate
 
-from engine.generate import generate_records
+from engine.backends.mlx.generate import generate_records
 from engine.records import RunResult
 from engine.settings import SamplingSettings
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from engine import temperature
-from engine.generate import generate_records
+from engine.backends.mlx.generate import generate_records
 from engine.prompt import encode_prompt
 from engine.records import SWEEP_TEMPERATURES, TokenRecord
 from engine.settings import SamplingSettings
@@ -54,7 +54,12 @@ def test_greedy_limit_and_entropy(step_and_logits):
 
 def _record_from_logits(lp: np.ndarray) -> TokenRecord:
     """A record built by the engine's own step sampler and CPU sweep from these logits."""
-    from engine.instrument import candidates, make_step_sampler, temperature_sweep_np, unpack
+    from engine.backends.mlx.instrument import (
+        candidates,
+        make_step_sampler,
+        temperature_sweep_np,
+        unpack,
+    )
 
     sample = make_step_sampler(SamplingSettings(temperature=0.0), lp.shape[0], False)
     _token, packed, raw = sample(mx.array(lp[None].astype(np.float32)), None)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from mlx_lm.models.cache import make_prompt_cache
 
-from engine.generate import generate_records
+from engine.backends.mlx.generate import generate_records
 from engine.prompt import encode_prompt
 from engine.settings import SamplingSettings
 from tests.engine.test_real_model import collect

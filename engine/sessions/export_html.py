@@ -12,9 +12,9 @@ import html
 import math
 import time
 
-from engine.export import _mb
-from engine.journal import RunLog, SessionLog
 from engine.series import rolling_tps
+from engine.sessions.export import _mb
+from engine.sessions.journal import RunLog, SessionLog
 from engine.units import fmt_or_na as _unit
 
 _STOPS = ((0.0, (248, 105, 107)), (0.5, (255, 235, 132)), (1.0, (99, 190, 123)))

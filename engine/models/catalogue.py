@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.default_model import DEFAULT_MODEL_NAME, ensure_default_model
 from engine.errors import ModelError
-from engine.gguf_convert import check_gguf_header, convert_gguf
+from engine.models.default_model import DEFAULT_MODEL_NAME
 from engine.paths import models_dir
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no "PyTorch not found"
@@ -32,17 +29,6 @@ class ModelInfo:
     quantization: str
     size_bytes: int
     context_length: int
-
-
-def device_name() -> str:
-    """'Metal GPU', 'CUDA GPU' or 'CPU': where MLX runs on this machine."""
-    import mlx.core as mx
-
-    if mx.default_device().type == mx.DeviceType.cpu:
-        return "CPU"
-    if mx.metal.is_available():
-        return "Metal GPU"
-    return "CUDA GPU" if mx.cuda.is_available() else "GPU"
 
 
 def _read_config(folder: Path) -> dict:
@@ -121,87 +107,3 @@ def list_models() -> list[ModelInfo]:
                 continue  # one bad folder never hides the others
     found.sort(key=lambda m: m.name != DEFAULT_MODEL_NAME)
     return found
-
-
-def resolve_model(spec: str | None, progress=None) -> Path:
-    """Turn what the user typed into an MLX model folder on disk.
-
-    Args:
-        spec: None or "" for the default model, a folder, a .gguf file, or the
-            name of a model under `models_dir()`.
-        progress: optional (message, fraction) callback for fetching/converting.
-    """
-    if not spec:
-        return ensure_default_model(progress)
-    path = Path(spec).expanduser()
-    if path.is_dir():
-        inspect_model(path)
-        return path
-    if path.is_file():
-        return _convert_file(path, progress)
-    named = models_dir() / spec
-    if named.is_dir():
-        inspect_model(named)
-        return named
-    if spec == DEFAULT_MODEL_NAME:
-        return ensure_default_model(progress)
-    raise ModelError(
-        f"model '{spec}' not found: give the path of an MLX model folder or a "
-        ".gguf file ('logitscope models' lists the installed ones)"
-    )
-
-
-def converted_folder(path: Path, digest: str) -> Path:
-    """The folder a GGUF converts to: its name plus a short content hash, so two
-    different files never share (or overwrite) a folder."""
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", path.stem)[:80].strip("._") or "model"
-    return models_dir() / f"{stem}-{digest[:10]}"
-
-
-def _convert_file(path: Path, progress) -> Path:
-    from engine.file_hash import content_hash
-
-    check_gguf_header(path)  # structure first: nothing native reads a malformed file
-    digest = content_hash(path, progress)
-    out = converted_folder(path, digest)
-    if progress:
-        progress(f"Converting {path.name} to MLX…", 0.5)
-    convert_gguf(path, out, digest, progress)
-    return out
-
-
-def load_model(folder: Path):
-    """Load an MLX model folder with mlx-lm.
-
-    Returns:
-        (LoadedModel, ModelInfo, seconds taken)
-    """
-    from mlx_lm import load
-
-    from engine.generate import LoadedModel
-
-    info = inspect_model(folder)
-    t0 = time.perf_counter()
-    try:
-        model, tokenizer = load(str(folder))
-    except ValueError as e:
-        msg = str(e)
-        if "not supported" in msg:
-            raise ModelError(
-                f"unsupported architecture '{info.architecture}' in {folder}: "
-                "mlx-lm cannot run this model type"
-            ) from e
-        raise ModelError(f"cannot load {folder}: {msg}") from e
-    except Exception as e:  # bad safetensors, shape mismatches, missing tokenizer
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise ModelError(f"cannot load {folder}: {first}") from e
-    vocab = _vocab_size(model, tokenizer)
-    lm = LoadedModel(model, tokenizer, info.context_length, vocab)
-    return lm, info, time.perf_counter() - t0
-
-
-def _vocab_size(model, tokenizer) -> int:
-    args = getattr(model, "args", None)
-    if args is not None and getattr(args, "vocab_size", None):
-        return int(args.vocab_size)
-    return len(tokenizer.vocab)

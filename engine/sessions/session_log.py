@@ -23,7 +23,7 @@ from engine.records import (
     TokenRecord,
     record_from_dict,
 )
-from engine.session_schema import (
+from engine.sessions.session_schema import (
     SchemaError,
     clean_comparison,
     clean_record,

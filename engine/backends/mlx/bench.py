@@ -50,8 +50,8 @@ def run_bench(model: str | None, max_tokens: int = 48, rounds: int = 3) -> dict:
     """Alternate bare and engine runs; return the figures as a plain dict."""
     from mlx_lm import load
 
+    from engine.backends.mlx.loader import device_name, resolve_model
     from engine.client import EngineClient
-    from engine.models import device_name, resolve_model
 
     folder = resolve_model(model)
     bare_model, tokenizer = load(str(folder))

@@ -45,7 +45,7 @@ class LightTokenizer:
     def token_bytes(self, token_id: int) -> bytes:
         """A token's raw bytes (the table is built once, on first use)."""
         if getattr(self, "_bytes", None) is None:
-            from engine.token_bytes import bytes_table, vocabulary_strings
+            from engine.models.token_bytes import bytes_table, vocabulary_strings
 
             size = self._tok.get_vocab_size(with_added_tokens=True)
             self._bytes = bytes_table(vocabulary_strings(self._tok, size))

@@ -27,7 +27,8 @@ SCHEMA_VERSION = 1
 SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_TEXT = 10_000_000  # characters in one string field
 FINISH_REASONS = ("stop", "eos", "stop_string", "length", "cancelled", "error")
-ERROR_KINDS = ("error", "model", "settings", "engine_died", "engine_hung")
+ERROR_KINDS = ("error", "model", "settings", "engine_died", "engine_hung", "server")
+BACKENDS = ("mlx", "openai")
 
 
 class SchemaError(ValueError):
@@ -127,6 +128,14 @@ def _opt_logprob(v):
     return None if v is None else _logprob(v)
 
 
+def _capabilities(v):
+    from engine.records import CAPABILITIES
+
+    if not isinstance(v, list | tuple) or len(v) > 64:
+        raise SchemaError("capabilities must be a list of names")
+    return tuple(c for c in v if isinstance(c, str) and c in CAPABILITIES)
+
+
 _P = dict(lo=0.0, hi=1.0 + 1e-6)
 _SECONDS = dict(lo=0.0, hi=1e9)
 _COUNT = dict(lo=0, hi=10**12)
@@ -134,9 +143,11 @@ CHECKS = {
     ProgressRecord: {"message": _str, "fraction": lambda v: _num(v, 0.0, 1.0)},
     ModelRecord: {
         "name": _str, "path": _str, "architecture": _str, "quantization": _str,
-        "size_bytes": lambda v: _int(v, **_COUNT),
-        "context_length": lambda v: _int(v, 0, 10**9), "device": _str,
+        "size_bytes": lambda v: _int(v, allow_none=True, **_COUNT),
+        "context_length": lambda v: _int(v, 0, 10**9, allow_none=True), "device": _str,
         "load_s": lambda v: _num(v, **_SECONDS),
+        "backend": lambda v: _str(v, choices=BACKENDS),
+        "capabilities": _capabilities,
     },
     PrefillRecord: {
         "processed": lambda v: _int(v, **_COUNT), "total": lambda v: _int(v, **_COUNT),
@@ -144,10 +155,11 @@ CHECKS = {
         "system_tokens": lambda v: _int(v, **_COUNT),
     },
     TokenRecord: {
-        "step": lambda v: _int(v, **_COUNT), "token_id": lambda v: _int(v, **_COUNT),
-        "text": _str, "logprob": _logprob, "prob": lambda v: _num(v, **_P),
+        "step": lambda v: _int(v, **_COUNT), "token_id": lambda v: _int(v, -1, 2**40),
+        "text": _str, "logprob": _opt_logprob, "prob": lambda v: _num(v, allow_none=True, **_P),
         "sampled_logprob": _opt_logprob, "top": _top_list, "sampled_top": _top_list,
-        "entropy": lambda v: _num(v, 0.0, 1e6), "sampled_entropy": lambda v: _num(v, 0.0, 1e6),
+        "entropy": lambda v: _num(v, 0.0, 1e6, allow_none=True),
+        "sampled_entropy": lambda v: _num(v, 0.0, 1e6, allow_none=True),
         "elapsed_s": lambda v: _num(v, **_SECONDS), "latency_s": lambda v: _num(v, **_SECONDS),
         "context_tokens": lambda v: _int(v, **_COUNT),
         "sweep_logz": lambda v: _floats(v, -1e9, 1e9),
@@ -157,20 +169,21 @@ CHECKS = {
     },
     DoneRecord: {
         "finish_reason": lambda v: _str(v, choices=FINISH_REASONS), "text": _str,
-        "prompt_tokens": lambda v: _int(v, **_COUNT),
+        "prompt_tokens": lambda v: _int(v, allow_none=True, **_COUNT),
         "generated_tokens": lambda v: _int(v, **_COUNT),
         "ttft_s": lambda v: _num(v, allow_none=True, **_SECONDS),
         "prefill_tps": lambda v: _num(v, 0.0, 1e12, allow_none=True),
         "decode_tps": lambda v: _num(v, 0.0, 1e12, allow_none=True),
         "peak_memory_bytes": lambda v: _int(v, allow_none=True, **_COUNT),
         "kv_cache_bytes": lambda v: _int(v, allow_none=True, **_COUNT),
-        "context_length": lambda v: _int(v, **_COUNT),
+        "context_length": lambda v: _int(v, allow_none=True, **_COUNT),
         "seed": lambda v: _int(v, allow_none=True),
         "elapsed_s": lambda v: _num(v, **_SECONDS),
         "system_tokens": lambda v: _int(v, **_COUNT),
         "prefill_s": lambda v: _num(v, allow_none=True, **_SECONDS),
         "decode_s": lambda v: _num(v, allow_none=True, **_SECONDS),
         "error": lambda v: _str(v, allow_none=True),
+        "timings_from": lambda v: _str(v, choices=("engine", "server")),
     },
     ErrorRecord: {"message": _str, "kind": lambda v: _str(v, choices=ERROR_KINDS)},
 }  # fmt: skip

@@ -10,7 +10,7 @@ line being written:
     {"kind": "meta", "run_id", "name"? , "starred"?, "deleted"?}
 
 `Journal` is the only writer; reading lives in `session_log.py` (re-exported
-here, so `engine.journal` stays the one place callers import sessions from).
+here, so `engine.sessions.journal` stays the one place callers import sessions from).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 from engine import __version__
 from engine.errors import LogitscopeError
 from engine.records import to_dict
-from engine.session_log import (  # noqa: F401 - re-exported for callers
+from engine.sessions.session_log import (  # noqa: F401 - re-exported for callers
     RunLog,
     SessionLog,
     find,
@@ -34,7 +34,7 @@ from engine.session_log import (  # noqa: F401 - re-exported for callers
     read_session,
     sessions_dir,
 )
-from engine.session_schema import is_session_id, run_number
+from engine.sessions.session_schema import is_session_id, run_number
 
 
 class JournalError(LogitscopeError):

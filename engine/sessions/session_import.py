@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.journal import Journal, SessionLog, new_session_id, read_session, sessions_dir
-from engine.session_schema import (
+from engine.sessions.journal import Journal, SessionLog, new_session_id, read_session, sessions_dir
+from engine.sessions.session_schema import (
     SCHEMA,
     SCHEMA_VERSION,
     SchemaError,
@@ -128,7 +128,7 @@ def import_json(path: Path, folder: Path | None = None) -> ImportResult:
 
     Raises:
         SessionImportError (a ValueError): the file is not an importable export.
-        engine.journal.JournalError: the history folder cannot be written.
+        engine.sessions.journal.JournalError: the history folder cannot be written.
     """
     doc = read_export(path)
     folder = Path(folder) if folder is not None else sessions_dir()

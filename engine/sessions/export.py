@@ -14,8 +14,8 @@ import io
 import json
 import math
 
-from engine.journal import RunLog, SessionLog
-from engine.session_schema import SCHEMA, SCHEMA_VERSION
+from engine.sessions.journal import RunLog, SessionLog
+from engine.sessions.session_schema import SCHEMA, SCHEMA_VERSION
 from engine.units import fmt_or_na as _unit
 
 FORMATS = ("json", "jsonl", "csv", "md", "html")
@@ -163,7 +163,7 @@ def _mb(n) -> float | None:
 
 def render(fmt: str, session: SessionLog, runs: list[RunLog] | None = None) -> str:
     if fmt == "html":
-        from engine.export_html import to_html
+        from engine.sessions.export_html import to_html
 
         return to_html(session, runs)
     table = {"json": to_json, "jsonl": to_jsonl, "csv": to_csv, "md": to_markdown}

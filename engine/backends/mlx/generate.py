@@ -27,12 +27,18 @@ import mlx.core as mx
 import numpy as np
 from mlx_lm.models.cache import make_prompt_cache
 
+from engine.backends.mlx.instrument import (
+    StepStats,
+    candidates,
+    make_step_sampler,
+    temperature_sweep_np,
+    unpack,
+)
 from engine.errors import SettingsError
-from engine.instrument import StepStats, candidates, make_step_sampler, temperature_sweep_np, unpack
+from engine.models.token_bytes import TextStream, bytes_table, vocabulary_strings
 from engine.prompt import encode_prompt
 from engine.records import DoneRecord, PrefillRecord, Record, TokenRecord
 from engine.settings import SamplingSettings
-from engine.token_bytes import TextStream, bytes_table, vocabulary_strings
 
 PREFILL_TARGET_S = 0.5  # aim for a progress record about this often during prefill
 MIN_PREFILL_CHUNK = 8

@@ -1,0 +1,1 @@
+"""Backends: where a model runs (the local MLX engine, or a remote server)."""

@@ -1,0 +1,100 @@
+"""The seam every backend implements, and how a model spec picks a backend.
+
+A model spec is one string (what the picker, the journal and `--model` hold):
+nothing or a path or a name for the local MLX engine, or
+`http(s)://host:port/v1#model-name` for a model on an OpenAI-compatible server.
+API keys never appear in a spec: they travel beside it, only to the engine.
+
+The engine process loads backends by name (`open_backend`), so nothing that
+imports this module pulls in MLX or HTTP code.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from engine.errors import ModelError
+from engine.records import ModelRecord, Record
+from engine.settings import SamplingSettings
+
+Progress = Callable[[str, float], None]  # (message, fraction 0..1)
+Prompt = str | list[dict]  # a user message, or a whole conversation of {role, content}
+
+BACKENDS = {"mlx": "engine.backends.mlx.backend", "openai": "engine.backends.openai.backend"}
+
+
+class Backend(Protocol):
+    """Runs one kind of model and yields the engine's records.
+
+    Fields a backend cannot provide are None (or empty), never invented; its
+    ModelRecord's `capabilities` say which views it can fill.
+    """
+
+    kind: str
+
+    def load(self, model: str | None, progress: Progress) -> ModelRecord: ...
+
+    def generate(
+        self, prompt: Prompt, settings: SamplingSettings, should_stop: Callable[[], bool]
+    ) -> Iterator[Record]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class RemoteSpec:
+    """A model on a server: its OpenAI-compatible base URL and the model's name."""
+
+    base_url: str  # e.g. http://127.0.0.1:8080/v1 (no trailing slash)
+    model: str
+
+    def __str__(self) -> str:
+        return f"{self.base_url}#{self.model}"
+
+
+def is_remote(spec: str | None) -> bool:
+    return bool(spec) and spec.lower().startswith(("http://", "https://"))
+
+
+def normalize_base_url(url: str) -> str:
+    """`host:8080`, `http://host:8080` or `http://host:8080/v1/` -> `http://host:8080/v1`.
+
+    Raises:
+        ModelError: not an http(s) URL.
+    """
+    url = url.strip()
+    if not url:
+        raise ModelError("give the server's address, e.g. http://127.0.0.1:8080/v1")
+    if "://" not in url:
+        url = "http://" + url
+    scheme, _, rest = url.partition("://")
+    if scheme.lower() not in ("http", "https") or not rest.split("/")[0]:
+        raise ModelError(
+            f"'{url}' is not an http(s) address; give one like http://127.0.0.1:8080/v1"
+        )
+    if any(c in url for c in "# \t\n"):
+        raise ModelError(f"'{url}' contains a space or '#': give the server's base URL only")
+    url = url.rstrip("/")
+    if not url.endswith("/v1") and url.count("/") <= 2:
+        url += "/v1"  # the OpenAI routes live under /v1 on every server we know
+    return url
+
+
+def parse_remote(spec: str) -> RemoteSpec:
+    """Split `URL#model`; a URL without a model names the server's first model."""
+    url, _, model = spec.partition("#")
+    return RemoteSpec(normalize_base_url(url), model)
+
+
+def backend_kind(spec: str | None) -> str:
+    return "openai" if is_remote(spec) else "mlx"
+
+
+def open_backend(kind: str, **options) -> Backend:
+    """Import and create a backend by name (imported only in the engine process)."""
+    if kind not in BACKENDS:
+        raise ModelError(f"unknown backend '{kind}' (known: {', '.join(BACKENDS)})")
+    return importlib.import_module(BACKENDS[kind]).create(**options)

