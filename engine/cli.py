@@ -34,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate", help="run one prompt and stream the answer")
     g.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
     g.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
+    _server_args(g)
     g.add_argument("--temp", type=float, default=DEFAULT_TEMPERATURE, help="0 = greedy")
     g.add_argument("--top-p", type=float, default=DEFAULT_TOP_P)
     g.add_argument("--top-k", type=int, default=DEFAULT_TOP_K)
@@ -50,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("models", help="list the models Logitscope can open")
     m.add_argument("--json", action="store_true")
+    m.add_argument("--endpoint", default=None, help="list a server's models instead")
+    m.add_argument("--api-key-env", default=None, metavar="VAR", help=API_KEY_HELP)
     m.add_argument(
         "--fetch-default", action="store_true",
         help="download and convert the default model first if it is missing",
@@ -73,6 +76,40 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--rounds", type=int, default=3)
     b.add_argument("--json", action="store_true")
     return p
+
+
+API_KEY_HELP = "name of the environment variable holding the server's API key"
+
+
+def _server_args(g) -> None:
+    g.add_argument("--endpoint", default=None, metavar="URL",
+                   help="an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1")  # fmt: skip
+    g.add_argument("--remote-model", default=None, metavar="NAME",
+                   help="the server's model (default: the first it lists)")  # fmt: skip
+    g.add_argument("--api-key-env", default=None, metavar="VAR", help=API_KEY_HELP)
+
+
+def _api_key(args) -> str | None:
+    if not args.api_key_env:
+        return None
+    key = os.environ.get(args.api_key_env)
+    if not key:
+        raise SettingsError(f"the environment variable {args.api_key_env} is not set "
+                            "(it should hold the server's API key)")  # fmt: skip
+    return key
+
+
+def _model_spec(args) -> str | None:
+    """The model spec of `generate`: a local model, or URL#name with --endpoint."""
+    if not args.endpoint:
+        if args.remote_model:
+            raise SettingsError("--remote-model needs --endpoint (the server's address)")
+        return args.model
+    if args.model:
+        raise SettingsError("give either --model (local) or --endpoint (a server), not both")
+    from engine.backends.base import normalize_base_url
+
+    return f"{normalize_base_url(args.endpoint)}#{args.remote_model or ''}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,16 +196,18 @@ def cmd_generate(args) -> int:
     if not prompt.strip():
         raise SettingsError("the prompt is empty: pass some text with --prompt")
     settings = _settings(args)
+    spec, key = _model_spec(args), _api_key(args)
     log = _RunLogger(None if args.no_log else (prompt, settings.to_dict()))
     client = EngineClient()
-    status = 0
+    status, shown = 0, 0
     try:
-        for record in client.generate(prompt, settings, args.model):
+        for record in client.generate(prompt, settings, spec, api_key=key):
             log.record(record)
             if args.json:
                 print(json.dumps(to_dict(record), ensure_ascii=False), flush=True)
-            else:
+            elif record.type != "token" or record.step >= shown:  # re-sent tokens: once
                 _print_plain(record)
+                shown = record.step + 1 if record.type == "token" else shown
             if record.type == "error":
                 if not args.json:
                     print(f"logitscope: error: {record.message}", file=sys.stderr)
@@ -242,6 +281,8 @@ def cmd_models(args) -> int:
     from engine.backends.mlx.loader import ensure_default_model
     from engine.models.catalogue import list_models
 
+    if args.endpoint:
+        return _server_models(args)
     if args.fetch_default:
         ensure_default_model(lambda msg, f: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True))
     models = list_models()
@@ -256,6 +297,24 @@ def cmd_models(args) -> int:
             f"{m.name:32} {m.quantization:18} {m.size_bytes / 1e6:7.0f} MB "
             f"ctx {m.context_length:6}  {m.path}"
         )
+    return 0
+
+
+def _server_models(args) -> int:
+    from dataclasses import asdict
+
+    from engine.backends.base import normalize_base_url
+    from engine.backends.openai.catalogue import list_server_models
+
+    info = list_server_models(normalize_base_url(args.endpoint), _api_key(args))
+    if args.json:
+        print(json.dumps({"server": info.label, "base_url": info.base_url,
+                          "models": [asdict(m) for m in info.models]}, indent=2))  # fmt: skip
+        return 0
+    print(f"{info.label} at {info.base_url}: {len(info.models)} model(s)")
+    for m in info.models:
+        ctx = f"ctx {m.context_length}" if m.context_length else "ctx not reported"
+        print(f"  {m.id}  ({ctx})  --endpoint {info.base_url} --remote-model {m.id}")
     return 0
 
 

@@ -167,7 +167,9 @@ class DoneRecord:
     error: str | None = None
     prefill_s: float | None = None  # prefill start -> first token's value known
     decode_s: float | None = None  # first token known -> last step's value known
-    timings_from: str = "engine"  # engine (measured here) | server (its own report)
+    # engine: measured where the model runs | server: the server's own report |
+    # client: a remote run whose server reports no timings (ttft as received here)
+    timings_from: str = "engine"
     type: str = "done"
 
 

@@ -183,7 +183,7 @@ CHECKS = {
         "prefill_s": lambda v: _num(v, allow_none=True, **_SECONDS),
         "decode_s": lambda v: _num(v, allow_none=True, **_SECONDS),
         "error": lambda v: _str(v, allow_none=True),
-        "timings_from": lambda v: _str(v, choices=("engine", "server")),
+        "timings_from": lambda v: _str(v, choices=("engine", "server", "client")),
     },
     ErrorRecord: {"message": _str, "kind": lambda v: _str(v, choices=ERROR_KINDS)},
 }  # fmt: skip

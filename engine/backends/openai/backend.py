@@ -1,0 +1,205 @@
+"""The remote backend: a model on an OpenAI-compatible server, streamed over SSE.
+
+What each server reports (see README "Remote servers"):
+- OpenAI, vLLM, Ollama, LM Studio: per-token logprobs and top candidates in
+  the stream (no ids; entropy and the temperature sweep over the top-k only).
+- llama.cpp: the same with ids, the sampled-from distribution when sampling
+  (`post_sampling_probs`), and its own prefill/decode timings.
+- mlx_lm.server: no logprobs while streaming. The text streams live, then one
+  non-streamed pass with the same seed gives the logprobs, with the generated
+  token recovered from its unsorted, mislabelled top list; the tokens are
+  re-sent with them (a token record for a step already sent supersedes it).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+
+from engine.backends.base import Progress, Prompt, parse_remote
+from engine.backends.openai.catalogue import TOP_N_LIMIT, ServerInfo, server_info
+from engine.backends.openai.http import (
+    CONNECT_S,
+    Cancelled,
+    SSEStream,
+    post_json,
+    stall_seconds,
+)
+from engine.backends.openai.run import RemoteRun
+from engine.backends.openai.shapes import align_mlx_lm, chunk_entries, parse_entry
+from engine.errors import ModelError, ServerError
+from engine.prompt import as_messages, check_text
+from engine.records import ModelRecord, ProgressRecord, Record
+from engine.settings import SamplingSettings
+
+BASE_CAPS = ("chosen_logprob", "raw_top", "entropy_top_k")
+CAPABILITIES = {
+    "llama.cpp": (*BASE_CAPS, "sampled_top", "timings", "token_ids", "context"),
+    "vllm": (*BASE_CAPS, "context"),
+    "mlx_lm": (*BASE_CAPS, "token_ids"),
+}
+
+
+class OpenAIBackend:
+    kind = "openai"
+
+    def __init__(self, api_key: str | None = None):
+        self.api_key = api_key
+        self.http = httpx.Client(timeout=httpx.Timeout(stall_seconds(), connect=CONNECT_S))
+        self.info: ServerInfo | None = None
+        self.record: ModelRecord | None = None
+        self.model = ""
+
+    def load(self, model: str | None, progress: Progress) -> ModelRecord:
+        spec = parse_remote(model or "")
+        t0 = time.perf_counter()
+        progress(f"Asking {spec.base_url} for its models…", 0.5)
+        info = server_info(self.http, spec.base_url, self.api_key)
+        ids = [m.id for m in info.models]
+        if not ids:
+            raise ModelError(f"{info.label} at {spec.base_url} lists no models")
+        if spec.model and spec.model not in ids:
+            raise ModelError(
+                f"{info.label} at {spec.base_url} has no model '{spec.model}'; it serves: "
+                + ", ".join(ids[:8])
+                + (" …" if len(ids) > 8 else "")
+            )
+        m = info.models[ids.index(spec.model or ids[0])]
+        host = spec.base_url.split("://", 1)[1].split("/", 1)[0]
+        self.info, self.model = info, m.id
+        caps = CAPABILITIES.get(info.flavour, BASE_CAPS)
+        if m.context_length and "context" not in caps:
+            caps = (*caps, "context")
+        self.record = ModelRecord(
+            name=m.id, path=f"{spec.base_url}#{m.id}", architecture="not reported",
+            quantization="not reported", size_bytes=m.size_bytes,
+            context_length=m.context_length, device=f"{info.label} at {host}",
+            load_s=time.perf_counter() - t0, backend="openai", capabilities=caps,
+        )  # fmt: skip
+        return self.record
+
+    # -- requests -------------------------------------------------------------------
+    def _body(self, prompt: Prompt, s: SamplingSettings, seed: int, stream: bool) -> dict:
+        flavour = self.info.flavour
+        top_n = min(s.top_n, TOP_N_LIMIT.get(flavour, s.top_n))
+        body: dict = {"model": self.model, "stream": stream, "max_tokens": s.max_tokens,
+                      "temperature": s.temperature, "seed": seed}  # fmt: skip
+        if s.chat_template:
+            body["messages"] = as_messages(prompt, s)
+        elif isinstance(prompt, str):
+            body["prompt"] = check_text(prompt)
+        else:
+            raise ModelError("a conversation needs chat mode: turn the chat template on")
+        if top_n > 0:
+            body["logprobs"] = True if s.chat_template else top_n
+            if s.chat_template:
+                body["top_logprobs"] = top_n
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        if s.stop:
+            body["stop"] = list(s.stop)
+        if s.top_p < 1:
+            body["top_p"] = s.top_p
+        if s.top_k:
+            body["top_k"] = s.top_k
+        if s.min_p:
+            body["min_p"] = s.min_p
+        if s.repetition_penalty != 1.0:
+            body["repetition_penalty"] = s.repetition_penalty
+            if flavour == "llama.cpp":
+                body["repeat_penalty"] = s.repetition_penalty
+        if flavour == "llama.cpp" and top_n > 0 and s.temperature > 0:
+            body["post_sampling_probs"] = True  # what the token was drawn from
+        return body
+
+    def _url(self, s: SamplingSettings) -> str:
+        route = "chat/completions" if s.chat_template else "completions"
+        return f"{self.info.base_url}/{route}"
+
+    def generate(
+        self, prompt: Prompt, settings: SamplingSettings, should_stop: Callable[[], bool]
+    ) -> Iterator[Record]:
+        if self.info is None:
+            raise ModelError("no server model is loaded")
+        seed = settings.seed if settings.seed is not None else random.randrange(2**31)
+        body = self._body(prompt, settings, seed, stream=True)
+        t0 = time.perf_counter()
+        run = RemoteRun(t0, settings.top_n, seed, self.record.context_length)
+        sse = SSEStream(self.http, self._url(settings), body, self.api_key, stall_seconds())
+        finish = None
+        try:
+            for chunk in sse.events(should_stop):
+                if isinstance(chunk, float):  # silence: say so (and feed the watchdog)
+                    what = "the first token" if not run.tokens else "the next token"
+                    yield ProgressRecord(f"Waiting for {what} from the server… {chunk:.0f} s", 0)
+                    continue
+                if isinstance(chunk.get("usage"), dict):
+                    run.usage = chunk["usage"]
+                if isinstance(chunk.get("timings"), dict):
+                    run.timings = chunk["timings"]
+                text, entries, reason = chunk_entries(chunk)
+                infos = [parse_entry(e) for e in entries]
+                yield from run.add_chunk(text, infos, time.perf_counter())
+                finish = reason or finish
+        except Cancelled:
+            yield run.done("cancelled")
+            return
+        except ServerError as e:
+            if not run.tokens:
+                raise
+            yield run.done("error", str(e))
+            return
+        if finish is None:
+            if not run.tokens:
+                raise ServerError("the server ended the stream without an answer")
+            yield run.done("error", "the stream ended before the answer was finished; "
+                           "the partial answer is kept")  # fmt: skip
+            return
+        reason = _finish_reason(finish, settings)
+        if self.info.flavour == "mlx_lm" and settings.top_n > 0 and run.tokens:
+            yield from self._refine_mlx_lm(prompt, settings, seed, run, finish)
+        yield run.done(reason)
+
+    def _refine_mlx_lm(self, prompt, settings, seed, run: RemoteRun, finish) -> Iterator[Record]:
+        yield ProgressRecord("Fetching log-probabilities (mlx_lm.server streams none)…", 0.5)
+        body = self._body(prompt, settings, seed, stream=False)
+        try:
+            data = post_json(self.http, self._url(settings), body, self.api_key)
+            text, entries, _ = chunk_entries(data)
+        except ServerError as e:
+            yield ProgressRecord(f"Log-probabilities not fetched: {e}", 1.0)
+            return
+        streamed = run.text + run.stream.flush()
+        if text != streamed:
+            yield ProgressRecord("Log-probabilities not shown: the server's second pass "
+                                 "gave a different answer", 1.0)  # fmt: skip
+            run.text = streamed
+            return
+        infos = align_mlx_lm(entries, text, finish == "stop", settings.temperature == 0)
+        if infos is None:
+            yield ProgressRecord("Log-probabilities not shown: a generated token was not "
+                                 "among the server's top candidates", 1.0)  # fmt: skip
+            run.text = streamed
+            return
+        run.text = ""
+        refined = run.refine(infos, finish == "stop")
+        run.text = streamed
+        yield from refined
+
+    def close(self) -> None:
+        self.info = self.record = None
+
+
+def _finish_reason(finish: str, settings: SamplingSettings) -> str:
+    if finish == "length":
+        return "length"
+    if finish == "stop":
+        return "stop" if settings.stop else "eos"  # a server does not say which stop
+    return "stop"
+
+
+def create(api_key: str | None = None, **_options) -> OpenAIBackend:
+    return OpenAIBackend(api_key)

@@ -1,0 +1,192 @@
+"""Per-token log-probabilities from the response shapes real servers send.
+
+- OpenAI / vLLM / Ollama chat: `choices[].logprobs.content[]` entries
+  `{token, logprob, bytes, top_logprobs: [{token, logprob, bytes}]}` (no ids).
+- llama.cpp: the same with `id`, or with `post_sampling_probs: true`
+  `{token, prob, bytes, top_probs: [{id, token, prob, bytes}]}`: probabilities
+  of the distribution the token was drawn from.
+- mlx_lm.server (non-streamed only): `{id, token, logprob, top_logprobs}` where
+  `token` is a raw vocabulary string (`Ġthe`) and the outer entry is the first
+  of an unsorted top list, not the generated token: `align_mlx_lm` repairs it.
+
+Nothing is invented: a field a server leaves out stays None. Where a server
+gives no token id, a stand-in is derived from the token's bytes (negative, so it
+can never be mistaken for a vocabulary id), keeping "same token" comparisons
+right.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass, field
+
+from engine.errors import ServerError
+from engine.models.token_bytes import bytes_table
+from engine.records import SWEEP_TEMPERATURES, TopToken, token_label
+
+
+@dataclass
+class TokenInfo:
+    """One generated token as a server described it."""
+
+    text: str  # the token as text (what it adds to the answer, when no bytes are given)
+    raw: bytes | None = None
+    token_id: int | None = None
+    logprob: float | None = None  # of the chosen token, in the distribution below
+    top: list[TopToken] = field(default_factory=list)  # sorted, most likely first
+    post_sampling: bool = False  # the values are the sampled-from distribution
+
+
+def stand_in_id(raw: bytes | None, text: str) -> int:
+    """A negative id for a token the server named only by its bytes or text."""
+    data = raw if raw is not None else text.encode("utf-8", "surrogatepass")
+    return -1 - (zlib.crc32(data) & 0x7FFFFFFF)
+
+
+def _number(v, what: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
+        raise ServerError(f"the server sent a malformed {what} ({v!r})")
+    return float(v)
+
+
+def _raw(entry: dict) -> bytes | None:
+    b = entry.get("bytes")
+    if isinstance(b, list) and all(isinstance(x, int) and 0 <= x < 256 for x in b):
+        return bytes(b)
+    return None
+
+
+def _logprob_of(entry: dict) -> tuple[float | None, bool]:
+    """(log-probability, post_sampling) of a candidate or chosen entry."""
+    if entry.get("logprob") is not None:
+        return min(_number(entry["logprob"], "log-probability"), 0.0), False
+    if entry.get("prob") is not None:
+        p = _number(entry["prob"], "probability")
+        return (math.log(p) if p > 0 else -math.inf), True
+    return None, False
+
+
+def _candidate(c) -> TopToken:
+    if not isinstance(c, dict):
+        raise ServerError("the server sent a malformed top-candidate list")
+    text = c.get("token") if isinstance(c.get("token"), str) else ""
+    raw = _raw(c)
+    lp, _ = _logprob_of(c)
+    if lp is None:
+        raise ServerError("the server sent a top candidate without a probability")
+    tid = c.get("id")
+    if not isinstance(tid, int) or isinstance(tid, bool) or tid < 0:
+        tid = stand_in_id(raw, text)
+    return TopToken(tid, token_label(raw, text), max(lp, -1e9), tuple(raw) if raw else None)
+
+
+def parse_entry(entry) -> TokenInfo:
+    """One `logprobs.content[]` entry (OpenAI, vLLM, llama.cpp shapes)."""
+    if not isinstance(entry, dict):
+        raise ServerError("the server sent a malformed logprobs entry")
+    text = entry.get("token") if isinstance(entry.get("token"), str) else ""
+    raw = _raw(entry)
+    lp, post = _logprob_of(entry)
+    tops = entry.get("top_probs") if "top_probs" in entry else entry.get("top_logprobs")
+    top = [_candidate(c) for c in tops] if isinstance(tops, list) else []
+    top.sort(key=lambda c: -c.logprob)
+    tid = entry.get("id") if isinstance(entry.get("id"), int) else None
+    return TokenInfo(text, raw, tid, lp, top, post or "top_probs" in entry)
+
+
+def chunk_entries(chunk: dict) -> tuple[str, list, str | None]:
+    """(content text, logprob entries, finish_reason) of one chat or completion chunk."""
+    choices = chunk.get("choices")
+    if not isinstance(choices, list):
+        raise ServerError("the server sent a chunk without 'choices'")
+    if not choices:
+        return "", [], None  # e.g. the usage chunk at the end
+    c = choices[0]
+    if not isinstance(c, dict):
+        raise ServerError("the server sent a malformed choice")
+    part = c.get("delta") or c.get("message") or {}
+    text = part.get("content") if isinstance(part, dict) else None
+    if text is None:
+        text = c.get("text") if isinstance(c.get("text"), str) else ""
+    if not isinstance(text, str):
+        raise ServerError("the server sent non-text content")
+    lp = c.get("logprobs")
+    entries = lp.get("content") if isinstance(lp, dict) else None
+    return text, entries if isinstance(entries, list) else [], c.get("finish_reason")
+
+
+def entropy_top_k(top: list[TopToken]) -> float | None:
+    """Entropy (nats) of the returned candidates, renormalised: a lower bound's
+    stand-in, labelled 'over the top-k' wherever it is shown."""
+    if not top:
+        return None
+    m = max(c.logprob for c in top)
+    w = [math.exp(c.logprob - m) for c in top]
+    z = sum(w)
+    return max(-sum(x / z * math.log(x / z) for x in w if x > 0), 0.0)
+
+
+def sweep_top_k(top: list[TopToken]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """logsumexp(lp/T) and entropy at each sweep temperature, over the top-k only."""
+    if not top:
+        return (), ()
+    lps = [c.logprob for c in top]
+    logz, ent = [], []
+    for t in SWEEP_TEMPERATURES:
+        s = [lp / t for lp in lps]
+        m = max(s)
+        z = math.log(sum(math.exp(x - m) for x in s)) + m
+        p = [math.exp(x - z) for x in s]
+        logz.append(z)
+        ent.append(max(-sum(q * math.log(q) for q in p if q > 0), 0.0))
+    return tuple(logz), tuple(ent)
+
+
+def align_mlx_lm(
+    content: list, answer: str, eos_stop: bool, greedy: bool
+) -> list[TokenInfo] | None:
+    """mlx_lm.server's non-streamed logprobs, with the generated token found.
+
+    Its outer entry is the first of an unsorted top list, not the token it
+    generated, and `token` is a raw vocabulary string. The generated token is
+    the candidate whose bytes continue the answer; where several do (" Par",
+    " Paris"), the most likely is tried first and the search backs up if the
+    rest of the answer cannot be placed. A step whose token is not among the
+    candidates cannot be placed: then None is returned (nothing is guessed).
+    """
+    if not isinstance(content, list) or not content:
+        return None
+    raw_steps = [parse_entry(e).top for e in content]
+    strings = [c.text for top in raw_steps for c in top]
+    table = dict(zip(strings, bytes_table(strings), strict=True))
+    steps = [[TopToken(c.token_id, token_label(table[c.text]), c.logprob,
+                       tuple(table[c.text])) for c in top] for top in raw_steps]  # fmt: skip
+    target = answer.encode("utf-8")
+    n = len(steps)
+    if eos_stop:
+        n -= 1  # the last step is the end-of-sequence token: nothing of it is in the text
+    choice, pos, i = [0] * n, [0] * (n + 1), 0
+    while 0 <= i < n:
+        fits = [c for c in steps[i] if c.bytes and target.startswith(bytes(c.bytes), pos[i])]
+        if choice[i] < len(fits) and (i < n - 1 or pos[i] + len(fits[choice[i]].bytes)
+                                      == len(target)):  # fmt: skip
+            pos[i + 1] = pos[i] + len(fits[choice[i]].bytes)
+            i += 1
+        else:
+            choice[i] = 0
+            i -= 1
+            if i >= 0:
+                choice[i] += 1
+    if i < 0 or pos[n] != len(target):
+        return None
+    out = []
+    for k in range(n):
+        fits = [c for c in steps[k] if c.bytes and target.startswith(bytes(c.bytes), pos[k])]
+        c = fits[choice[k]]
+        out.append(TokenInfo(c.text, bytes(c.bytes), c.token_id, c.logprob, steps[k]))
+    if eos_stop:  # which end token was drawn is known only when the run was greedy
+        c = steps[-1][0] if greedy and steps[-1] else None
+        out.append(TokenInfo("", None, c.token_id if c else None, c.logprob if c else None,
+                             steps[-1]))  # fmt: skip
+    return out
