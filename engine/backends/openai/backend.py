@@ -48,10 +48,16 @@ class OpenAIBackend:
 
     def __init__(self, api_key: str | None = None):
         self.api_key = api_key
-        self.http = httpx.Client(timeout=httpx.Timeout(stall_seconds(), connect=CONNECT_S))
+        self._http: httpx.Client | None = None
         self.info: ServerInfo | None = None
         self.record: ModelRecord | None = None
         self.model = ""
+
+    @property
+    def http(self) -> httpx.Client:
+        if self._http is None:
+            self._http = httpx.Client(timeout=httpx.Timeout(stall_seconds(), connect=CONNECT_S))
+        return self._http
 
     def load(self, model: str | None, progress: Progress) -> ModelRecord:
         spec = parse_remote(model or "")
@@ -191,6 +197,9 @@ class OpenAIBackend:
 
     def close(self) -> None:
         self.info = self.record = None
+        if self._http is not None:
+            self._http.close()
+            self._http = None
 
 
 def _finish_reason(finish: str, settings: SamplingSettings) -> str:
