@@ -313,7 +313,8 @@ class CompareWindow(QMainWindow):
         for lane in self.lanes:
             n = lane.state.n
             if n:
-                plot.plot(range(n), lane.state.prob[:n], pen=pen(lane.color, 1.5))
+                plot.plot(range(n), lane.state.prob[:n], pen=pen(lane.color, 1.5),
+                          connect="finite")  # fmt: skip
                 names.append(f"<span style='color:{lane.color}'>■ Lane {chr(65 + lane.index)}"
                              "</span>")  # fmt: skip
         set_title(plot, "Probability timelines", " ".join(names) or "no run yet")

@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.charts.base import pen
+from app.model_picker import fill_models
 from app.run_state import RunState
 from app.theme import ENTROPY, RAW
 from app.token_view import TokenView
-from engine.models.catalogue import list_models
 from engine.settings import MAX_TEMPERATURE, SamplingSettings
 
 LANE_COLORS = ("#4c78a8", "#f58518", "#54a24b", "#b279a2")
@@ -57,10 +57,7 @@ class CompareLane(QFrame):
         self.model = QComboBox()
         self.model.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.model.setMinimumContentsLength(12)
-        for m in list_models():
-            self.model.addItem(f"{m.name} · {m.quantization}", m.path)
-        if self.model.count() == 0:
-            self.model.addItem("SmolLM2-135M-Instruct (default)", None)
+        fill_models(self.model)  # the same list as the window's picker, servers included
         self.temperature = QDoubleSpinBox()
         self.temperature.setRange(0, MAX_TEMPERATURE)
         self.temperature.setSingleStep(0.1)
@@ -151,7 +148,8 @@ class CompareLane(QFrame):
     def redraw(self) -> None:
         n = self.state.n
         x = np.arange(n)
-        self.prob_curve.setData(x, self.state.prob[:n])
+        self.prob_curve.setData(x, self.state.prob[:n], connect="finite")  # NaN: not reported
         ent = self.state.entropy[:n]
-        self.entropy_curve.setData(x, ent / max(float(ent.max()) if n else 1.0, 1e-9))
+        top = float(np.nanmax(ent)) if n and np.isfinite(ent).any() else 1.0
+        self.entropy_curve.setData(x, ent / max(top, 1e-9), connect="finite")
         self.strip.setXRange(-0.5, max(n, 8) - 0.5, padding=0)

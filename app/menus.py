@@ -28,6 +28,8 @@ def build_menus(win) -> dict[str, QAction]:
                           "Clear the answer; start a new session (history keeps all)")  # fmt: skip
     acts["open"] = _action(file, "&Open model…", win.picker.open_dialog, QKeySequence.Open,
                            "Open an MLX model folder or a .gguf file")  # fmt: skip
+    acts["server"] = _action(file, "Add &server…", win.picker.add_server, "Ctrl+Shift+O",
+                             "Use a model on an OpenAI-compatible server")  # fmt: skip
     file.addSeparator()
     acts["import"] = _action(file, "&Import session…", win.history._on_import, "Ctrl+I",
                              "Add an exported JSON session to the history")  # fmt: skip

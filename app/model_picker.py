@@ -1,9 +1,10 @@
-"""ModelPicker: choose a model (installed, a folder, or a .gguf file) and see
-what it is: name, quantization, size on disk, context length and device."""
+"""ModelPicker: choose a model (installed, a folder, a .gguf file, or a model on
+a remote server) and see what it is: name, quantization, size on disk, context
+length and where it runs."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -20,10 +21,31 @@ from engine.records import ModelRecord
 
 
 def describe(m: ModelRecord) -> str:
-    return (
-        f"{m.architecture} · {m.quantization} · {m.size_bytes / 1e6:.0f} MB · "
-        f"context {m.context_length:,} · {m.device}"
-    )
+    size = f"{m.size_bytes / 1e6:.0f} MB" if m.size_bytes else "size not reported"
+    ctx = f"context {m.context_length:,}" if m.context_length else "context not reported"
+    if m.backend != "mlx":
+        return f"{m.name} · {ctx} · {size} · {m.device}"
+    return f"{m.architecture} · {m.quantization} · {size} · {ctx} · {m.device}"
+
+
+def fill_models(combo: QComboBox) -> None:
+    """Installed models (the default first), then every remembered server's models;
+    each item's data is the model spec the engine takes (None: the default model)."""
+    from app.servers import server_models
+
+    combo.clear()
+    models = list_models()
+    if not any(m.name == DEFAULT_MODEL_NAME for m in models):
+        combo.addItem(f"{DEFAULT_MODEL_NAME} (downloads on first use)", None)
+    for m in models:
+        combo.addItem(m.name, m.path)
+        combo.setItemData(combo.count() - 1, f"{m.quantization} · {m.path}", Qt.ToolTipRole)
+    remote = server_models()
+    if remote:
+        combo.insertSeparator(combo.count())
+    for label, spec in remote:
+        combo.addItem(label, spec)
+        combo.setItemData(combo.count() - 1, spec.split("#", 1)[0], Qt.ToolTipRole)
 
 
 class ModelPicker(QWidget):
@@ -39,25 +61,27 @@ class ModelPicker(QWidget):
         self.combo.setToolTip("Installed models; pick one to load it")
         self.open_button = QPushButton("Open…")
         self.open_button.setToolTip("Open an MLX model folder or a .gguf file")
+        self.server_button = QPushButton("Server…")
+        self.server_button.setToolTip(
+            "Add a model on an OpenAI-compatible server (vLLM, llama.cpp, Ollama, "
+            "LM Studio, mlx_lm.server)"
+        )
         self.info = QLabel("No model loaded")
         self.info.setObjectName("modelInfo")
         self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # no layout jump
         layout.addWidget(QLabel("Model"))
         layout.addWidget(self.combo)
         layout.addWidget(self.open_button)
+        layout.addWidget(self.server_button)
         layout.addWidget(self.info, 1)
         self.refresh()
         self.combo.activated.connect(self._on_activated)
         self.open_button.clicked.connect(self._on_open)
+        self.server_button.clicked.connect(self.add_server)
 
     def refresh(self, select: str | None = None) -> None:
         self.combo.blockSignals(True)
-        self.combo.clear()
-        models = list_models()
-        if not any(m.name == DEFAULT_MODEL_NAME for m in models):
-            self.combo.addItem(f"{DEFAULT_MODEL_NAME} (downloads on first use)", None)
-        for m in models:
-            self.combo.addItem(m.name, m.path)
+        fill_models(self.combo)
         if select is not None:
             index = self.combo.findData(select)
             if index < 0:
@@ -76,6 +100,17 @@ class ModelPicker(QWidget):
 
     def _on_activated(self, _index: int) -> None:
         self.model_chosen.emit(self.current())
+
+    def add_server(self) -> None:
+        """Model ▸ Add server…: choose a model on a remote server and load it."""
+        from app.server_dialog import AddServerDialog
+
+        dialog = AddServerDialog(self)
+        if dialog.exec() and dialog.spec:
+            self.refresh(select=dialog.spec)
+            if dialog.key_note:
+                self.info.setText(dialog.key_note)
+            self.model_chosen.emit(dialog.spec)
 
     def open_dialog(self) -> None:
         """File ▸ Open model… (Ctrl+O)."""

@@ -49,6 +49,12 @@ class PromptPanel(QWidget):
     def load_tokenizer(self, record) -> None:
         """Load `record`'s tokenizer on a thread; counting resumes when it arrives."""
         self.model, path = record, record.path
+        if record.backend != "mlx":  # a server's tokenizer is not here: it counts itself
+            self.tokenizer = None
+            self.token_count.setText("counted by the server")
+            self.token_count.setToolTip("The server reports the prompt's size after a run")
+            self.tokens_view.show_tokens([], [], [])
+            return
 
         def load():
             from engine.models.light_tokenizer import LightTokenizer
@@ -89,7 +95,7 @@ class PromptPanel(QWidget):
         except SettingsError as e:
             self.token_count.setText(str(e))
             return
-        ctx = self.model.context_length if self.model else 0
+        ctx = (self.model.context_length or 0) if self.model else 0
         count = f"{len(ids):,} tokens" + (f" of {ctx:,}" if ctx else "")
         self.token_count.setText(count)
         self.token_count.setToolTip(count)

@@ -6,6 +6,7 @@ preallocated NumPy buffers (grown by doubling) that charts feed to `setData`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,8 +50,11 @@ class RunState:
                 new[: len(old)] = old
                 setattr(self, name, new)
         for r in records:
+            if r.step < self.n:  # a backend re-sent its tokens from this step on
+                del self.tokens[r.step :]
             i = self.n
-            self.prob[i], self.entropy[i] = r.prob, r.entropy
+            self.prob[i] = math.nan if r.prob is None else r.prob  # NaN: not reported
+            self.entropy[i] = math.nan if r.entropy is None else r.entropy
             self.elapsed[i], self.latency[i] = r.elapsed_s, r.latency_s
             self.tokens.append(r)
 
@@ -70,10 +74,19 @@ class RunState:
     def text(self) -> str:
         return "".join(t.text for t in self.tokens)
 
+    def can(self, capability: str) -> bool:
+        """Whether this run's backend reports `capability` (see engine.records)."""
+        return self.model is None or self.model.can(capability)
+
+    @property
+    def remote(self) -> bool:
+        return self.model is not None and self.model.backend != "mlx"
+
     @property
     def prompt_tokens(self) -> int:
+        """Prompt tokens (0 while unknown: a server that does not report them)."""
         if self.done is not None:
-            return self.done.prompt_tokens
+            return self.done.prompt_tokens or 0
         if self.prefill is not None:
             return self.prefill.total
         return self.estimated_prompt[0] if self.estimated_prompt else 0

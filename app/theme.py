@@ -28,8 +28,9 @@ def prob_rgb(p: float) -> tuple[int, int, int]:
     return _STOPS[-1][1]
 
 
-def prob_color(p: float) -> QColor:
-    return QColor(*prob_rgb(p))
+def prob_color(p: float | None) -> QColor:
+    """The shade of a probability; a neutral grey where none was reported."""
+    return QColor(238, 238, 238) if p is None else QColor(*prob_rgb(p))
 
 
 def gradient_stops() -> list[tuple[float, str]]:

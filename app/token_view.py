@@ -35,19 +35,24 @@ def alternatives_html(record: TokenRecord, limit: int = 8) -> str:
     import math
 
     rows = []
-    for c in record.top[:limit]:
+    raw_known = bool(record.top)
+    for c in (record.top or record.sampled_top)[:limit]:
         mark = "▶ " if c.token_id == record.token_id else ""
         sampled = record.sampled_prob_of(c.token_id)
+        raw = f"{math.exp(c.logprob):.1%}" if raw_known else "—"
         rows.append(
             f"<tr><td>{mark}<code>{html.escape(repr(c.text))}</code></td>"
-            f"<td align='right'>{math.exp(c.logprob):.1%}</td>"
+            f"<td align='right'>{raw}</td>"
             f"<td align='right'>{'—' if sampled is None else f'{sampled:.1%}'}</td></tr>"
         )
     what = "end of sequence " if record.eos else ""
+    p = "not reported" if record.prob is None else f"{record.prob:.1%}"
+    h = "not reported" if record.entropy is None else f"{record.entropy:.2f} nats"
+    table = (f"<table><tr><th></th><th>raw</th><th>sampled</th></tr>{''.join(rows)}</table>"
+             if rows else "<br><i>no candidates reported by this server</i>")  # fmt: skip
     return (
         f"<b>step {record.step}</b> · chose {what}<code>{html.escape(repr(record.label))}"
-        f"</code> p={record.prob:.1%} · entropy {record.entropy:.2f} nats"
-        f"<table><tr><th></th><th>raw</th><th>sampled</th></tr>{''.join(rows)}</table>"
+        f"</code> p={p} · entropy {h}{table}"
     )
 
 

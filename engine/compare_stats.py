@@ -10,7 +10,7 @@ from engine.records import DoneRecord, TokenRecord
 
 @dataclass(frozen=True)
 class RunSummary:
-    prompt_tokens: int
+    prompt_tokens: int | None
     generated_tokens: int
     ttft_s: float | None
     prefill_tps: float | None
@@ -26,16 +26,20 @@ def summarize(tokens: list[TokenRecord], done: DoneRecord | None) -> RunSummary:
     from engine.series import decode_rate
 
     n = len(tokens)
-    mean_lp = sum(t.logprob for t in tokens) / n if n else None
+    # Means only over what every step reports: a server that leaves a value out
+    # gives "not reported", never a mean over part of the run.
+    lps, probs, ents = ([getattr(t, k) for t in tokens] for k in ("logprob", "prob", "entropy"))
+    whole = lambda xs: n and all(x is not None for x in xs)  # noqa: E731
+    mean_lp = sum(lps) / n if whole(lps) else None
     return RunSummary(
         prompt_tokens=done.prompt_tokens if done else 0,
         generated_tokens=done.generated_tokens if done else sum(not t.eos for t in tokens),
         ttft_s=done.ttft_s if done else None,
         prefill_tps=done.prefill_tps if done else None,
         decode_tps=done.decode_tps if done else decode_rate([t.elapsed_s for t in tokens]),
-        mean_prob=sum(t.prob for t in tokens) / n if n else None,
-        perplexity=math.exp(-mean_lp) if n else None,
-        mean_entropy=sum(t.entropy for t in tokens) / n if n else None,
+        mean_prob=sum(probs) / n if whole(probs) else None,
+        perplexity=math.exp(-mean_lp) if mean_lp is not None else None,
+        mean_entropy=sum(ents) / n if whole(ents) else None,
         finish_reason=done.finish_reason if done else "—",
     )
 

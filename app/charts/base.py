@@ -57,8 +57,18 @@ def empty_text(plot: pg.PlotItem, message: str) -> pg.TextItem:
     return item
 
 
-def show_empty(plot: pg.PlotItem, item: pg.TextItem, empty: bool, x=(0, 1), y=(0, 1)) -> None:
-    """Toggle the empty-state message; when empty, pin non-negative ranges (no -0.4 axes)."""
+NOT_REPORTED = "Not reported by this server\n({what})"
+
+
+def show_empty(plot: pg.PlotItem, item: pg.TextItem, empty: bool, x=(0, 1), y=(0, 1),
+               message: str | None = None) -> None:  # fmt: skip
+    """Toggle the empty-state message; when empty, pin non-negative ranges (no -0.4 axes).
+    `message` replaces the usual text (e.g. data a remote server does not report)."""
+    if not hasattr(item, "_logitscope_default"):
+        item._logitscope_default = item.textItem.toPlainText()
+    wanted = message or item._logitscope_default
+    if item.textItem.toPlainText() != wanted:
+        item.setText(wanted)
     item.setVisible(empty)
     if empty:
         plot.setRange(xRange=x, yRange=y, padding=0)

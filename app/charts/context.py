@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 
-from app.charts.base import empty_text, set_title, show_empty, style_plot, view_point
+from app.charts.base import NOT_REPORTED, empty_text, set_title, show_empty, style_plot, view_point
 from app.run_state import RunState
 from app.theme import FREE, OUTPUT, PROMPT, SYSTEM
 from engine.units import human_bytes
@@ -38,7 +38,8 @@ class ContextChart(pg.PlotWidget):
         self.update_from(RunState())
 
     def update_from(self, state: RunState) -> None:
-        ctx = state.model.context_length if state.model else 0
+        ctx = (state.model.context_length or 0) if state.model else 0
+        unknown = state.remote and (not ctx or not state.prompt_tokens)
         system = state.system_tokens
         prompt = max(state.prompt_tokens - system, 0)
         output = state.output_steps
@@ -49,7 +50,16 @@ class ContextChart(pg.PlotWidget):
                        "context": ctx, "kv_bytes": kv, "over": over}  # fmt: skip
         zoom = ctx / used if used and ctx else 1.0
         self.zoom = zoom
-        show_empty(self.getPlotItem(), self.empty, not used, x=(0, max(ctx, 1)), y=(-0.5, 1.5))
+        show_empty(self.getPlotItem(), self.empty, not used or unknown, x=(0, max(ctx, 1)),
+                   y=(-0.5, 1.5), message=NOT_REPORTED.format(
+                       what="the context window" if not ctx else "the prompt's length")
+                   if unknown and used else None)  # fmt: skip
+        if unknown and used:
+            for bar in self.bars.values():
+                bar.setOpts(x0=[0], y=[0], width=[0])
+            known = f"{ctx:,}-token window" if ctx else f"{used:,} tokens so far"
+            set_title(self.getPlotItem(), "Context window", f"{known}; the rest not reported")
+            return
         x = 0
         for name, count in (("system", system), ("prompt", prompt), ("output", output)):
             # Row 0 is the whole window to scale; row 1 the used part, stretched to fill.

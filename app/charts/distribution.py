@@ -9,7 +9,15 @@ import math
 import numpy as np
 import pyqtgraph as pg
 
-from app.charts.base import empty_text, set_title, short, show_empty, style_plot, view_point
+from app.charts.base import (
+    NOT_REPORTED,
+    empty_text,
+    set_title,
+    short,
+    show_empty,
+    style_plot,
+    view_point,
+)
 from app.theme import CHOSEN, RAW, SAMPLED
 from engine.records import TokenRecord, TopToken
 
@@ -50,26 +58,41 @@ class DistributionChart(pg.PlotWidget):
             set_title(plot, "Next-token distribution", _LEGEND)
             show_empty(plot, self.empty, True)
             return
+        # Raw candidates where known; else (llama.cpp while sampling) the sampled-from ones.
+        cands = list((record.top or record.sampled_top)[: self.max_bars])
+        if not cands and record.logprob is None and record.sampled_logprob is None:
+            self._set([], [], [], [])
+            set_title(plot, "Next-token distribution", f"step {record.step}")
+            show_empty(plot, self.empty, True, message=NOT_REPORTED.format(what="probabilities"))
+            return
         show_empty(plot, self.empty, False)
-        cands = list(record.top[: self.max_bars])
+        raw_known = bool(record.top) or record.logprob is not None
         if record.token_id not in {c.token_id for c in cands}:
-            cands.append(TopToken(record.token_id, record.label, record.logprob))
+            lp = record.logprob if raw_known else record.sampled_logprob
+            cands.append(TopToken(record.token_id, record.label, lp))
         ids = [c.token_id for c in cands]
-        raw = [math.exp(c.logprob) for c in cands]
+        raw = [math.exp(c.logprob) if raw_known else math.nan for c in cands]
         # The record's own sampled-from values; NaN (no bar, marked "?") where unknown.
         samp = [record.sampled_prob_of(i) for i in ids]
         samp = [math.nan if p is None else p for p in samp]
         self._set(ids, [c.text for c in cands], raw, samp)
         chosen = ids.index(record.token_id)
-        x = max(raw[chosen], 0.0 if math.isnan(samp[chosen]) else samp[chosen])
+        x = max(0.0 if math.isnan(raw[chosen]) else raw[chosen],
+                0.0 if math.isnan(samp[chosen]) else samp[chosen])  # fmt: skip
         self.chosen_mark.setData([x + 0.02], [chosen])
         unknown = sum(math.isnan(p) for p in samp)
-        note = f" · sampled-from not recorded for {unknown}" if unknown else ""
+        if not raw_known:
+            note = " · raw not reported by this server"
+        elif unknown == len(samp):
+            note = " · sampled-from not reported"
+        else:
+            note = f" · sampled-from not recorded for {unknown}" if unknown else ""
+        p_text = f"p={record.prob:.1%}" if record.prob is not None else "raw p not reported"
         set_title(
             plot,
             "Next-token distribution",
             f"step {record.step} · chose {html.escape(repr(short(record.label)))} "
-            f"(p={record.prob:.1%}){note}<br>{_LEGEND}",
+            f"({p_text}){note}<br>{_LEGEND}",
         )
 
     def readout(self, scene_pos) -> str | None:
@@ -80,10 +103,12 @@ class DistributionChart(pg.PlotWidget):
         i = int(round(p.y()))
         if not 0 <= i < len(self.token_ids):
             return None
-        samp = self.sampled_probs[i]
+        samp, raw = self.sampled_probs[i], self.raw_probs[i]
         shown = "not recorded" if math.isnan(samp) else f"{samp:.1%}"
-        return (f"{self.texts[i]!r} (id {self.token_ids[i]}): raw {self.raw_probs[i]:.1%} · "
-                f"sampled from {shown}")  # fmt: skip
+        raw_shown = "not reported" if math.isnan(raw) else f"{raw:.1%}"
+        tid = self.token_ids[i]
+        ident = f"id {tid}" if tid >= 0 else "no id from the server"
+        return f"{self.texts[i]!r} ({ident}): raw {raw_shown} · sampled from {shown}"
 
     def _set(self, ids, texts, raw, samp) -> None:
         n = len(ids)
@@ -92,14 +117,15 @@ class DistributionChart(pg.PlotWidget):
         self.raw_probs, self.sampled_probs = np.asarray(raw), np.asarray(samp)
         self.labels = [short(t) for t in texts]
         self.texts = list(texts)
-        self.raw_bars.setOpts(x0=np.zeros(n), y=y - BAR / 2, width=self.raw_probs)
+        self.raw_bars.setOpts(x0=np.zeros(n), y=y - BAR / 2,
+                              width=np.nan_to_num(self.raw_probs, nan=0.0))  # fmt: skip
         self.sampled_bars.setOpts(x0=np.zeros(n), y=y + BAR / 2,
                                   width=np.nan_to_num(self.sampled_probs, nan=0.0))  # fmt: skip
         if n == 0:
             self.chosen_mark.setData([], [])
         axis = self.getPlotItem().getAxis("left")
         axis.setTicks([[(i, label) for i, label in enumerate(self.labels)]])
-        top = max([*raw, *[p for p in samp if not math.isnan(p)], 0.05])
+        top = max([*[p for p in [*raw, *samp] if not math.isnan(p)], 0.05])
         self.getPlotItem().setRange(  # room for the chosen marker even at p = 1
             xRange=(0, top * 1.08 + 0.06), yRange=(-0.7, max(n, 1) - 0.3), padding=0
         )

@@ -14,6 +14,10 @@ from engine.units import fmt_or_na, human_bytes
 EMPTY = "Run a prompt to see this chart with real numbers."
 
 
+def _nats(h: float | None) -> str:
+    return "not reported" if h is None else f"{h:.2f} nats"
+
+
 def _pct(p: float | None) -> str:
     return "not recorded" if p is None else f"{p:.0%}" if p >= 0.01 else f"{p:.2%}"
 
@@ -31,7 +35,7 @@ def distribution(state: RunState, temperature: float) -> str:
     return (f"{lead}\n\nAt step {rec.step} the model gave {rec.label!r} {_pct(rec.prob)}; "
             f"sampling at T = {s.temperature:g} (top-p {s.top_p:g}, top-k {s.top_k or 'off'}) "
             f"made it {_pct(rec.sampled_prob_of(rec.token_id))}. The model's uncertainty "
-            f"here was {rec.entropy:.2f} nats of entropy.")  # fmt: skip
+            f"here was {_nats(rec.entropy)} of entropy.")  # fmt: skip
 
 
 def temperature(state: RunState, t: float) -> str:
@@ -58,6 +62,8 @@ def timeline(state: RunState, _t: float = 0.0) -> str:
     if not state.n:
         return f"{lead}\n\n{EMPTY}"
     probs = [t.prob for t in state.tokens]
+    if any(p is None for p in probs):
+        return f"{lead}\n\nThis run's server did not report the probabilities of its tokens."
     low = min(range(state.n), key=probs.__getitem__)
     return (f"{lead}\n\nThis run: {state.n} steps, mean probability {_pct(sum(probs) / state.n)};"
             f" the least confident step was {low} ({state.tokens[low].label!r} at "
@@ -77,8 +83,18 @@ def throughput(state: RunState, _t: float = 0.0) -> str:
         rate = decode_rate(state.elapsed[: state.n])
         return f"{lead}\n\nSo far: decode {fmt_or_na(rate, '.1f', 'tok/s')}."
     return (f"{lead}\n\nThis run: TTFT {fmt_or_na(d.ttft_s, '.2f', 's')}, prefill "
-            f"{fmt_or_na(d.prefill_tps, '.1f', 'tok/s')} over {d.prompt_tokens} prompt tokens,"
-            f" decode {fmt_or_na(d.decode_tps, '.1f', 'tok/s')}.")  # fmt: skip
+            f"{fmt_or_na(d.prefill_tps, '.1f', 'tok/s')} over "
+            f"{fmt_or_na(d.prompt_tokens, 'd', 'prompt tokens')},"
+            f" decode {fmt_or_na(d.decode_tps, '.1f', 'tok/s')}.{_source(d)}")  # fmt: skip
+
+
+def _source(d) -> str:
+    if d.timings_from == "server":
+        return " Speeds are the server's own figures."
+    if d.timings_from == "client":
+        return (" This server reports no timings: TTFT and the curve are as received here, "
+                "network included.")  # fmt: skip
+    return ""
 
 
 def context(state: RunState, _t: float = 0.0) -> str:
@@ -87,7 +103,9 @@ def context(state: RunState, _t: float = 0.0) -> str:
             "bar is the whole window to scale; the bottom bar stretches the used part to "
             "full width so small parts stay visible. Each token's keys and values are kept "
             "in the KV cache, which grows with every token.")  # fmt: skip
-    ctx = state.model.context_length if state.model else 0
+    ctx = (state.model.context_length or 0) if state.model else 0
+    if state.remote and not (ctx and state.prompt_tokens):
+        return f"{lead}\n\nThis run's server did not report its context window or prompt size."
     if not ctx or not (state.prompt_tokens or state.n):
         return f"{lead}\n\n{EMPTY}"
     used = state.prompt_tokens + state.output_steps

@@ -118,7 +118,7 @@ class ChartsPanel(QWidget):
             self.dist.show_record(state.current)
         elif name == "temp":
             self.temp.temp = temperature
-            self.temp.show_record(state.current)
+            self.temp.show_record(state.current, state.model)
         elif name == "timeline":
             self.timeline.update_from(state)
         elif name == "throughput":

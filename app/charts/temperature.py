@@ -10,10 +10,19 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from app.charts.base import empty_text, pen, set_title, short, show_empty, style_plot, view_point
+from app.charts.base import (
+    NOT_REPORTED,
+    empty_text,
+    pen,
+    set_title,
+    short,
+    show_empty,
+    style_plot,
+    view_point,
+)
 from app.theme import ENTROPY
 from engine import temperature
-from engine.records import TokenRecord
+from engine.records import ModelRecord, TokenRecord
 
 CURVE_T = np.linspace(0.0, 2.0, 81)
 N_CURVES = 5
@@ -54,9 +63,16 @@ class TemperatureChart(pg.PlotWidget):
     def _sync_boxes(self):
         self.entropy_box.setGeometry(self.getPlotItem().vb.sceneBoundingRect())
 
-    def show_record(self, record: TokenRecord | None) -> None:
+    def show_record(self, record: TokenRecord | None, model: ModelRecord | None = None) -> None:
         self.record = record if record is not None and temperature.has_sweep(record) else None
-        show_empty(self.getPlotItem(), self.empty, self.record is None, x=(0, 2))
+        remote = model is not None and model.backend != "mlx"
+        # A server gives only its top-k: the curves are renormalised over those, and say so.
+        self.scope = " (over the top-k the server returned)" if remote else ""
+        message = None
+        if record is not None and self.record is None and remote:
+            message = NOT_REPORTED.format(what="log-probabilities of the candidates")
+        show_empty(self.getPlotItem(), self.empty, self.record is None, x=(0, 2),
+                   message=message)  # fmt: skip
         if self.record is None:
             for c in self.curves:
                 c.setData([], [])
@@ -99,7 +115,7 @@ class TemperatureChart(pg.PlotWidget):
             self.getPlotItem(),
             "Temperature effect",
             f"step {self.record.step} · T={self.temp:.2f}: top {self.marker_probs[0]:.1%}, "
-            f"H={self.marker_entropy:.2f}<br>{self.key}",
+            f"H={self.marker_entropy:.2f}{self.scope}<br>{self.key}",
         )
 
     def readout(self, scene_pos) -> str | None:

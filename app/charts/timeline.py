@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from app.charts.base import empty_text, pen, show_empty, style_plot, view_point
+from app.charts.base import NOT_REPORTED, empty_text, pen, show_empty, style_plot, view_point
 from app.run_state import RunState
 from app.theme import CHOSEN, ENTROPY, RAW
 
@@ -34,6 +34,7 @@ class TimelineChart(pg.GraphicsLayoutWidget):
         self.empty = empty_text(self.prob_plot, "Run a prompt to see each step's probability")
         self.steps = None
         self.state = None
+        self.entropy_label = "entropy (nats)"
         self.update_from(RunState())
 
     def update_from(self, state: RunState) -> None:
@@ -45,11 +46,21 @@ class TimelineChart(pg.GraphicsLayoutWidget):
         if n == 0:
             self.entropy_plot.setYRange(0, 1, padding=0)
         else:  # the empty state pinned the range: let entropy (nats, up to ~10) fit again
-            top = float(state.entropy[:n].max())
+            known = state.entropy[:n][np.isfinite(state.entropy[:n])]
+            top = float(known.max()) if known.size else 0.0
             self.entropy_plot.setYRange(0, max(top, 0.5) * 1.05, padding=0)
         self.steps = np.arange(n)
-        self.prob_curve.setData(self.steps, state.prob[:n])
-        self.entropy_curve.setData(self.steps, state.entropy[:n])
+        self.prob_curve.setData(self.steps, state.prob[:n], connect="finite")  # NaN: not reported
+        self.entropy_curve.setData(self.steps, state.entropy[:n], connect="finite")
+        no_probs = n > 0 and not np.isfinite(state.prob[:n]).any()
+        show_empty(self.prob_plot, self.empty, n == 0 or no_probs, x=(0, max(n, 10)),
+                   y=(0, 1.02), message=NOT_REPORTED.format(what="probabilities")
+                   if no_probs else None)  # fmt: skip
+        topk = state.remote and state.can("entropy_top_k") and not state.can("entropy")
+        label = "entropy, top-k (nats)" if topk else "entropy (nats)"
+        if label != self.entropy_label:  # the entropy of a server's top-k only: say so
+            self.entropy_label = label
+            self.entropy_plot.setLabel("left", label, **{"font-size": "8pt"})
         self.prob_plot.setXRange(-0.5, max(n, 10) - 0.5, padding=0.01)
         step = state.current_step
         for line in self.lines:
@@ -66,6 +77,7 @@ class TimelineChart(pg.GraphicsLayoutWidget):
                 k = int(round(p.x()))
                 if 0 <= k < st.n:
                     t = st.tokens[k]
-                    return (f"step {k} {t.label!r}: p={t.prob:.1%} · "
-                            f"H={t.entropy:.2f} nats")  # fmt: skip
+                    p_text = f"p={t.prob:.1%}" if t.prob is not None else "p not reported"
+                    h = f"H={t.entropy:.2f} nats" if t.entropy is not None else "H not reported"
+                    return f"step {k} {t.label!r}: {p_text} · {h}"
         return None

@@ -76,8 +76,8 @@ def to_csv(session: SessionLog, runs: list[RunLog] | None = None) -> str:
             raw = " ".join(f"{b:02x}" for b in t.bytes) if t.bytes is not None else ""
             writer.writerow([
                 csv_cell(r.run_id), t.step, t.token_id, csv_cell(t.label or repr(t.text)), raw,
-                int(t.eos), f"{t.prob:.6g}", f"{t.logprob:.6g}",
-                _fmt(_p(t.sampled_logprob)), f"{t.entropy:.6g}", f"{t.sampled_entropy:.6g}",
+                int(t.eos), _fmt(t.prob), _fmt(t.logprob),
+                _fmt(_p(t.sampled_logprob)), _fmt(t.entropy), _fmt(t.sampled_entropy),
                 f"{t.latency_s:.6f}", f"{t.elapsed_s:.6f}", t.context_tokens,
                 csv_cell(json.dumps(top, ensure_ascii=False)),
             ])  # fmt: skip
@@ -129,7 +129,7 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
         if d:
             lines += ["", "| statistic | value |", "| --- | --- |",
                       f"| finish | {_code(d.finish_reason)} |",
-                      f"| prompt tokens | {d.prompt_tokens} |",
+                      f"| prompt tokens | {_unit(d.prompt_tokens, 'd', '')} |",
                       f"| generated tokens | {d.generated_tokens} |",
                       f"| time to first token | {_unit(d.ttft_s, '.3f', 's')} |",
                       f"| prefill | {_unit(d.prefill_tps, '.1f', 'tok/s')} |",

@@ -42,7 +42,9 @@ table.stats td { padding: 1px 10px 1px 0; }
 """
 
 
-def _rgb(p: float) -> str:
+def _rgb(p: float | None) -> str:
+    if p is None:
+        return "#eeeeee"  # not reported by the server: neutral, never a made-up shade
     p = min(max(p, 0.0), 1.0)
     for (p0, c0), (p1, c1) in zip(_STOPS, _STOPS[1:], strict=False):
         if p <= p1:
@@ -67,9 +69,11 @@ def token_spans(run: RunLog) -> str:
         rows = "".join(
             f"<tr class='{'chosen' if c.token_id == t.token_id else ''}'>"
             f"<td>{_e(repr(c.text))}</td><td>{_e(f'{math.exp(c.logprob):.1%}')}</td></tr>"
-            for c in t.top[:8]
+            for c in (t.top or t.sampled_top)[:8]
         )
-        head = _e(f"step {t.step} · {t.label!r} · p={t.prob:.1%} · H={t.entropy:.2f} nats")
+        p = _pct(t.prob).replace("not recorded", "not reported")
+        h = "not reported" if t.entropy is None else f"{t.entropy:.2f} nats"
+        head = _e(f"step {t.step} · {t.label!r} · p={p} · H={h}")
         alt = f"<span class='alt'>{head}<table>{rows}</table></span>"
         shown = _e(t.text) if t.text else f"<span class='mark'>{'⏎ end' if t.eos else '·'}</span>"
         out.append(f"<span class='tok' style='background:{_rgb(t.prob)}' "
@@ -138,9 +142,9 @@ def _axes(x0, x1, ymax, xlabel, ylabel, px, py) -> str:
 
 def svg_distribution(run: RunLog) -> str:
     """Bars of the least confident step: raw (T=1) beside sampled-from."""
-    tokens = run.tokens
+    tokens = [t for t in run.tokens if t.prob is not None and t.top]
     if not tokens:
-        return ""
+        return ""  # nothing to draw (a server that reports no probabilities)
     t = min(tokens, key=lambda r: r.prob)
     cands = t.top[:8]
     sampled = [t.sampled_prob_of(c.token_id) for c in cands]  # None: not recorded
@@ -176,11 +180,13 @@ def run_section(run: RunLog) -> str:
     times = [t.elapsed_s for t in tokens]
     tps = rolling_tps(times).tolist()
     charts = []
-    if tokens:
+    known = tokens and all(t.prob is not None and t.entropy is not None for t in tokens)
+    if known:
         charts.append(svg_line_chart("Probability timeline", steps,
                                      [([t.prob for t in tokens], "#4c78a8", "p(chosen)")],
                                      "step", "probability",
                                      y2=([t.entropy for t in tokens], "#72b7b2", "entropy")))  # fmt: skip
+    if tokens:
         ttft = d.ttft_s if d and d.ttft_s is not None else times[0]
         # The first step has no speed of its own (NaN): the curve starts at the second.
         charts.append(svg_line_chart("Throughput", times[1:], [(tps[1:], "#f58518", "tokens/s")],
@@ -194,11 +200,12 @@ def run_section(run: RunLog) -> str:
     stats = ""
     if d:
         rows = (
-            ("finish", d.finish_reason), ("prompt tokens", d.prompt_tokens),
+            ("finish", d.finish_reason), ("prompt tokens", _unit(d.prompt_tokens, "d", "")),
             ("generated tokens", d.generated_tokens), ("TTFT", _unit(d.ttft_s, ".3f", "s")),
             ("prefill", _unit(d.prefill_tps, ".1f", "tok/s")),
             ("decode", _unit(d.decode_tps, ".1f", "tok/s")),
-            ("context", f"{d.prompt_tokens + d.generated_tokens} of {d.context_length}"),
+            ("context", f"{d.prompt_tokens + d.generated_tokens} of {d.context_length}"
+                        if d.prompt_tokens is not None and d.context_length else "not reported"),
             ("KV cache", _unit(_mb(d.kv_cache_bytes), ".2f", "MB")),
             ("peak memory", _unit(_mb(d.peak_memory_bytes), ".1f", "MB")),
         )  # fmt: skip

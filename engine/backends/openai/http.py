@@ -128,9 +128,9 @@ class SSEStream:
     def _read(self) -> None:
         try:
             # No read timeout here: `events` watches for silence and says so itself.
-            with self.client.stream("POST", self.url, json=self.body,
-                                    headers=auth_headers(self.api_key),
-                                    timeout=httpx.Timeout(None, connect=CONNECT_S)) as r:  # fmt: skip
+            no_read_limit = httpx.Timeout(None, connect=CONNECT_S)
+            with self.client.stream("POST", self.url, json=self.body, timeout=no_read_limit,
+                                    headers=auth_headers(self.api_key)) as r:  # fmt: skip
                 self._response = r
                 if r.status_code >= 400:
                     body = r.read().decode("utf-8", "replace")
