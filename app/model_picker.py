@@ -28,6 +28,17 @@ def describe(m: ModelRecord) -> str:
     return f"{m.architecture} · {m.quantization} · {size} · {ctx} · {m.device}"
 
 
+def _label(spec: str) -> str:
+    """A model not in the list: its file or folder name, or `model @ host` for a server."""
+    from engine.backends.base import is_remote
+
+    if is_remote(spec):
+        base, _, model = spec.partition("#")
+        host = base.split("://", 1)[-1].split("/", 1)[0]
+        return f"{model.rsplit('/', 1)[-1] or 'first model'} @ {host}"
+    return spec.rstrip("/").rsplit("/", 1)[-1] or spec
+
+
 def fill_models(combo: QComboBox) -> None:
     """Installed models (the default first), then every remembered server's models;
     each item's data is the model spec the engine takes (None: the default model)."""
@@ -85,7 +96,7 @@ class ModelPicker(QWidget):
         if select is not None:
             index = self.combo.findData(select)
             if index < 0:
-                self.combo.addItem(select, select)
+                self.combo.addItem(_label(select), select)
                 index = self.combo.count() - 1
             self.combo.setCurrentIndex(index)
         self.combo.blockSignals(False)

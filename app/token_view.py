@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextEdit, QToolTip
 
 from app.theme import prob_color
-from engine.records import TokenRecord
+from engine.records import TokenRecord, add_token
 
 STEP_PROPERTY = QTextCharFormat.UserProperty + 1
 
@@ -75,6 +75,14 @@ class TokenView(QTextEdit):
         self.clear()
 
     def append_tokens(self, records: list[TokenRecord]) -> None:
+        merged, first = list(self._records), len(self._records)
+        for r in records:  # a backend may re-send tokens it learnt more about
+            first = min(first, add_token(merged, r))
+        if first < len(self._records):  # rewrite from there (once per run at most)
+            selected = self._selected
+            self.clear_tokens()
+            records = merged
+            self._selected = selected if selected is not None and selected < len(merged) else None
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.End)
         cursor.beginEditBlock()  # one relayout per batch, not per token

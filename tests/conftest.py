@@ -83,3 +83,14 @@ def engine_client():
     client = EngineClient()
     yield client
     client.close()
+
+
+@pytest.fixture(scope="session")
+def mlx_server(default_model_path, tmp_path_factory):
+    """One mlx_lm.server with the default model for the whole run; its base URL."""
+    from tests.mlx_server import start_server
+
+    proc, url = start_server(default_model_path, tmp_path_factory.mktemp("hf"))
+    yield url
+    proc.kill()
+    proc.wait(10)

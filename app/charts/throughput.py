@@ -64,6 +64,10 @@ class ThroughputChart(pg.PlotWidget):
             self.getPlotItem().setRange(xRange=(0, right), yRange=(0, top), padding=0.03)
         tps = state.done.decode_tps if state.done else decode_rate(t)
         detail = "no run yet" if empty else f"decode {fmt_or_na(tps, '.1f', 'tok/s')}"
+        if state.done is not None and state.done.timings_from == "client":
+            detail += " by the server · curve: as received here"
+        elif state.done is not None and state.done.timings_from == "server":
+            detail += " (the server's own figure)"
         set_title(self.getPlotItem(), "Throughput", detail)
 
     def readout(self, scene_pos) -> str | None:

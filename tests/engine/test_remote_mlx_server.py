@@ -3,55 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
-
-import httpx
-import pytest
 
 from engine.backends.mlx.generate import generate_records
 from engine.records import RunResult
 from engine.settings import SamplingSettings
+from tests.mlx_server import start_server
 
 PROMPT = "What is the capital of France?"
 GREEDY = SamplingSettings(temperature=0, max_tokens=10, seed=0, top_n=5)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(model_path, tmp_path):
-    port = _free_port()
-    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path)}  # its /v1/models scans this cache
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mlx_lm.server", "--model", str(model_path),
-         "--host", "127.0.0.1", "--port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    proc.kill()
-    pytest.fail("mlx_lm.server did not start within 90 s")
-
-
-@pytest.fixture(scope="module")
-def mlx_server(default_model_path, tmp_path_factory):
-    proc, url = start_server(default_model_path, tmp_path_factory.mktemp("hf"))
-    yield url
-    proc.kill()
-    proc.wait(10)
 
 
 def collect(records) -> RunResult:
@@ -117,3 +76,19 @@ def test_server_stopped_mid_stream_keeps_the_partial_answer(default_model_path, 
     assert result.done.finish_reason == "error", result.done
     assert len(result.tokens) >= 3 and result.done.text
     assert "partial answer is kept" in result.done.error
+
+
+def test_sampled_run_gets_logprobs_for_every_token(mlx_server, engine_client):
+    """At T=0.8 a drawn token can fall outside the server's top 10: the ids pass
+    still gives every token its id and log-probability."""
+    settings = SamplingSettings(temperature=0.8, max_tokens=12, seed=7, top_n=5)
+    result = collect(engine_client.generate("Write a haiku about the sea.", settings,
+                                            f"{mlx_server}#"))  # fmt: skip
+    assert result.done.finish_reason in ("eos", "length")
+    assert "".join(t.text for t in result.tokens) == result.done.text
+    assert all(t.logprob is not None and t.token_id >= 0 for t in result.tokens)
+    for t in result.tokens:  # the top list is sorted and holds the chosen token when it fits
+        lps = [c.logprob for c in t.top]
+        assert lps == sorted(lps, reverse=True)
+        if t.logprob >= lps[-1]:
+            assert t.token_id in [c.token_id for c in t.top]

@@ -29,7 +29,7 @@ from engine.backends.openai.http import (
     stall_seconds,
 )
 from engine.backends.openai.run import RemoteRun
-from engine.backends.openai.shapes import align_mlx_lm, chunk_entries, parse_entry
+from engine.backends.openai.shapes import align_mlx_lm, chunk_entries, parse_entry, zip_mlx_lm
 from engine.errors import ModelError, ServerError
 from engine.prompt import as_messages, check_text
 from engine.records import ModelRecord, ProgressRecord, Record
@@ -170,28 +170,36 @@ class OpenAIBackend:
         yield run.done(reason)
 
     def _refine_mlx_lm(self, prompt, settings, seed, run: RemoteRun, finish) -> Iterator[Record]:
+        """Log-probabilities for a finished mlx_lm.server run, from non-streamed passes
+        with the same seed (their answer must equal the streamed one)."""
         yield ProgressRecord("Fetching log-probabilities (mlx_lm.server streams none)…", 0.5)
+        streamed = run.text + run.stream.flush()
+        pieces = [t.text for t in run.tokens]
+        run.text = streamed
         body = self._body(prompt, settings, seed, stream=False)
+        eos = finish == "stop"
         try:
-            data = post_json(self.http, self._url(settings), body, self.api_key)
-            text, entries, _ = chunk_entries(data)
+            text, top_entries, _ = chunk_entries(post_json(self.http, self._url(settings), body,
+                                                           self.api_key))  # fmt: skip
+            if text != streamed:
+                yield ProgressRecord("Log-probabilities not shown: the server's second pass "
+                                     "gave a different answer", 1.0)  # fmt: skip
+                return
+            infos = align_mlx_lm(top_entries, text, eos, settings.temperature == 0)
+            if infos is None:  # a drawn token outside the top-k: ask for the ids too
+                ids_body = {**body, "top_logprobs": 0}
+                text2, id_entries, _ = chunk_entries(post_json(
+                    self.http, self._url(settings), ids_body, self.api_key))  # fmt: skip
+                if text2 == streamed:
+                    infos = zip_mlx_lm(id_entries, top_entries, pieces, eos)
         except ServerError as e:
             yield ProgressRecord(f"Log-probabilities not fetched: {e}", 1.0)
             return
-        streamed = run.text + run.stream.flush()
-        if text != streamed:
-            yield ProgressRecord("Log-probabilities not shown: the server's second pass "
-                                 "gave a different answer", 1.0)  # fmt: skip
-            run.text = streamed
-            return
-        infos = align_mlx_lm(entries, text, finish == "stop", settings.temperature == 0)
         if infos is None:
-            yield ProgressRecord("Log-probabilities not shown: a generated token was not "
-                                 "among the server's top candidates", 1.0)  # fmt: skip
-            run.text = streamed
+            yield ProgressRecord("Log-probabilities not shown: the server's tokens could not "
+                                 "be matched to the streamed text", 1.0)  # fmt: skip
             return
-        run.text = ""
-        refined = run.refine(infos, finish == "stop")
+        refined = run.refine(infos, eos)
         run.text = streamed
         yield from refined
 

@@ -190,3 +190,30 @@ def align_mlx_lm(
         out.append(TokenInfo("", None, c.token_id if c else None, c.logprob if c else None,
                              steps[-1]))  # fmt: skip
     return out
+
+
+def zip_mlx_lm(ids_content: list, top_content: list, pieces: list[str],
+               eos_stop: bool) -> list[TokenInfo] | None:  # fmt: skip
+    """mlx_lm.server's tokens from two non-streamed passes: `logprobs` alone gives
+    each generated token's id and log-probability (right), `top_logprobs` the
+    candidates; the text of each token is the streamed chunk of the same step
+    (mlx_lm.server sends one chunk per token that adds text). None when the
+    counts do not line up, so nothing is guessed."""
+    n_text = len(ids_content) - (1 if eos_stop else 0)
+    if not isinstance(top_content, list) or len(top_content) != len(ids_content):
+        return None
+    if n_text != len(pieces) or n_text < 0:
+        return None
+    out = []
+    for k, entry in enumerate(ids_content):
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), int):
+            return None
+        raw_top = parse_entry(top_content[k]).top
+        table = bytes_table([c.text for c in raw_top])
+        top = [TopToken(c.token_id, token_label(b), c.logprob, tuple(b))
+               for c, b in zip(raw_top, table, strict=True)]  # fmt: skip
+        lp, _ = _logprob_of(entry)
+        text = pieces[k] if k < n_text else ""
+        raw = text.encode("utf-8") if k < n_text else None
+        out.append(TokenInfo(text, raw, entry["id"], lp, top))
+    return out
