@@ -51,8 +51,10 @@ class PromptPanel(QWidget):
         self.model, path = record, record.path
         if record.backend != "mlx":  # a server's tokenizer is not here: it counts itself
             self.tokenizer = None
-            self.token_count.setText("counted by the server")
-            self.token_count.setToolTip("The server reports the prompt's size after a run")
+            self.token_count.setText("server-side")
+            self.token_count.setToolTip(
+                "The server counts this model's tokens; it reports the prompt's size after a run"
+            )
             self.tokens_view.show_tokens([], [], [])
             return
 

@@ -81,18 +81,19 @@ class DistributionChart(pg.PlotWidget):
                 0.0 if math.isnan(samp[chosen]) else samp[chosen])  # fmt: skip
         self.chosen_mark.setData([x + 0.02], [chosen])
         unknown = sum(math.isnan(p) for p in samp)
-        if not raw_known:
-            note = " · raw not reported by this server"
-        elif unknown == len(samp):
-            note = " · sampled-from not reported"
-        else:
-            note = f" · sampled-from not recorded for {unknown}" if unknown else ""
-        p_text = f"p={record.prob:.1%}" if record.prob is not None else "raw p not reported"
+        legend, note = _LEGEND, ""
+        if not raw_known:  # a server that reports only what the token was drawn from
+            legend = _LEGEND.replace("■ raw (T=1)", "raw: not reported")
+        elif unknown == len(samp):  # a server that reports only the raw distribution
+            legend = _LEGEND.replace("■ sampled from", "sampled-from: not reported")
+        elif unknown:
+            note = f" · {unknown} sampled n/a"
+        p_text = f"p={record.prob:.1%}" if record.prob is not None else "raw p n/a"
         set_title(
             plot,
             "Next-token distribution",
             f"step {record.step} · chose {html.escape(repr(short(record.label)))} "
-            f"({p_text}){note}<br>{_LEGEND}",
+            f"({p_text}){note}<br>{legend}",
         )
 
     def readout(self, scene_pos) -> str | None:

@@ -67,7 +67,7 @@ class TemperatureChart(pg.PlotWidget):
         self.record = record if record is not None and temperature.has_sweep(record) else None
         remote = model is not None and model.backend != "mlx"
         # A server gives only its top-k: the curves are renormalised over those, and say so.
-        self.scope = " (over the top-k the server returned)" if remote else ""
+        self.scope = " (top-k)" if remote else ""
         message = None
         if record is not None and self.record is None and remote:
             message = NOT_REPORTED.format(what="log-probabilities of the candidates")

@@ -65,9 +65,9 @@ class ThroughputChart(pg.PlotWidget):
         tps = state.done.decode_tps if state.done else decode_rate(t)
         detail = "no run yet" if empty else f"decode {fmt_or_na(tps, '.1f', 'tok/s')}"
         if state.done is not None and state.done.timings_from == "client":
-            detail += " by the server · curve: as received here"
+            detail += " · curve as received"  # the server reports no timings of its own
         elif state.done is not None and state.done.timings_from == "server":
-            detail += " (the server's own figure)"
+            detail += " (server's figure)"
         set_title(self.getPlotItem(), "Throughput", detail)
 
     def readout(self, scene_pos) -> str | None:

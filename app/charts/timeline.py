@@ -57,7 +57,7 @@ class TimelineChart(pg.GraphicsLayoutWidget):
                    y=(0, 1.02), message=NOT_REPORTED.format(what="probabilities")
                    if no_probs else None)  # fmt: skip
         topk = state.remote and state.can("entropy_top_k") and not state.can("entropy")
-        label = "entropy, top-k (nats)" if topk else "entropy (nats)"
+        label = "H top-k (nats)" if topk else "entropy (nats)"
         if label != self.entropy_label:  # the entropy of a server's top-k only: say so
             self.entropy_label = label
             self.entropy_plot.setLabel("left", label, **{"font-size": "8pt"})

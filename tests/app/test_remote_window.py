@@ -28,7 +28,7 @@ def fake():
 def test_playground_on_a_real_mlx_lm_server(qtbot, window, mlx_server):
     use_model(qtbot, window, f"{mlx_server}#")
     assert "mlx_lm.server" in window.picker.info.text()
-    assert "counted by the server" in window.prompt_panel.token_count.text()
+    assert "server-side" in window.prompt_panel.token_count.text()
     state = run_and_wait(qtbot, window, QUESTION)
     assert state.error is None and "Paris" in state.done.text
     assert window.output.plain_text() == state.done.text
