@@ -11,19 +11,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.records import DoneRecord, ErrorRecord, ModelRecord, PrefillRecord, TokenRecord
+from engine.records import RunResult, TokenRecord, add_token
 from engine.settings import SamplingSettings
 
 
 @dataclass
-class RunState:
+class RunState(RunResult):
+    """A run as the views see it: the engine's fold of its records, plus the prompt,
+    settings, the selected step and per-step NumPy series for the charts."""
+
     prompt: str = ""
     settings: SamplingSettings = field(default_factory=SamplingSettings)
-    model: ModelRecord | None = None
-    tokens: list[TokenRecord] = field(default_factory=list)
-    prefill: PrefillRecord | None = None
-    done: DoneRecord | None = None
-    error: ErrorRecord | None = None
     selected: int | None = None  # step the charts show; None = follow the latest
     run_id: str | None = None  # its id in the session journal
     estimated_prompt: tuple[int, int] | None = None  # (tokens, system) counted by the window
@@ -50,13 +48,11 @@ class RunState:
                 new[: len(old)] = old
                 setattr(self, name, new)
         for r in records:
-            if r.step < self.n:  # a backend re-sent its tokens from this step on
-                del self.tokens[r.step :]
-            i = self.n
+            add_token(self.tokens, r)  # a backend may re-send tokens from a step on
+            i = self.n - 1
             self.prob[i] = math.nan if r.prob is None else r.prob  # NaN: not reported
             self.entropy[i] = math.nan if r.entropy is None else r.entropy
             self.elapsed[i], self.latency[i] = r.elapsed_s, r.latency_s
-            self.tokens.append(r)
 
     @property
     def current_step(self) -> int | None:

@@ -236,17 +236,19 @@ def add_token(tokens: list[TokenRecord], record: TokenRecord) -> int:
 
 @dataclass
 class RunResult:
-    """All records of one finished run, gathered (handy for tests and the CLI)."""
+    """One run's records folded into its state: the one fold every consumer uses
+    (the window's and Compare's RunState extend it; a journal's RunLog builds one).
+    A token record for a step already held supersedes it (see `add_token`)."""
 
     model: ModelRecord | None = None
     tokens: list[TokenRecord] = field(default_factory=list)
     done: DoneRecord | None = None
     error: ErrorRecord | None = None
-    prefill: list[PrefillRecord] = field(default_factory=list)
+    prefill: PrefillRecord | None = None  # the latest
 
     def add(self, record: Record) -> None:
         if isinstance(record, TokenRecord):
-            add_token(self.tokens, record)
+            self.add_tokens([record])
         elif isinstance(record, DoneRecord):
             self.done = record
         elif isinstance(record, ErrorRecord):
@@ -254,7 +256,11 @@ class RunResult:
         elif isinstance(record, ModelRecord):
             self.model = record
         elif isinstance(record, PrefillRecord):
-            self.prefill.append(record)
+            self.prefill = record
+
+    def add_tokens(self, records: list[TokenRecord]) -> None:
+        for r in records:
+            add_token(self.tokens, r)
 
     @property
     def text(self) -> str:

@@ -20,6 +20,7 @@ from engine.records import (
     ErrorRecord,
     ModelRecord,
     PrefillRecord,
+    RunResult,
     TokenRecord,
     record_from_dict,
 )
@@ -58,32 +59,33 @@ class RunLog:
     deleted: bool = False
     comparison: dict | None = None  # {"comparison_id", "lane"} for a compare lane
 
-    def typed(self, kind: str) -> list:
-        """The run's records of one type, parsed once (history asks on every refresh)."""
+    def folded(self) -> RunResult:
+        """The run's records folded as a live run folds them (cached per length)."""
         cache = self.__dict__.setdefault("_parsed", {})
-        key = (kind, len(self.records))
+        key = ("fold", len(self.records))
         if key not in cache:
-            cache[key] = [record_from_dict(r) for r in self.records if r.get("type") == kind]
+            result = RunResult()
+            for r in self.records:
+                if r.get("type") in ("token", "done", "error", "prefill"):
+                    result.add(record_from_dict(r))
+            cache[key] = result
         return cache[key]
 
     @property
     def tokens(self) -> list[TokenRecord]:
-        return self.typed("token")
+        return self.folded().tokens
 
     @property
     def done(self) -> DoneRecord | None:
-        found = self.typed("done")
-        return found[-1] if found else None
+        return self.folded().done
 
     @property
     def error(self) -> ErrorRecord | None:
-        found = self.typed("error")
-        return found[-1] if found else None
+        return self.folded().error
 
     @property
     def last_prefill(self) -> PrefillRecord | None:
-        found = self.typed("prefill")
-        return found[-1] if found else None
+        return self.folded().prefill
 
     @property
     def model_record(self) -> ModelRecord | None:
