@@ -70,7 +70,7 @@ def test_context_accounting_and_counts(tiny_lm):
     # 2 layers x (K+V) x 2 kv heads x 8 dims x float32, per token fed to the model
     # (the prompt and all outputs but the last).
     assert r.done.kv_cache_bytes == 2 * 2 * 2 * 8 * 4 * (n_prompt + 4)
-    assert r.prefill[-1] == PrefillRecord(n_prompt, n_prompt, r.prefill[-1].elapsed_s)
+    assert r.prefill == PrefillRecord(n_prompt, n_prompt, r.prefill.elapsed_s)
 
 
 def test_output_is_cut_at_the_context_window(tiny_lm):

@@ -129,20 +129,25 @@ def decode_steps(step, first_input: mx.array, max_steps: int, pipelined: bool, s
             y, out = step(y)
 
 
-def generate_records(
-    lm: LoadedModel,
-    prompt: str,
-    settings: SamplingSettings,
-    should_stop: Callable[[], bool] = _never,
-) -> Iterator[Record]:
-    """Run one generation and yield PrefillRecord..., TokenRecord..., DoneRecord.
+@dataclass
+class _Plan:
+    """What one run needs before its clock starts: ids, seed, cache and step function."""
+
+    enc: object
+    seed: int
+    max_steps: int
+    on_device: bool
+    cache: list
+    prompt_ids: mx.array
+    step: Callable
+
+
+def plan_run(lm: LoadedModel, prompt, settings: SamplingSettings) -> _Plan:
+    """Encode the prompt, seed the sampler and build the step function.
 
     Raises:
-        SettingsError: bad settings, an empty prompt, or a prompt that does not
-            fit the context window (raised before any record is yielded).
+        SettingsError: bad settings, an empty prompt, or one that does not fit.
     """
-    lm.token_bytes(0)  # the vocabulary's byte table, built once, before any clock starts
-    t0 = time.perf_counter()
     settings.validate()
     enc = encode_prompt(lm.tokenizer, prompt, settings)
     n_prompt = len(enc.ids)
@@ -153,8 +158,6 @@ def generate_records(
         )
     seed = settings.seed if settings.seed is not None else random.randrange(2**31)
     mx.random.seed(seed)
-    mx.reset_peak_memory()
-    max_steps = min(settings.max_tokens, lm.context_length - n_prompt)
     on_device = mx.default_device().type != mx.DeviceType.cpu
     sample = make_step_sampler(settings, lm.vocab_size, sweep_on_device=on_device)
     cache = make_prompt_cache(lm.model)
@@ -171,19 +174,40 @@ def generate_records(
         return token, (packed, raw)
 
     step.n = sample.n
-    run = _Run(lm, enc, seed, t0, cache)
+    max_steps = min(settings.max_tokens, lm.context_length - n_prompt)
+    return _Plan(enc, seed, max_steps, on_device, cache, prompt_ids, step)
+
+
+def generate_records(
+    lm: LoadedModel,
+    prompt,
+    settings: SamplingSettings,
+    should_stop: Callable[[], bool] = _never,
+) -> Iterator[Record]:
+    """Run one generation and yield PrefillRecord..., TokenRecord..., DoneRecord.
+
+    `prompt` is text or a list of chat messages. Raises SettingsError (from
+    `plan_run`) before any record is yielded.
+    """
+    lm.token_bytes(0)  # the vocabulary's byte table, built once, before any clock starts
+    t0 = time.perf_counter()
+    plan = plan_run(lm, prompt, settings)
+    mx.reset_peak_memory()
+    enc, n_prompt = plan.enc, len(plan.enc.ids)
+    run = _Run(lm, enc, plan.seed, t0, plan.cache)
     t_prefill = time.perf_counter()
     n_sys = enc.system_tokens
     yield PrefillRecord(0, n_prompt, t_prefill - t0, n_sys)
     done = 0
-    for done, elapsed in prefill(lm, prompt_ids, cache, settings.prefill_chunk, should_stop,
-                                 t0):  # fmt: skip
+    for done, elapsed in prefill(lm, plan.prompt_ids, plan.cache, settings.prefill_chunk,
+                                 should_stop, t0):  # fmt: skip
         yield PrefillRecord(done, n_prompt, elapsed, n_sys)
     if n_prompt - done > 1:  # prefill stopped early
         yield run.done("cancelled", t_prefill)
         return
     eos = set(lm.tokenizer.eos_token_ids)
-    steps = decode_steps(step, prompt_ids[done:], max_steps, on_device, not on_device)
+    steps = decode_steps(plan.step, plan.prompt_ids[done:], plan.max_steps, plan.on_device,
+                         not plan.on_device)  # fmt: skip
     reason = "length"
     for stats, t_known in steps:
         if run.n_steps == 0:
