@@ -160,7 +160,7 @@ class CompareWindow(QMainWindow):
             self.lane_grid.removeWidget(lane)
         for i, lane in enumerate(self.lanes):
             self.lane_grid.addWidget(lane, i // cols, i % cols)
-            lane.setMinimumHeight(LANE_MIN_HEIGHT if cols < len(self.lanes) else 0)
+            lane.set_base_height(LANE_MIN_HEIGHT if cols < len(self.lanes) else 0)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

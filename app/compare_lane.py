@@ -5,26 +5,26 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QDoubleSpinBox,
     QFormLayout,
     QFrame,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QSpinBox,
+    QToolButton,
     QVBoxLayout,
 )
 
 from app.charts.base import pen
+from app.controls import SamplingPanel
 from app.model_picker import fill_models
 from app.run_state import RunState
 from app.theme import ENTROPY, RAW
 from app.token_view import TokenView
-from engine.settings import MAX_TEMPERATURE, SamplingSettings
+from engine.settings import SamplingSettings
 
 LANE_COLORS = ("#4c78a8", "#f58518", "#54a24b", "#b279a2")
 
@@ -39,6 +39,7 @@ class CompareLane(QFrame):
         self.setFrameShape(QFrame.StyledPanel)
         self.state = RunState()
         self.divergence: int | None = None
+        self.base_height = 0
         title = QLabel(f"<b style='color:{self.color}'>Lane {chr(65 + index)}</b>")
         self.status = QLabel("idle")
         self.stop_button = QPushButton("Stop")
@@ -58,29 +59,27 @@ class CompareLane(QFrame):
         self.model.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.model.setMinimumContentsLength(12)
         fill_models(self.model)  # the same list as the window's picker, servers included
-        self.temperature = QDoubleSpinBox()
-        self.temperature.setRange(0, MAX_TEMPERATURE)
-        self.temperature.setSingleStep(0.1)
-        self.top_p = QDoubleSpinBox()
-        self.top_p.setRange(0.01, 1.0)
-        self.top_p.setSingleStep(0.05)
-        self.top_p.setValue(1.0)
-        self.seed = QSpinBox()
-        self.seed.setRange(0, 2**31 - 1)
-        self.max_tokens = QSpinBox()
-        self.max_tokens.setRange(1, 100000)
-        self.max_tokens.setValue(48)
+        # The window's own sampling panel (every setting, system prompt and mode included),
+        # folded under a one-line summary so four lanes fit side by side.
+        self.sampling = SamplingPanel()
+        self.sampling.seed_lock.setChecked(True)  # a lane's seed is always its own
+        self.sampling.seed_lock.hide()
+        self.sampling.max_tokens.setValue(48)
+        self.sampling.setMinimumHeight(self.sampling.sizeHint().height())  # never squashed
+        self.sampling.hide()
+        self.temperature, self.top_p = self.sampling.temp_spin, self.sampling.top_p
+        self.seed, self.max_tokens = self.sampling.seed, self.sampling.max_tokens
+        self.more = QToolButton()
+        self.more.setCheckable(True)
+        self.more.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
+        self.more.setArrowType(Qt.RightArrow)
+        self.more.setToolTip("Show or hide this lane's sampling settings")
+        self.more.toggled.connect(self._toggle_sampling)
+        self.sampling.changed.connect(self._summarize)
         form = QFormLayout()
         form.addRow("Model", self.model)
-        for title, pair in (("Sampling", (("T", self.temperature), ("top-p", self.top_p))),
-                            ("Seed", (("", self.seed), ("max", self.max_tokens)))):  # fmt: skip
-            row = QHBoxLayout()  # two short rows: four lanes fit a 1600 px screen
-            for label, w in pair:
-                if label:
-                    row.addWidget(QLabel(label))
-                w.setMinimumWidth(60)
-                row.addWidget(w, 1)
-            form.addRow(title, row)
+        form.addRow(self.more)
+        self._summarize()
         self.error = QLabel()
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #8a1c1c; background: #fde2e1; padding: 4px;")
@@ -101,6 +100,7 @@ class CompareLane(QFrame):
         layout.addLayout(head)
         layout.addWidget(self.prompt)
         layout.addLayout(form)
+        layout.addWidget(self.sampling)
         layout.addWidget(self.error)
         layout.addWidget(self.tokens, 1)
         layout.addWidget(QLabel("<small>p(chosen) — entropy (scaled) — red: divergence</small>"))
@@ -108,15 +108,34 @@ class CompareLane(QFrame):
         self.stop_button.clicked.connect(lambda: self.stop_requested.emit(self))
 
     def settings(self) -> SamplingSettings:
-        return SamplingSettings(temperature=round(self.temperature.value(), 4),
-                                top_p=self.top_p.value(), seed=self.seed.value(),
-                                max_tokens=self.max_tokens.value())  # fmt: skip
+        return self.sampling.settings(draw_seed=False)
 
     def copy_settings(self, other: CompareLane) -> None:
         self.prompt.setPlainText(other.prompt.toPlainText())
         self.model.setCurrentIndex(other.model.currentIndex())
-        for name in ("temperature", "top_p", "seed", "max_tokens"):
-            getattr(self, name).setValue(getattr(other, name).value())
+        self.sampling.apply(other.settings())
+
+    def _toggle_sampling(self, on: bool) -> None:
+        self.sampling.setVisible(on)
+        self.more.setArrowType(Qt.DownArrow if on else Qt.RightArrow)
+        self.set_base_height(self.base_height)
+
+    def set_base_height(self, height: int) -> None:
+        """The lane's minimum height, plus its open sampling panel (the area scrolls)."""
+        self.base_height = height
+        extra = self.sampling.minimumHeight() if self.more.isChecked() else 0
+        self.setMinimumHeight(height + extra)
+
+    def _summarize(self) -> None:
+        s = self.sampling.settings(draw_seed=False)
+        extra = [f"{k} {v}" for k, v, off in (("top-k", s.top_k, 0), ("min-p", s.min_p, 0.0),
+                 ("penalty", s.repetition_penalty, 1.0)) if v != off]  # fmt: skip
+        if s.system_prompt:
+            extra.append("system")
+        if not s.chat_template:
+            extra.append("raw")
+        self.more.setText(f"T {s.temperature:.2f} · top-p {s.top_p:.2f} · seed {s.seed} · "
+                          f"max {s.max_tokens}" + "".join(f" · {e}" for e in extra))  # fmt: skip
 
     def model_path(self) -> str | None:
         return self.model.currentData()
