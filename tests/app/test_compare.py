@@ -138,3 +138,42 @@ def qtbot_button():
 def run_all_wait(qtbot, win):
     qtbot.waitUntil(lambda: win.running is None and not win.queue and not win.bridge.busy,
                     timeout=RUN_MS)  # fmt: skip
+
+
+def test_lanes_mix_a_local_and_a_remote_model(qtbot, compare):
+    from app.servers import save_server
+    from engine.backends.openai.catalogue import list_server_models
+    from tests.fake_server import FakeServer, Script, finish_chunk, vllm_chunk, vllm_models
+
+    server = FakeServer()
+    try:
+        server.script = Script(
+            models=vllm_models(),
+            events=[
+                vllm_chunk(" Bright", -0.4, [(" Bright", -0.4), (" Pale", -1.3)]),
+                finish_chunk(),
+            ],
+        )
+        save_server(list_server_models(server.url))
+        compare.set_lane_count(2)
+        compare.shared_prompt.setPlainText(PROMPT)
+        a, b = compare.lanes
+        from app.model_picker import fill_models
+
+        fill_models(b.model)
+        b.model.setCurrentIndex(b.model.findData(f"{server.url}#Qwen/Qwen3-0.6B"))
+        setup_lane(a, 0.0, 1, max_tokens=4)
+        setup_lane(b, 0.5, 2, max_tokens=4)
+        b.sampling.top_k.setValue(40)  # settings only the full panel has
+        b.sampling.system.setPlainText("Be brief.")
+        run_all(qtbot, compare)
+        assert a.state.model.backend == "mlx" and a.state.done.generated_tokens == 4
+        assert b.state.model.backend == "openai" and b.state.done.text == " Bright"
+        body = server.requests[-1]["body"]
+        assert body["top_k"] == 40 and body["messages"][0] == {
+            "role": "system",
+            "content": "Be brief.",
+        }
+        assert "top-k 40" in b.more.text() and "system" in b.more.text()
+    finally:
+        server.close()
