@@ -169,23 +169,26 @@ class EngineClient:
         settings: SamplingSettings,
         model: str | None = None,
         api_key: str | None = None,
+        prefer: str | None = None,
     ) -> Iterator[Record]:
         """Run one generation; yields progress/model/prefill/token/done records.
 
         `model` is a model spec (see engine.backends.base); `api_key` is sent to
-        the engine only, never recorded.
+        the engine only, never recorded; `prefer` (auto | speed | memory) picks how
+        a local quantized model runs on the CPU.
         """
         self._last_op = "generate"
-        rid = self._start(
-            "generate", prompt=prompt, settings=settings.to_dict(), model=model, api_key=api_key
-        )
+        rid = self._start("generate", prompt=prompt, settings=settings.to_dict(), model=model,
+                          api_key=api_key, prefer=prefer)  # fmt: skip
         self.current = rid
         return self._records(rid)
 
-    def load(self, model: str | None = None, api_key: str | None = None) -> Iterator[Record]:
+    def load(
+        self, model: str | None = None, api_key: str | None = None, prefer: str | None = None
+    ) -> Iterator[Record]:
         """Load (fetching/converting if needed) a model; ends with a model record."""
         self._last_op = "load"
-        return self._records(self._start("load", model=model, api_key=api_key))
+        return self._records(self._start("load", model=model, api_key=api_key, prefer=prefer))
 
     def cancel(self) -> None:
         """Ask the current generation to stop; it ends with finish_reason 'cancelled'."""

@@ -66,6 +66,7 @@ class ModelRecord:
     load_s: float
     backend: str = "mlx"  # mlx | openai
     capabilities: tuple[str, ...] = LOCAL_CAPABILITIES  # keys of CAPABILITIES
+    compute: str = ""  # how the weights run, e.g. "float32: float32 on OpenBLAS …"
     type: str = "model"
 
     def can(self, capability: str) -> bool:

@@ -48,6 +48,8 @@ class _Worker:
                     other.close()
         if msg.get("api_key") is not None:
             backend.api_key = msg["api_key"]
+        if msg.get("prefer") in ("auto", "speed", "memory") and hasattr(backend, "prefer"):
+            backend.prefer = msg["prefer"]
 
         def progress(message, fraction):
             self.send_record(rid, ProgressRecord(message, fraction))
@@ -84,6 +86,9 @@ class _Worker:
 
 def worker_main(requests, events) -> None:
     """Serve requests until 'shutdown' or the client goes away."""
+    from engine.backends.base import prepare_process
+
+    prepare_process()  # e.g. an optimised BLAS for MLX's CPU build, before MLX loads
     worker = _Worker(events)
     work: queue.Queue = queue.Queue()
 

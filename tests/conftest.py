@@ -12,6 +12,11 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
+# As in the engine process: OpenBLAS for MLX's CPU build, loaded before MLX is.
+from engine.backends.mlx.fast_blas import enable as _enable_fast_blas  # noqa: E402
+
+_enable_fast_blas()
+
 
 def _real_models_dir() -> Path:
     from engine.paths import models_dir

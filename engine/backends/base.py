@@ -98,3 +98,13 @@ def open_backend(kind: str, **options) -> Backend:
     if kind not in BACKENDS:
         raise ModelError(f"unknown backend '{kind}' (known: {', '.join(BACKENDS)})")
     return importlib.import_module(BACKENDS[kind]).create(**options)
+
+
+def prepare_process() -> str:
+    """Set up the engine process before any backend loads (the MLX CPU build gets
+    an optimised BLAS, which must be loaded before MLX). Returns what was done."""
+    try:
+        module = importlib.import_module("engine.backends.mlx.fast_blas")
+    except ImportError:
+        return "MLX backend unavailable"
+    return module.enable().detail

@@ -147,7 +147,7 @@ CHECKS = {
         "context_length": lambda v: _int(v, 0, 10**9, allow_none=True), "device": _str,
         "load_s": lambda v: _num(v, **_SECONDS),
         "backend": lambda v: _str(v, choices=BACKENDS),
-        "capabilities": _capabilities,
+        "capabilities": _capabilities, "compute": _str,
     },
     PrefillRecord: {
         "processed": lambda v: _int(v, **_COUNT), "total": lambda v: _int(v, **_COUNT),

@@ -18,19 +18,20 @@ class MLXBackend:
         self.key: str | None = None
         self.lm = None
         self.record: ModelRecord | None = None
+        self.prefer = "auto"  # compute path: auto | speed | memory (the model picker)
 
     def load(self, model: str | None, progress: Progress) -> ModelRecord:
         from engine.backends.mlx.loader import device_name, load_model, resolve_model
 
         folder = resolve_model(model, progress)
-        key = str(folder.resolve())
+        key = f"{folder.resolve()}|{self.prefer}"
         if key != self.key:
             progress(f"Loading {folder.name}…", 0.95)
             self.close()  # one model in memory at a time
-            lm, info, seconds = load_model(folder)
+            lm, info, seconds = load_model(folder, self.prefer)
             self.record = ModelRecord(
                 device=device_name(), load_s=seconds, backend="mlx",
-                capabilities=LOCAL_CAPABILITIES, **vars(info),
+                capabilities=LOCAL_CAPABILITIES, compute=lm.compute, **vars(info),
             )  # fmt: skip
             self.lm, self.key = lm, key
         return self.record

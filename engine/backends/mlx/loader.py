@@ -85,8 +85,9 @@ def _convert_file(path: Path, progress) -> Path:
     return out
 
 
-def load_model(folder: Path):
-    """Load an MLX model folder with mlx-lm.
+def load_model(folder: Path, prefer: str | None = None):
+    """Load an MLX model folder with mlx-lm; with `prefer` (auto | speed | memory),
+    pick the compute path too (see compute_path.py); None keeps the weights as stored.
 
     Returns:
         (LoadedModel, ModelInfo, seconds taken)
@@ -110,8 +111,16 @@ def load_model(folder: Path):
     except Exception as e:  # bad safetensors, shape mismatches, missing tokenizer
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ModelError(f"cannot load {folder}: {first}") from e
+    compute = ""
+    if prefer is not None:
+        from engine.backends.mlx.compute_path import choose_path
+
+        key = f"{folder.resolve()}|{info.size_bytes}"
+        chosen, choice = choose_path(model, key, prefer)
+        model = chosen if chosen is not None else load(str(folder))[0]
+        compute = f"{choice.path}: {choice.reason}"
     vocab = _vocab_size(model, tokenizer)
-    lm = LoadedModel(model, tokenizer, info.context_length, vocab)
+    lm = LoadedModel(model, tokenizer, info.context_length, vocab, compute=compute)
     return lm, info, time.perf_counter() - t0
 
 
