@@ -100,6 +100,10 @@ def test_bench_reports_both_speeds_and_ratio(default_model_path):
     r = json.loads(p.stdout)
     assert r["bare_decode_tps"] > 0 and r["engine_decode_tps"] > 0
     assert r["ratio"] == pytest.approx(r["engine_decode_tps"] / r["bare_decode_tps"])
+    assert r["bare_prefill_tps"] > 0 and r["engine_prefill_tps"] > 0
+    assert r["prefill_ratio"] == pytest.approx(r["engine_prefill_tps"] / r["bare_prefill_tps"])
+    assert 120 <= r["prefill_prompt_tokens"] <= 136 and r["same_greedy_tokens"] is True
+    assert r["engine_path"]  # which compute path the engine took, in words
 
 
 def test_sessions_export_and_import_from_the_command_line(tmp_path, tiny_lm):

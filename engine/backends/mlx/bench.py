@@ -1,10 +1,12 @@
 """`logitscope bench`: the instrumented engine against bare mlx-lm, in one run.
 
-The same greedy prompt runs through `mlx_lm.stream_generate` in this process and
-through `EngineClient` (engine process, records over the pipe, as the app uses
-it), alternating `rounds` times so drift on a shared machine hits both alike.
-Decode tok/s is measured the same way for both, where the tokens arrive:
-(tokens after the first) / (time from the first token to the last).
+The same greedy prompt runs through `mlx_lm.stream_generate` in this process
+(the shipped weights, as mlx-lm runs them) and through `EngineClient` (engine
+process, records over the pipe, as the app uses it, on whatever compute path
+the engine picks), alternating `rounds` times so drift on a shared machine hits
+both alike. Decode tok/s is measured the same way for both, where the tokens
+arrive: (tokens after the first) / (time from the first token to the last).
+Prefill tok/s is each side's own figure for a 128-token raw prompt.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import time
 from engine.settings import SamplingSettings
 
 BENCH_PROMPT = "Write a long story about a dragon who learns to bake bread."
+PREFILL_TOKENS = 128
+_FILLER = ("The harbour town woke slowly: gulls over the water, nets on the quay, bread in "
+           "the ovens and the first boats going out past the lighthouse. ")  # fmt: skip
 
 
 def decode_tps(stamps: list[float]) -> float:
@@ -24,26 +29,40 @@ def decode_tps(stamps: list[float]) -> float:
     return decode_rate(stamps) or 0.0
 
 
-def _bare_run(model, tokenizer, prompt_text: str, max_tokens: int) -> float:
+def _bare_decode(model, tokenizer, prompt_text: str, max_tokens: int) -> tuple[float, list]:
     from mlx_lm import stream_generate
 
-    stamps = []
+    stamps, ids = [], []
     for r in stream_generate(model, tokenizer, prompt_text, max_tokens=max_tokens):
         if r.finish_reason in (None, "length"):  # a "stop" yield carries no token
             stamps.append(time.perf_counter())
-    return decode_tps(stamps)
+            ids.append(int(r.token))
+    return decode_tps(stamps), ids
 
 
-def _engine_run(client, settings: SamplingSettings, model: str | None) -> float:
-    stamps = []
-    for record in client.generate(BENCH_PROMPT, settings, model):
+def _bare_prefill(model, tokenizer, ids: list[int]) -> float:
+    from mlx_lm import stream_generate
+
+    for r in stream_generate(model, tokenizer, ids, max_tokens=1):
+        return float(r.prompt_tps)
+    return 0.0
+
+
+def _engine(client, prompt: str, settings: SamplingSettings, model: str):
+    stamps, ids, done, record_model = [], [], None, None
+    for record in client.generate(prompt, settings, model):
         if record.type == "token":
             stamps.append(time.perf_counter())
+            ids.append(record.token_id)
+        elif record.type == "done":
+            done = record
+        elif record.type == "model":
+            record_model = record
         elif record.type == "error":
             from engine.errors import LogitscopeError
 
             raise LogitscopeError(record.message)
-    return decode_tps(stamps)
+    return decode_tps(stamps), ids, done, record_model
 
 
 def run_bench(model: str | None, max_tokens: int = 48, rounds: int = 3) -> dict:
@@ -56,40 +75,61 @@ def run_bench(model: str | None, max_tokens: int = 48, rounds: int = 3) -> dict:
     folder = resolve_model(model)
     bare_model, tokenizer = load(str(folder))
     prompt_text = tokenizer.apply_chat_template(
-        [{"role": "user", "content": BENCH_PROMPT}],
-        add_generation_prompt=True,
-        tokenize=False,
+        [{"role": "user", "content": BENCH_PROMPT}], add_generation_prompt=True, tokenize=False
     )
+    long_ids = tokenizer.encode(_FILLER * 12, add_special_tokens=False)[:PREFILL_TOKENS]
+    long_text = tokenizer.decode(long_ids)
+    long_ids = tokenizer.encode(long_text, add_special_tokens=False)  # what the engine sees
     settings = SamplingSettings(temperature=0.0, max_tokens=max_tokens, seed=0)
+    pre_settings = SamplingSettings(temperature=0.0, max_tokens=2, seed=0, chat_template=False)
+    spec = str(folder)
     client = EngineClient()
     try:
-        list(client.load(str(folder)))
-        _engine_run(client, settings.with_(max_tokens=4), str(folder))  # warm-up
-        _bare_run(bare_model, tokenizer, prompt_text, 4)
-        bare, engine = [], []
+        _, _, _, record = _engine(client, BENCH_PROMPT, settings.with_(max_tokens=4), spec)
+        _bare_decode(bare_model, tokenizer, prompt_text, 4)  # warm-up both
+        bare, engine, bare_pre, engine_pre = [], [], [], []
+        same = True
         for _ in range(rounds):
-            bare.append(_bare_run(bare_model, tokenizer, prompt_text, max_tokens))
-            engine.append(_engine_run(client, settings, str(folder)))
+            b, b_ids = _bare_decode(bare_model, tokenizer, prompt_text, max_tokens)
+            e, e_ids, _, _ = _engine(client, BENCH_PROMPT, settings, spec)
+            same = same and b_ids == e_ids[: len(b_ids)]
+            bare.append(b)
+            engine.append(e)
+            bare_pre.append(_bare_prefill(bare_model, tokenizer, long_ids))
+            engine_pre.append(_engine(client, long_text, pre_settings, spec)[2].prefill_tps or 0)
     finally:
         client.close()
     b, e = statistics.median(bare), statistics.median(engine)
+    bp, ep = statistics.median(bare_pre), statistics.median(engine_pre)
     return {
         "model": folder.name,
         "device": device_name(),
+        "engine_path": record.compute if record else "",
         "max_tokens": max_tokens,
         "rounds": rounds,
         "bare_decode_tps": b,
         "engine_decode_tps": e,
         "ratio": e / b if b else 0.0,
+        "prefill_prompt_tokens": len(long_ids),
+        "bare_prefill_tps": bp,
+        "engine_prefill_tps": ep,
+        "prefill_ratio": ep / bp if bp else 0.0,
+        "same_greedy_tokens": same,
         "bare_runs": bare,
         "engine_runs": engine,
+        "bare_prefill_runs": bare_pre,
+        "engine_prefill_runs": engine_pre,
     }
 
 
 def format_report(r: dict) -> str:
     return (
         f"{r['model']} on {r['device']}, {r['max_tokens']} tokens x {r['rounds']} rounds\n"
-        f"  bare mlx-lm        {r['bare_decode_tps']:7.2f} tok/s\n"
-        f"  Logitscope engine  {r['engine_decode_tps']:7.2f} tok/s\n"
-        f"  ratio              {r['ratio']:7.3f}"
+        f"  engine path        {r['engine_path']}\n"
+        f"  decode   bare mlx-lm {r['bare_decode_tps']:7.2f} tok/s · Logitscope "
+        f"{r['engine_decode_tps']:7.2f} tok/s · ratio {r['ratio']:.2f}\n"
+        f"  prefill  bare mlx-lm {r['bare_prefill_tps']:7.2f} tok/s · Logitscope "
+        f"{r['engine_prefill_tps']:7.2f} tok/s · ratio {r['prefill_ratio']:.2f} "
+        f"({r['prefill_prompt_tokens']} tokens)\n"
+        f"  same greedy tokens {r['same_greedy_tokens']}"
     )
