@@ -13,6 +13,7 @@ import threading
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.model_picker import compute_preference
 from app.servers import api_key_for
 from engine.client import EngineClient
 from engine.records import ErrorRecord
@@ -49,7 +50,8 @@ class EngineBridge(QObject):
         return self._thread is not None and self._thread.is_alive()
 
     def load(self, model: str | None) -> bool:
-        return self._run(lambda: self.client.load(model, api_key=api_key_for(model)))
+        key, prefer = api_key_for(model), compute_preference()
+        return self._run(lambda: self.client.load(model, api_key=key, prefer=prefer))
 
     def generate(
         self, prompt: str, settings: SamplingSettings, model: str | None, sink=None
@@ -57,7 +59,8 @@ class EngineBridge(QObject):
         """Start a run; `sink(record)` is called on the background thread for every
         record as it arrives (the session journal), before the window sees it."""
         key = api_key_for(model)  # a server's key goes to the engine only, never the journal
-        return self._run(lambda: self.client.generate(prompt, settings, model, key), sink)
+        prefer = compute_preference()
+        return self._run(lambda: self.client.generate(prompt, settings, model, key, prefer), sink)
 
     def cancel(self) -> None:
         self.client.cancel()

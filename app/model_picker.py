@@ -25,7 +25,28 @@ def describe(m: ModelRecord) -> str:
     ctx = f"context {m.context_length:,}" if m.context_length else "context not reported"
     if m.backend != "mlx":
         return f"{m.name} · {ctx} · {size} · {m.device}"
-    return f"{m.architecture} · {m.quantization} · {size} · {ctx} · {m.device}"
+    runs = f" · runs {m.compute.split(':', 1)[0]}" if m.compute else ""
+    return f"{m.architecture} · {m.quantization}{runs} · {size} · {ctx} · {m.device}"
+
+
+def _store():
+    from PySide6.QtCore import QSettings
+
+    from engine.paths import data_dir
+
+    return QSettings(str(data_dir() / "settings.ini"), QSettings.IniFormat)
+
+
+def compute_preference() -> str:
+    """auto | speed | memory: how a local quantized model runs on the CPU (remembered)."""
+    value = _store().value("model/prefer", "auto")
+    return value if value in ("auto", "speed", "memory") else "auto"
+
+
+def set_compute_preference(value: str) -> None:
+    store = _store()
+    store.setValue("model/prefer", value)
+    store.sync()
 
 
 def _label(spec: str) -> str:
@@ -73,6 +94,15 @@ class ModelPicker(QWidget):
         self.open_button = QPushButton("Open…")
         self.open_button.setToolTip("Open an MLX model folder or a .gguf file")
         self.server_button = QPushButton("Server…")
+        self.prefer = QComboBox()
+        self.prefer.addItems(["Auto", "Speed", "Memory"])
+        self.prefer.setCurrentIndex(["auto", "speed", "memory"].index(compute_preference()))
+        self.prefer.setToolTip(
+            "How a quantized model runs on the CPU. Auto: measured once, float32 on an "
+            "optimised BLAS where that is faster and fits half the free memory. Speed: "
+            "float32 whenever it fits (about 8x the memory of 4-bit weights). Memory: the "
+            "quantized weights as stored. The model line says which path is in use."
+        )
         self.server_button.setToolTip(
             "Add a model on an OpenAI-compatible server (vLLM, llama.cpp, Ollama, "
             "LM Studio, mlx_lm.server)"
@@ -84,11 +114,13 @@ class ModelPicker(QWidget):
         layout.addWidget(self.combo)
         layout.addWidget(self.open_button)
         layout.addWidget(self.server_button)
+        layout.addWidget(self.prefer)
         layout.addWidget(self.info, 1)
         self.refresh()
         self.combo.activated.connect(self._on_activated)
         self.open_button.clicked.connect(self._on_open)
         self.server_button.clicked.connect(self.add_server)
+        self.prefer.activated.connect(self._on_prefer)
 
     def refresh(self, select: str | None = None) -> None:
         self.combo.blockSignals(True)
@@ -106,11 +138,15 @@ class ModelPicker(QWidget):
 
     def show_model(self, record: ModelRecord) -> None:
         self.info.setText(describe(record))
-        self.info.setToolTip(record.path)
+        self.info.setToolTip(record.path + (f"\n{record.compute}" if record.compute else ""))
         self.refresh(select=record.path)
 
     def _on_activated(self, _index: int) -> None:
         self.model_chosen.emit(self.current())
+
+    def _on_prefer(self, index: int) -> None:
+        set_compute_preference(("auto", "speed", "memory")[index])
+        self.model_chosen.emit(self.current())  # reload the model the new way
 
     def add_server(self) -> None:
         """Model ▸ Add server…: choose a model on a remote server and load it."""

@@ -18,8 +18,9 @@ def status_text(state: RunState, model) -> str | None:
     if d is not None:
         return (
             f"TTFT {fmt_or_na(d.ttft_s, '.2f', 's')} · "
-            f"prefill {fmt_or_na(d.prefill_tps, '.1f', 'tok/s')} · "
-            f"decode {fmt_or_na(d.decode_tps, '.1f', 'tok/s')} · {d.generated_tokens} tokens · "
+            f"prefill {fmt_or_na(d.prefill_tps, '.1f', 'tok/s')}{_flops(d, model)} · "
+            f"decode {fmt_or_na(d.decode_tps, '.1f', 'tok/s')}{_bandwidth(d, model)} · "
+            f"{d.generated_tokens} tokens · "
             f"peak {fmt_mb(d.peak_memory_bytes)} · {device} · {d.finish_reason}"
         )
     if state.n:
@@ -30,3 +31,21 @@ def status_text(state: RunState, model) -> str | None:
     if model is not None:
         return f"Ready · {model.name} on {device}"
     return None
+
+
+def _bandwidth(d, model) -> str:
+    """Decode reads every weight once per token: achieved GB/s against the measured limit."""
+    if not (d.decode_tps and model is not None and model.weight_bytes):
+        return ""
+    got = d.decode_tps * model.weight_bytes / 1e9
+    limit = f" of {model.memory_gbs:.0f}" if model.memory_gbs else ""
+    return f" ({got:.1f}{limit} GB/s)"
+
+
+def _flops(d, model) -> str:
+    """Prefill does about 2 x parameters FLOPs per token: achieved against the limit."""
+    if not (d.prefill_tps and model is not None and model.parameters):
+        return ""
+    got = d.prefill_tps * 2 * model.parameters / 1e9
+    limit = f" of {model.matmul_gflops:.0f}" if model.matmul_gflops else ""
+    return f" ({got:.0f}{limit} GFLOP/s)"

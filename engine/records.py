@@ -67,6 +67,11 @@ class ModelRecord:
     backend: str = "mlx"  # mlx | openai
     capabilities: tuple[str, ...] = LOCAL_CAPABILITIES  # keys of CAPABILITIES
     compute: str = ""  # how the weights run, e.g. "float32: float32 on OpenBLAS …"
+    # For speed against the limit (None where unknown, e.g. a server):
+    weight_bytes: int | None = None  # bytes of weights read per decode step, as they run
+    parameters: int | None = None  # prefill does about 2 x parameters FLOPs per token
+    memory_gbs: float | None = None  # this device's measured memory bandwidth
+    matmul_gflops: float | None = None  # and float32 matrix-product speed
     type: str = "model"
 
     def can(self, capability: str) -> bool:

@@ -148,6 +148,10 @@ CHECKS = {
         "load_s": lambda v: _num(v, **_SECONDS),
         "backend": lambda v: _str(v, choices=BACKENDS),
         "capabilities": _capabilities, "compute": _str,
+        "weight_bytes": lambda v: _int(v, allow_none=True, **_COUNT),
+        "parameters": lambda v: _int(v, allow_none=True, **_COUNT),
+        "memory_gbs": lambda v: _num(v, 0.0, 1e6, allow_none=True),
+        "matmul_gflops": lambda v: _num(v, 0.0, 1e9, allow_none=True),
     },
     PrefillRecord: {
         "processed": lambda v: _int(v, **_COUNT), "total": lambda v: _int(v, **_COUNT),

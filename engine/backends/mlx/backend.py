@@ -32,6 +32,7 @@ class MLXBackend:
             self.record = ModelRecord(
                 device=device_name(), load_s=seconds, backend="mlx",
                 capabilities=LOCAL_CAPABILITIES, compute=lm.compute, **vars(info),
+                **_speed_limits(lm.model),
             )  # fmt: skip
             self.lm, self.key = lm, key
         return self.record
@@ -45,6 +46,27 @@ class MLXBackend:
 
     def close(self) -> None:
         self.lm = self.key = self.record = None
+
+
+def _speed_limits(model) -> dict:
+    """Weights read per decode step, parameters, and (on the CPU) the machine's limits."""
+    import mlx.core as mx
+    from mlx.utils import tree_flatten
+
+    from engine.backends.mlx.compute_path import float32_bytes
+
+    leaves = tree_flatten(model.parameters())
+    need, quantized = float32_bytes(model)
+    out = {
+        "weight_bytes": int(sum(v.nbytes for _k, v in leaves)),
+        "parameters": int(need // 4 if quantized else sum(v.size for _k, v in leaves)),
+    }
+    if mx.default_device().type == mx.DeviceType.cpu:
+        from engine.hardware import machine_limits
+
+        limits = machine_limits()
+        out.update(memory_gbs=limits.memory_gbs, matmul_gflops=limits.matmul_gflops)
+    return out
 
 
 def create(**_options) -> MLXBackend:

@@ -115,6 +115,12 @@ def run_bench(model: str | None, max_tokens: int = 48, rounds: int = 3) -> dict:
         "engine_prefill_tps": ep,
         "prefill_ratio": ep / bp if bp else 0.0,
         "same_greedy_tokens": same,
+        # speed against the limit: decode reads every weight once per token, prefill
+        # does about 2 x parameters FLOPs per token
+        "engine_decode_gbs": e * (record.weight_bytes or 0) / 1e9 if record else None,
+        "engine_prefill_gflops": ep * 2 * (record.parameters or 0) / 1e9 if record else None,
+        "memory_gbs_limit": record.memory_gbs if record else None,
+        "matmul_gflops_limit": record.matmul_gflops if record else None,
         "bare_runs": bare,
         "engine_runs": engine,
         "bare_prefill_runs": bare_pre,
@@ -131,5 +137,8 @@ def format_report(r: dict) -> str:
         f"  prefill  bare mlx-lm {r['bare_prefill_tps']:7.2f} tok/s · Logitscope "
         f"{r['engine_prefill_tps']:7.2f} tok/s · ratio {r['prefill_ratio']:.2f} "
         f"({r['prefill_prompt_tokens']} tokens)\n"
-        f"  same greedy tokens {r['same_greedy_tokens']}"
+        f"  same greedy tokens {r['same_greedy_tokens']}\n"
+        f"  engine decode {r['engine_decode_gbs'] or 0:.1f} GB/s of a measured "
+        f"{r['memory_gbs_limit'] or 0:.0f} GB/s · prefill {r['engine_prefill_gflops'] or 0:.0f} "
+        f"GFLOP/s of a measured {r['matmul_gflops_limit'] or 0:.0f} GFLOP/s"
     )
