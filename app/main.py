@@ -29,9 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication([a for a in argv if a != "--self-test"])
     app.setApplicationName("Logitscope")
     app.setOrganizationName("Logitscope")
-    window = PlaygroundWindow()
+    window = PlaygroundWindow(load_on_start=not self_test)
     window.show()
     if self_test:
+        window.load_model(None)  # the default model, whatever the picker remembers
         return _self_test(app, window)
     return app.exec()
 

@@ -11,6 +11,9 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+# The engine and the in-process model run the same (float32, fast) path, so their
+# numbers can be compared; tests of the choice itself pass `prefer` explicitly.
+os.environ.setdefault("LOGITSCOPE_COMPUTE", "speed")
 
 # As in the engine process: OpenBLAS for MLX's CPU build, loaded before MLX is.
 from engine.backends.mlx.fast_blas import enable as _enable_fast_blas  # noqa: E402
@@ -75,6 +78,16 @@ def tiny_lm(tiny_model_dir):
 
 @pytest.fixture(scope="session")
 def smollm(default_model_path):
+    """The default model as the engine runs it in tests (float32 on OpenBLAS)."""
+    from engine.backends.mlx.loader import load_model
+
+    lm, _info, _s = load_model(default_model_path, prefer="speed")
+    return lm
+
+
+@pytest.fixture(scope="session")
+def smollm_stored(default_model_path):
+    """The default model's weights as shipped (4-bit, float16 scales), as mlx-lm runs it."""
     from engine.backends.mlx.loader import load_model
 
     lm, _info, _s = load_model(default_model_path)

@@ -30,7 +30,7 @@ def test_openblas_is_bound_and_correct():
 
 
 @linux_cpu
-def test_float32_path_gives_the_quantized_models_tokens_and_logprobs(smollm, default_model_path):
+def test_float32_path_keeps_the_quantized_tokens_and_logprobs(smollm_stored, default_model_path):
     fast, _info, _s = load_model(default_model_path, prefer="speed")
     assert fast.compute.startswith("float32") and "OpenBLAS" in fast.compute
     # The same quantized weights with float32 scales and activations: only float
@@ -39,7 +39,7 @@ def test_float32_path_gives_the_quantized_models_tokens_and_logprobs(smollm, def
     q32.model.set_dtype(mx.float32)
     settings = SamplingSettings(temperature=0, max_tokens=16, seed=0, top_n=5)
     prompt = "Name three colours of the rainbow."
-    q16 = collect(generate_records(smollm, prompt, settings))  # as shipped: float16 scales
+    q16 = collect(generate_records(smollm_stored, prompt, settings))  # float16 scales
     q = collect(generate_records(q32, prompt, settings))
     f = collect(generate_records(fast, prompt, settings))
     assert [t.token_id for t in f.tokens] == [t.token_id for t in q.tokens]

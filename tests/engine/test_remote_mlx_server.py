@@ -20,9 +20,10 @@ def collect(records) -> RunResult:
     return result
 
 
-def test_greedy_logprobs_equal_the_local_engine(mlx_server, engine_client, smollm):
+def test_greedy_logprobs_equal_the_local_engine(mlx_server, engine_client, smollm_stored):
+    """The server runs the shipped weights as mlx-lm does: so does the local side here."""
     remote = collect(engine_client.generate(PROMPT, GREEDY, f"{mlx_server}#"))
-    local = collect(generate_records(smollm, PROMPT, GREEDY))
+    local = collect(generate_records(smollm_stored, PROMPT, GREEDY))
     assert remote.error is None, remote.error
     assert remote.model.backend == "openai" and remote.model.device.startswith("mlx_lm.server")
     assert remote.done.text == local.done.text and "Paris" in remote.done.text

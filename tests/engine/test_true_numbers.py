@@ -45,7 +45,7 @@ def test_prefill_and_decode_speed_match_a_bare_loop(smollm, n):
     settings = SamplingSettings(temperature=0, max_tokens=n, chat_template=False)
     ids = encode_prompt(smollm.tokenizer, RAW_PROMPT, settings).ids
     bare_pre, bare_dec, ours_pre, ours_dec = [], [], [], []
-    for _ in range(4 if n <= 3 else 2):  # alternate: drift on a shared machine hits both
+    for _ in range(4 if n <= 3 else 3):  # alternate: drift on a shared machine hits both
         r = collect(generate_records(smollm, RAW_PROMPT, settings))
         assert r.done.generated_tokens == n and len(r.tokens) == n
         ours_pre.append(r.done.prefill_tps)
@@ -54,8 +54,11 @@ def test_prefill_and_decode_speed_match_a_bare_loop(smollm, n):
         bare_pre.append(p)
         bare_dec.append(d)
     # Best of the rounds: the least disturbed run of each (noise only ever slows a run).
-    assert max(ours_pre) == pytest.approx(max(bare_pre), rel=0.10)
-    assert max(ours_dec) == pytest.approx(max(bare_dec), rel=0.10)
+    # On the float32 path a 14-token prefill takes ~0.25 s and a decode step ~0.1 s;
+    # single runs vary by +-15% here (one step, n=2, by more: the engine also builds
+    # the first token's record in it). The error this guards against was 10x.
+    assert max(ours_pre) == pytest.approx(max(bare_pre), rel=0.15)
+    assert max(ours_dec) == pytest.approx(max(bare_dec), rel=0.25 if n <= 3 else 0.15)
     # TTFT is the first token's value known, measured from the request.
     assert r.done.ttft_s == pytest.approx(r.tokens[0].elapsed_s)
     assert r.done.decode_s == pytest.approx(r.tokens[-1].elapsed_s - r.tokens[0].elapsed_s)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 
 from engine.backends.base import Progress, Prompt
@@ -18,7 +19,8 @@ class MLXBackend:
         self.key: str | None = None
         self.lm = None
         self.record: ModelRecord | None = None
-        self.prefer = "auto"  # compute path: auto | speed | memory (the model picker)
+        # compute path: auto | speed | memory (the model picker; LOGITSCOPE_COMPUTE)
+        self.prefer = os.environ.get("LOGITSCOPE_COMPUTE", "auto")
 
     def load(self, model: str | None, progress: Progress) -> ModelRecord:
         from engine.backends.mlx.loader import device_name, load_model, resolve_model

@@ -54,6 +54,7 @@ class LoadedModel:
     vocab_size: int
     _bytes: list[bytes] | None = None
     compute: str = ""  # how it runs, for people ("float32: …" or "as stored: …")
+    prefill_s_per_token: float | None = None  # learnt from the last prefill: sizes chunks
 
     def token_bytes(self, token_id: int) -> bytes:
         """The raw bytes of one token (table built once: vocabularies are fixed)."""
@@ -87,7 +88,8 @@ def prefill(lm: LoadedModel, ids: mx.array, cache, max_chunk: int, should_stop, 
         finishing) when `should_stop()`.
     """
     n_total, done = ids.shape[0], 0
-    chunk = min(max_chunk, MIN_PREFILL_CHUNK)  # then sized from the measured speed
+    known = lm.prefill_s_per_token  # the last run's speed sizes the first chunk too
+    chunk = min(max_chunk, _chunk_for(known) if known else MIN_PREFILL_CHUNK)
     # Only the cache matters here: run the transformer without its vocabulary head
     # (a 576 x 49,152 product per token for SmolLM2), where the model exposes it.
     body = getattr(lm.model, "model", None)
@@ -100,9 +102,16 @@ def prefill(lm: LoadedModel, ids: mx.array, cache, max_chunk: int, should_stop, 
         body(ids[done : done + n][None], cache=cache)
         mx.eval([c.state for c in cache])
         per_token = (time.perf_counter() - t) / n
+        if n >= MIN_PREFILL_CHUNK:  # tiny chunks overstate the cost per token
+            lm.prefill_s_per_token = per_token
         done += n
-        chunk = int(min(max_chunk, max(MIN_PREFILL_CHUNK, PREFILL_TARGET_S / max(per_token, 1e-6))))
+        chunk = min(max_chunk, _chunk_for(per_token))
         yield done, time.perf_counter() - t_start
+
+
+def _chunk_for(per_token: float) -> int:
+    """Prompt tokens per chunk so a progress record comes about every PREFILL_TARGET_S."""
+    return int(max(MIN_PREFILL_CHUNK, PREFILL_TARGET_S / max(per_token, 1e-6)))
 
 
 def decode_steps(step, first_input: mx.array, max_steps: int, pipelined: bool, sweep_np: bool):
