@@ -39,8 +39,22 @@ def setup() -> None:
     if not stamp.exists() or stamp.read_text() != digest:
         run(PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
         run(PY, "-m", "pip", "install", "--quiet", "-e", ".[dev]")
+        if _nvidia_gpu():  # MLX's CUDA build on NVIDIA Linux (the CPU build otherwise)
+            print("NVIDIA GPU found: installing MLX's CUDA build", flush=True)
+            run(PY, "-m", "pip", "install", "--quiet", "mlx[cuda]")
         stamp.write_text(digest)
     run(PY, "-m", "engine", "models", "--fetch-default")
+
+
+def _nvidia_gpu() -> bool:
+    """True on Linux with a working NVIDIA driver (LOGITSCOPE_CPU_ONLY=1 says no)."""
+    if sys.platform != "linux" or os.environ.get("LOGITSCOPE_CPU_ONLY"):
+        return False
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and "GPU" in out.stdout
 
 
 def app(args: list[str]) -> None:

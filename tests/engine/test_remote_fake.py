@@ -207,3 +207,24 @@ def test_api_key_is_never_recorded(server, monkeypatch, private_data_dir, capsys
             assert b"sk-secret-987" not in f.read_bytes(), f
     assert main(["generate", "--endpoint", server.url, "--api-key-env", "UNSET_VAR_X",
                  "--prompt", "hi"]) == 2  # fmt: skip
+
+
+def test_mlx_lm_alignment_backs_up_over_ambiguous_prefixes():
+    """mlx_lm.server's top lists are unsorted and the outer entry is not the generated
+    token: the generated one is the candidate that lets the rest of the answer fit."""
+    from engine.backends.openai.shapes import align_mlx_lm
+
+    def entry(*cands):  # mlx_lm.server's shape: raw vocabulary strings, ids, unsorted
+        top = [{"id": i, "token": t, "logprob": lp} for i, t, lp in cands]
+        return {**top[0], "top_logprobs": top}
+
+    content = [
+        entry((1, "ĠPar", -0.5), (2, "ĠParis", -1.0)),  # " Par" is likelier but a dead end
+        entry((3, "is", -2.0), (4, ".", -0.1)),
+        entry((9, "<|im_end|>", -0.01), (5, "Ġok", -3.0)),
+    ]
+    infos = align_mlx_lm(content, " Paris.", eos_stop=True, greedy=True)
+    assert [i.token_id for i in infos] == [2, 4, 9]
+    assert [i.text for i in infos] == [" Paris", ".", ""]
+    assert infos[0].top[0].text == " Par" and infos[0].logprob == -1.0
+    assert align_mlx_lm(content, " London.", eos_stop=True, greedy=True) is None

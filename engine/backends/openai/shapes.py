@@ -166,8 +166,11 @@ def align_mlx_lm(
     n = len(steps)
     if eos_stop:
         n -= 1  # the last step is the end-of-sequence token: nothing of it is in the text
-    choice, pos, i = [0] * n, [0] * (n + 1), 0
+    choice, pos, i, budget = [0] * n, [0] * (n + 1), 0, 100_000
     while 0 <= i < n:
+        budget -= 1
+        if budget < 0:  # pathological ambiguity: give up rather than guess or hang
+            return None
         fits = [c for c in steps[i] if c.bytes and target.startswith(bytes(c.bytes), pos[i])]
         if choice[i] < len(fits) and (i < n - 1 or pos[i] + len(fits[choice[i]].bytes)
                                       == len(target)):  # fmt: skip
