@@ -69,10 +69,11 @@ def _first(e: Exception) -> str:
     return (str(e).splitlines() or [type(e).__name__])[0][:160]
 
 
-def get_json(client: httpx.Client, url: str, api_key: str | None) -> tuple[dict, httpx.Headers]:
-    """GET a JSON object (raises ServerError with a readable message)."""
+def _request(client: httpx.Client, method: str, url: str, api_key: str | None,
+             body: dict | None = None) -> tuple[dict, httpx.Headers]:  # fmt: skip
+    """One JSON request; every failure becomes a ServerError with a readable message."""
     try:
-        r = client.get(url, headers=auth_headers(api_key))
+        r = client.request(method, url, json=body, headers=auth_headers(api_key))
     except httpx.HTTPError as e:
         raise ServerError(describe_exception(e, url)) from None
     if r.status_code >= 400:
@@ -88,20 +89,13 @@ def get_json(client: httpx.Client, url: str, api_key: str | None) -> tuple[dict,
     return data, r.headers
 
 
+def get_json(client: httpx.Client, url: str, api_key: str | None) -> tuple[dict, httpx.Headers]:
+    """GET a JSON object, with the response's headers (they tell servers apart)."""
+    return _request(client, "GET", url, api_key)
+
+
 def post_json(client: httpx.Client, url: str, body: dict, api_key: str | None) -> dict:
-    try:
-        r = client.post(url, json=body, headers=auth_headers(api_key))
-    except httpx.HTTPError as e:
-        raise ServerError(describe_exception(e, url)) from None
-    if r.status_code >= 400:
-        raise ServerError(describe_status(r.status_code, r.text, url))
-    try:
-        data = r.json()
-    except ValueError:
-        raise ServerError(f"{url} answered with something that is not JSON") from None
-    if not isinstance(data, dict):
-        raise ServerError(f"{url} answered with unexpected JSON (not an object)")
-    return data
+    return _request(client, "POST", url, api_key, body)[0]
 
 
 class Cancelled(Exception):
