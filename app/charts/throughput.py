@@ -62,6 +62,8 @@ class ThroughputChart(pg.PlotWidget):
         if not empty:
             right = max(float(t[-1]) if n else 0, prefill_end, 1.0)
             self.getPlotItem().setRange(xRange=(0, right), yRange=(0, top), padding=0.03)
+            # A short prefill leaves no room for its word beside the TTFT label.
+            self.prefill_label.setVisible(ttft is None or prefill_end > 0.2 * right)
         tps = state.done.decode_tps if state.done else decode_rate(t)
         detail = "no run yet" if empty else f"decode {fmt_or_na(tps, '.1f', 'tok/s')}"
         if state.done is not None and state.done.timings_from == "client":
