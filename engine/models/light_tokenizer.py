@@ -1,10 +1,12 @@
 """A model folder's tokenizer without MLX or transformers, for the GUI process.
 
 The window counts prompt tokens as the user types and shows the prompt split
-into tokens; loading mlx-lm or transformers there would cost seconds and pull
-MLX into the GUI process. This reads `tokenizer.json` with `tokenizers` and
-renders the chat template from `tokenizer_config.json` with Jinja, which is
-what transformers does, so `engine.prompt.encode_prompt` gives the same ids.
+into tokens; loading mlx-lm there would pull MLX into the GUI process. This
+reads `tokenizer.json` with `tokenizers`, takes the chat template from
+`tokenizer_config.json` or `chat_template.jinja` (as `mlx_lm.convert` writes
+it), and renders it in transformers' own Jinja environment (its globals such as
+`strftime_now`, filters such as a non-escaping `tojson`, loop controls), so
+`engine.prompt.encode_prompt` gives the same ids as the engine.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ class LightTokenizer:
         template = cfg.get("chat_template")
         if isinstance(template, list):  # named templates: take the default one
             template = next((t["template"] for t in template if t.get("name") == "default"), None)
+        jinja_file = folder / "chat_template.jinja"
+        if not template and jinja_file.exists():
+            template = jinja_file.read_text(encoding="utf-8")
         self.chat_template = template
         self._compiled = None
 
@@ -59,16 +64,30 @@ class LightTokenizer:
 
     def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=False):
         if self._compiled is None:
-            from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-            env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-
-            def raise_exception(message):
-                raise ValueError(message)
-
-            env.globals["raise_exception"] = raise_exception
-            self._compiled = env.from_string(self.chat_template)
+            self._compiled = _compile(self.chat_template)
         text = self._compiled.render(
             messages=messages, add_generation_prompt=add_generation_prompt, **self._special
         )
         return self.encode(text, add_special_tokens=False) if tokenize else text
+
+
+def _compile(template: str):
+    """transformers' own chat-template environment; a plain sandbox if it is missing."""
+    import os
+
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no "PyTorch not found"
+    try:
+        from transformers.utils.chat_template_utils import _compile_jinja_template
+
+        return _compile_jinja_template(template)
+    except ImportError:
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                            extensions=["jinja2.ext.loopcontrols"])  # fmt: skip
+
+        def raise_exception(message):
+            raise ValueError(message)
+
+        env.globals["raise_exception"] = raise_exception
+        return env.from_string(template)
