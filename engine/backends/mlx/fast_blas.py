@@ -18,7 +18,6 @@ import contextlib
 import ctypes
 import importlib.util
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +57,7 @@ def _renamed_copy(src: Path, soname: bytes, dest_dir: Path) -> Path:
         raise OSError(f"unexpected layout of {src.name}")
     data = data.replace(old, soname + b"\0" * (len(old) - len(soname)))
     dest_dir.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(".tmp")
+    tmp = dest.with_name(f"{dest.name}.{os.getpid()}.tmp")  # two processes may race here
     tmp.write_bytes(data)
     os.replace(tmp, dest)
     return dest
@@ -98,7 +97,6 @@ def _enable(threads: int | None) -> BlasStatus:
         ctypes.CDLL(str(_renamed_copy(gfortran, b"libgfortran.so.5", runtime)),
                     mode=ctypes.RTLD_GLOBAL)  # fmt: skip
         lib = ctypes.CDLL(str(blas), mode=ctypes.RTLD_GLOBAL)
-        shutil.rmtree(runtime / "tmp", ignore_errors=True)
     except (OSError, StopIteration) as e:
         return BlasStatus(False, f"OpenBLAS could not be loaded ({e})")
     # One thread: decode is matrix-vector work that more threads slow down here, and
