@@ -29,6 +29,8 @@ MAX_TEXT = 10_000_000  # characters in one string field
 FINISH_REASONS = ("stop", "eos", "stop_string", "length", "cancelled", "error")
 ERROR_KINDS = ("error", "model", "settings", "engine_died", "engine_hung", "server")
 BACKENDS = ("mlx", "openai")
+# Vocabulary ids, or a server's stand-in ids (negative, from the token's bytes; -1 unknown)
+TOKEN_ID = (-(2**31) - 1, 2**40)
 
 
 class SchemaError(ValueError):
@@ -112,7 +114,7 @@ def _top_list(v):
         if not isinstance(c, dict):
             raise SchemaError("a candidate must be an object")
         raw = _bytes_list(c.get("bytes"))
-        out.append({"token_id": _int(c.get("token_id")), "text": _str(c.get("text")),
+        out.append({"token_id": _int(c.get("token_id"), *TOKEN_ID), "text": _str(c.get("text")),
                     "logprob": _logprob(c.get("logprob")),
                     "bytes": list(raw) if raw is not None else None})  # fmt: skip
     return out
@@ -159,7 +161,7 @@ CHECKS = {
         "system_tokens": lambda v: _int(v, **_COUNT),
     },
     TokenRecord: {
-        "step": lambda v: _int(v, **_COUNT), "token_id": lambda v: _int(v, -1, 2**40),
+        "step": lambda v: _int(v, **_COUNT), "token_id": lambda v: _int(v, *TOKEN_ID),
         "text": _str, "logprob": _opt_logprob, "prob": lambda v: _num(v, allow_none=True, **_P),
         "sampled_logprob": _opt_logprob, "top": _top_list, "sampled_top": _top_list,
         "entropy": lambda v: _num(v, 0.0, 1e6, allow_none=True),

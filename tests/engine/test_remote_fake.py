@@ -228,3 +228,49 @@ def test_mlx_lm_alignment_backs_up_over_ambiguous_prefixes():
     assert [i.text for i in infos] == [" Paris", ".", ""]
     assert infos[0].top[0].text == " Par" and infos[0].logprob == -1.0
     assert align_mlx_lm(content, " London.", eos_stop=True, greedy=True) is None
+
+
+def test_remote_runs_journal_and_export_without_inventing_numbers(server, tmp_path):
+    """A text-only server's run and an mlx_lm-style re-sent run go through the journal
+    and every export format: unknowns stay empty / 'not reported', never 0."""
+    from engine.sessions.export import FORMATS, render
+    from engine.sessions.journal import Journal, read_session
+
+    server.script = Script(models={"data": [{"id": "m"}]}, events=[
+        {"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]},
+        finish_chunk("stop")])  # fmt: skip
+    backend = open_backend("openai")
+    journal = Journal.create(tmp_path)
+    run_id = journal.start_run("hello", GREEDY.to_dict(), None)
+    try:
+        journal.record(run_id, backend.load(f"{server.url}#m", lambda *a: None))
+        for record in backend.generate("hello", GREEDY, lambda: False):
+            journal.record(run_id, record)
+    finally:
+        backend.close()
+        journal.close()
+    session = read_session(journal.path)
+    run = session.runs[0]
+    assert run.tokens[0].prob is None and run.done.prompt_tokens is None
+    assert run.model_record.backend == "openai" and run.model_record.context_length is None
+    for fmt in FORMATS:
+        text = render(fmt, session, [run])
+        assert "Hi" in text
+    csv_row = render("csv", session, [run]).splitlines()[1].split(",")
+    assert csv_row[6:11] == ["", "", "", "", ""]  # probability .. sampled_entropy: unknown
+    assert "not reported" in render("html", session, [run])
+
+
+def test_stand_in_ids_survive_the_journal(server, tmp_path):
+    from engine.sessions.journal import Journal, read_session
+
+    server.script = Script(models=vllm_models(), events=[vllm_chunk(" Paris", -0.1, TOP),
+                                                          finish_chunk()])  # fmt: skip
+    r = run(server)
+    journal = Journal.create(tmp_path)
+    run_id = journal.start_run("q", GREEDY.to_dict(), None)
+    for record in (r.model, *r.tokens, r.done):
+        journal.record(run_id, record)
+    journal.close()
+    back = read_session(journal.path).runs[0]
+    assert back.tokens == r.tokens and back.tokens[0].top[0].token_id < 0
