@@ -274,3 +274,18 @@ def test_stand_in_ids_survive_the_journal(server, tmp_path):
     journal.close()
     back = read_session(journal.path).runs[0]
     assert back.tokens == r.tokens and back.tokens[0].top[0].token_id < 0
+
+
+def test_legacy_completions_logprobs_in_raw_mode(server):
+    server.script = Script(models=vllm_models(), events=[
+        {"choices": [{"index": 0, "text": " Paris", "finish_reason": None,
+                      "logprobs": {"tokens": [" Paris"], "token_logprobs": [-0.2],
+                                   "top_logprobs": [{" Paris": -0.2, " Lyon": -1.9}]}}]},
+        finish_chunk("length")])  # fmt: skip
+    r = run(server, SamplingSettings(temperature=0, max_tokens=1, chat_template=False, top_n=5))
+    assert server.requests[-1]["path"].endswith("/v1/completions")
+    assert server.requests[-1]["body"]["logprobs"] == 5 and "prompt" in server.requests[-1]["body"]
+    t = r.tokens[0]
+    assert (
+        t.text == " Paris" and t.logprob == -0.2 and [c.text for c in t.top] == [" Paris", " Lyon"]
+    )

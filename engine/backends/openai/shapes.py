@@ -113,7 +113,23 @@ def chunk_entries(chunk: dict) -> tuple[str, list, str | None]:
         raise ServerError("the server sent non-text content")
     lp = c.get("logprobs")
     entries = lp.get("content") if isinstance(lp, dict) else None
+    if entries is None and isinstance(lp, dict) and isinstance(lp.get("tokens"), list):
+        entries = _legacy_entries(lp)  # /v1/completions: parallel lists
     return text, entries if isinstance(entries, list) else [], c.get("finish_reason")
+
+
+def _legacy_entries(lp: dict) -> list[dict]:
+    """The legacy completions shape ({tokens, token_logprobs, top_logprobs: [{text: lp}]})
+    as `content[]` entries."""
+    tokens, lps = lp.get("tokens") or [], lp.get("token_logprobs") or []
+    tops = lp.get("top_logprobs") or []
+    out = []
+    for i, tok in enumerate(tokens):
+        top = tops[i] if i < len(tops) and isinstance(tops[i], dict) else {}
+        cands = [{"token": t, "logprob": v} for t, v in top.items()]
+        out.append({"token": tok, "logprob": lps[i] if i < len(lps) else None,
+                    "top_logprobs": cands})  # fmt: skip
+    return out
 
 
 def entropy_top_k(top: list[TopToken]) -> float | None:
