@@ -130,3 +130,27 @@ def test_offline_first_start_gives_a_clear_message(tmp_path, monkeypatch):
         monkeypatch.setenv(key, value)
     with pytest.raises(ModelError, match="could not download the default model.*network"):
         ensure_default_model()
+
+
+def test_a_repo_id_opens_from_the_hugging_face_cache(tmp_path, tiny_model_dir, monkeypatch):
+    """An MLX model cached by Hugging Face (as mlx_lm.load finds it offline) opens by id."""
+    import shutil
+
+    from engine.errors import ModelError
+
+    cache = tmp_path / "hub"
+    repo = cache / "models--mlx-community--tiny-test"
+    snapshot = repo / "snapshots" / "0123abcd"
+    shutil.copytree(tiny_model_dir, snapshot)
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("0123abcd")
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import huggingface_hub.constants as hc
+
+    monkeypatch.setattr(hc, "HF_HUB_CACHE", str(cache))
+    assert resolve_model("mlx-community/tiny-test") == snapshot
+    lm, info, _s = load_model(resolve_model("mlx-community/tiny-test"))
+    assert info.architecture == "llama" and lm.vocab_size > 0
+    with pytest.raises(ModelError, match="Hugging Face cache"):
+        resolve_model("mlx-community/not-cached")

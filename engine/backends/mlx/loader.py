@@ -60,10 +60,28 @@ def resolve_model(spec: str | None, progress=None) -> Path:
         return named
     if spec == DEFAULT_MODEL_NAME:
         return ensure_default_model(progress)
+    cached = _hf_cached(spec)
+    if cached is not None:
+        inspect_model(cached)
+        return cached
     raise ModelError(
         f"model '{spec}' not found: give the path of an MLX model folder or a "
-        ".gguf file ('logitscope models' lists the installed ones)"
+        ".gguf file, or the id of a model in the Hugging Face cache "
+        "('logitscope models' lists the installed ones)"
     )
+
+
+def _hf_cached(spec: str) -> Path | None:
+    """A Hugging Face repo id (`org/name`) already in the local HF cache, offline."""
+    if spec.count("/") != 1 or spec.startswith((".", "/", "~")):
+        return None
+    try:
+        from huggingface_hub import snapshot_download
+
+        folder = snapshot_download(spec, local_files_only=True)
+    except Exception:  # noqa: BLE001 - not cached, not an id, no hub library: not found
+        return None
+    return Path(folder)
 
 
 def converted_folder(path: Path, digest: str) -> Path:
