@@ -5,12 +5,11 @@ once per token (bandwidth-bound), prefill does 2 x parameters FLOPs per token.""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import asdict, dataclass
 
-from engine.paths import models_dir
+from engine.runtime_cache import read_json, write_json
 
 
 @dataclass(frozen=True)
@@ -44,20 +43,13 @@ def _measure() -> Limits:
 
 def machine_limits() -> Limits:
     """Measured once per machine and cached beside the models (about a second)."""
-    path = models_dir().parent / "runtime" / "limits.json"
     key = f"{os.uname().nodename}|{os.cpu_count()}"
+    data = read_json("limits.json")
     try:
-        data = json.loads(path.read_text())
         if data.get("key") == key:
-            return Limits(data["memory_gbs"], data["matmul_gflops"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return Limits(float(data["memory_gbs"]), float(data["matmul_gflops"]))
+    except (KeyError, TypeError, ValueError):
         pass
     limits = _measure()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key, **asdict(limits)}))
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    write_json("limits.json", {"key": key, **asdict(limits)})
     return limits

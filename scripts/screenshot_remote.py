@@ -14,7 +14,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scripts.screenshots import shoot, wait  # noqa: E402
+from scripts.screenshots import run_sampled, shoot, wait  # noqa: E402
 
 
 def main() -> int:
@@ -35,14 +35,7 @@ def main() -> int:
         win.load_model(f"{url}#")
         wait(app, lambda: win.model_record.backend == "openai" and not win.bridge.busy, 60)
         win.prompt.setPlainText("Write a haiku about the sea.")
-        win.controls.temp_spin.setValue(0.8)
-        win.controls.seed_lock.setChecked(True)
-        win.controls.seed.setValue(7)
-        win.controls.max_tokens.setValue(30)
-        win.run()
-        wait(app, lambda: win.state.done is not None or win.state.error is not None, 300)
-        wait(app, lambda: not win.bridge.busy, 30)
-        win.select_step(min(4, win.state.n - 1))
+        run_sampled(app, win, 30)
         for w, h in ((1600, 1000), (1024, 700)):
             win.toggle_side_panel(w >= 1280)
             shoot(app, win, out / f"playground-remote-{w}x{h}.png", (w, h))

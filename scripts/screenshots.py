@@ -42,6 +42,18 @@ def shoot(app, widget, path: Path, size) -> None:
     print(f"wrote {path}")
 
 
+def run_sampled(app, win, max_tokens: int) -> None:
+    """Run the prompt in the box at T=0.8, seed 7; select step 4 for the charts."""
+    win.controls.temp_spin.setValue(0.8)
+    win.controls.seed_lock.setChecked(True)
+    win.controls.seed.setValue(7)
+    win.controls.max_tokens.setValue(max_tokens)
+    win.run()
+    wait(app, lambda: win.state.done is not None or win.state.error is not None, 300)
+    wait(app, lambda: not win.bridge.busy, 30)
+    win.select_step(min(4, win.state.n - 1))
+
+
 def main() -> int:
     from PySide6.QtWidgets import QApplication
 
@@ -57,14 +69,7 @@ def main() -> int:
     for w, h in SIZES:
         win.toggle_side_panel(w >= 1280)
         shoot(app, win, out / f"playground-{w}x{h}-before.png", (w, h))
-    win.controls.temp_spin.setValue(0.8)
-    win.controls.seed_lock.setChecked(True)
-    win.controls.seed.setValue(7)
-    win.controls.max_tokens.setValue(40)
-    win.run()
-    wait(app, lambda: win.state.done is not None or win.state.error is not None, 300)
-    wait(app, lambda: not win.bridge.busy, 30)
-    win.select_step(min(4, win.state.n - 1))
+    run_sampled(app, win, 40)
     for w, h in SIZES:
         win.toggle_side_panel(w >= 1280)
         shoot(app, win, out / f"playground-{w}x{h}-after.png", (w, h))

@@ -11,7 +11,6 @@ when the budget allows and a short measurement says it is faster (cached in
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -19,7 +18,10 @@ from dataclasses import dataclass
 import mlx.core as mx
 import mlx.nn as nn
 
+from engine.runtime_cache import read_json, write_json
+
 PREFERENCES = ("auto", "speed", "memory")
+CACHE = "paths.json"  # measurements per model and machine
 BUDGET_SHARE = 0.5  # of the memory available now, for the float32 copy (auto)
 
 
@@ -89,31 +91,12 @@ def _time_forward(model, n_prompt: int = 32, n_decode: int = 3) -> tuple[float, 
     return prefill, (time.perf_counter() - t) / n_decode
 
 
-def _cache_file():
-    from engine.paths import models_dir
-
-    return models_dir().parent / "runtime" / "paths.json"
-
-
 def _cached(key: str) -> dict | None:
-    try:
-        return json.loads(_cache_file().read_text()).get(key)
-    except (OSError, ValueError, AttributeError):
-        return None
+    return read_json(CACHE).get(key)
 
 
 def _remember(key: str, value: dict) -> None:
-    path = _cache_file()
-    try:
-        data = json.loads(path.read_text()) if path.exists() else {}
-        data = data if isinstance(data, dict) else {}
-        data[key] = value
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, path)
-    except (OSError, ValueError):
-        pass  # a cache: measuring again next time is fine
+    write_json(CACHE, {**read_json(CACHE), key: value})
 
 
 def choose_path(model: nn.Module, key: str, prefer: str = "auto") -> tuple[nn.Module, PathChoice]:

@@ -88,12 +88,12 @@ def _enable(threads: int | None) -> BlasStatus:
         return BlasStatus(False, "the ngsolve-openblas wheel is not installed "
                           "(run the setup command again)")  # fmt: skip
     try:
-        from engine.paths import models_dir
+        from engine.runtime_cache import runtime_dir
 
         gfortran = next(iter(libs.glob("libgfortran-*.so*")))
         quadmath = next(iter(libs.glob("libquadmath-*.so*")))
         ctypes.CDLL(str(quadmath), mode=ctypes.RTLD_GLOBAL)
-        runtime = models_dir().parent / "runtime"
+        runtime = runtime_dir()
         ctypes.CDLL(str(_renamed_copy(gfortran, b"libgfortran.so.5", runtime)),
                     mode=ctypes.RTLD_GLOBAL)  # fmt: skip
         lib = ctypes.CDLL(str(blas), mode=ctypes.RTLD_GLOBAL)
