@@ -70,6 +70,8 @@ def _quantization_label(config: dict) -> str:
         bits, group = q.get("bits"), q.get("group_size")
         label = f"{bits}-bit (group {group})" if bits else str(q.get("quant_method", "?"))
     source = config.get("logitscope_source")
+    if isinstance(source, dict) and isinstance(source.get("label"), str):
+        return source["label"]
     if isinstance(source, dict) and isinstance(source.get("tensor_types"), dict):
         types = source["tensor_types"]
         main = sorted((n, t) for t, n in types.items() if t not in ("F32", "F16"))

@@ -9,7 +9,8 @@ import shutil
 import mlx.core as mx
 import pytest
 
-from engine.backends.mlx.gguf_convert import build_config, convert_gguf, rename_tensor
+from engine.backends.mlx.gguf_arch import build_config, mlx_name, name_map
+from engine.backends.mlx.gguf_convert import convert_gguf
 from engine.backends.mlx.loader import load_model, resolve_model
 from engine.errors import ModelError
 from engine.models.catalogue import inspect_model
@@ -66,19 +67,48 @@ def test_tokenizer_matches_known_smollm2_ids(converted):
     assert tok.encode("<|im_start|>user").ids == [1, 4093]
 
 
-def test_tensor_names_map_to_mlx_lm_llama():
-    assert rename_tensor("blk.3.attn_q.scales") == "model.layers.3.self_attn.q_proj.scales"
-    assert rename_tensor("blk.0.ffn_down.weight") == "model.layers.0.mlp.down_proj.weight"
-    assert rename_tensor("token_embd.biases") == "model.embed_tokens.biases"
-    assert rename_tensor("output_norm.weight") == "model.norm.weight"
+def test_tensor_names_map_to_mlx_lm_names():
+    names = name_map("llama", 4)
+    assert mlx_name(names, "blk.3.attn_q.weight") == "model.layers.3.self_attn.q_proj.weight"
+    assert mlx_name(names, "blk.0.ffn_down.weight") == "model.layers.0.mlp.down_proj.weight"
+    assert mlx_name(names, "token_embd.weight") == "model.embed_tokens.weight"
+    assert mlx_name(names, "output_norm.weight") == "model.norm.weight"
+    gemma = name_map("gemma3", 2)
+    assert mlx_name(gemma, "blk.1.ffn_norm.weight") == (
+        "model.layers.1.pre_feedforward_layernorm.weight"
+    )
+    assert mlx_name(gemma, "blk.1.post_ffw_norm.weight") == (
+        "model.layers.1.post_feedforward_layernorm.weight"
+    )
+    assert mlx_name(name_map("qwen2", 1), "blk.0.attn_q.bias") == (
+        "model.layers.0.self_attn.q_proj.bias"
+    )
+    assert mlx_name(name_map("phi3", 1), "blk.0.ffn_up.weight") == (
+        "model.layers.0.mlp.gate_up_proj.weight"
+    )
     with pytest.raises(ModelError, match="unknown tensor"):
-        rename_tensor("blk.0.mystery.weight")
+        mlx_name(names, "blk.0.mystery.weight")
 
 
 def test_unsupported_architecture_in_gguf_is_refused():
     meta = {"general.architecture": "mamba", "tokenizer.ggml.tokens": ["a"]}
     with pytest.raises(ModelError, match="unsupported architecture 'mamba'"):
-        build_config(meta, {})
+        build_config(meta, False)
+
+
+def test_repacked_weights_equal_mlx_own_gguf_reader(converted, smollm_gguf):
+    """The shipped Q4_1/Q8_0 tensors, repacked by gguf_tensors, are bit for bit the
+    weights MLX's own GGUF loader gives (an independent decoder of the same file)."""
+    ours = mx.load(str(converted / "model.safetensors"))
+    theirs = mx.load(str(smollm_gguf))
+    pairs = {"token_embd": "model.embed_tokens", "blk.0.attn_q": "model.layers.0.self_attn.q_proj",
+             "blk.29.ffn_down": "model.layers.29.mlp.down_proj"}  # fmt: skip
+    for src, dst in pairs.items():
+        for part in ("weight", "scales", "biases"):
+            a, b = ours[f"{dst}.{part}"], theirs[f"{src}.{part}"]
+            assert a.shape == b.shape and a.dtype == b.dtype, (src, part)
+            assert mx.array_equal(a, b).item(), (src, part)
+    assert mx.array_equal(ours["model.norm.weight"], theirs["output_norm.weight"]).item()
 
 
 def test_truncated_and_non_gguf_files_are_refused(tmp_path, smollm_gguf):

@@ -1,15 +1,14 @@
-"""Convert a llama-architecture GGUF file into a standard MLX model folder.
+"""Convert a GGUF file into a standard MLX model folder.
 
-`mx.load` reads GGUF natively and returns weights already in MLX's quantized
-layout (affine, group size 32) plus the metadata: architecture, BPE vocabulary,
-merges, special tokens and chat template. This module renames the tensors to
-mlx-lm's llama names, writes `config.json`, `model.safetensors`,
-`tokenizer.json` (rebuilt with the `tokenizers` library, no PyTorch) and
-`tokenizer_config.json`. It knows nothing about where files live or which model
-is the default; see `default_model.py` for that.
-
-llama.cpp's writer permutes the q/k projections for its rotary layout, so the
-converted model uses `rope_traditional: true`.
+Every tensor is read with the `gguf` package's reader (llama.cpp's own Python
+code, memory-mapped) and turned into MLX's affine layout by `gguf_tensors`:
+exactly where the source's groups are affine (Q4_0 … Q8_0, Q4_K, Q5_K),
+re-quantized to more bits otherwise (Q6_K, Q2_K, Q3_K, IQ*). Tensor names,
+config fields and llama.cpp's weight changes come from `gguf_arch`. The
+tokenizer is rebuilt by `engine.models.gguf_tokenizer` and checked against
+llama.cpp's algorithm on fixed multilingual strings; the result, and a label
+saying what the file was and what it became, go into config.json. It knows
+nothing about where files live or which model is the default.
 """
 
 from __future__ import annotations
@@ -18,191 +17,96 @@ import json
 import os
 import shutil
 import tempfile
+from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
+from engine.backends.mlx.gguf_arch import adjust, build_config, check_architecture, mlx_name
+from engine.backends.mlx.gguf_arch import name_map as gguf_name_map
+from engine.backends.mlx.gguf_tensors import GROUP, convert_tensor, layout_for
 from engine.errors import ModelError
 from engine.models.gguf_check import GGUFInfo, check_gguf
 
 GGUF_MAGIC = b"GGUF"
-SUPPORTED_ARCHITECTURES = ("llama",)
 CONVERTED_MARKER = "logitscope_conversion.json"
-CONVERTER_VERSION = 2  # 2: keyed on the source's content hash, sanity-checked
-
-_LAYER_NAMES = {
-    "attn_q": "self_attn.q_proj",
-    "attn_k": "self_attn.k_proj",
-    "attn_v": "self_attn.v_proj",
-    "attn_output": "self_attn.o_proj",
-    "ffn_gate": "mlp.gate_proj",
-    "ffn_up": "mlp.up_proj",
-    "ffn_down": "mlp.down_proj",
-    "attn_norm": "input_layernorm",
-    "ffn_norm": "post_attention_layernorm",
-}
-_TOP_NAMES = {
-    "token_embd": "model.embed_tokens",
-    "output_norm": "model.norm",
-    "output": "lm_head",
-}
-# GGUF token types (llama.cpp's llama_token_type).
-_TOKEN_CONTROL = 3
-_TOKEN_USER_DEFINED = 4
-
-
-MLX_GGUF_TYPES = ("F32", "F16", "Q4_0", "Q4_1", "Q8_0")  # what `mx.load` reads as is
+CONVERTER_VERSION = 3  # 3: every quant type, five architectures, SentencePiece
 
 
 def check_gguf_header(path: Path) -> GGUFInfo:
-    """Validate the file's whole structure (pure Python) and that MLX can read its
-    tensor types; raise ModelError naming the problem otherwise."""
+    """Validate the file's whole structure (pure Python), its architecture and
+    that every tensor type can be read; raise ModelError naming the problem."""
     info = check_gguf(path)
-    if info.architecture not in SUPPORTED_ARCHITECTURES:
-        raise ModelError(
-            f"unsupported architecture '{info.architecture}': Logitscope converts "
-            f"{', '.join(SUPPORTED_ARCHITECTURES)} GGUF files; open an MLX model folder instead"
-        )
-    other = sorted(set(info.tensor_types) - set(MLX_GGUF_TYPES))
-    if other:
-        raise ModelError(
-            f"{Path(path).name} uses {', '.join(other)} tensors, which Logitscope cannot "
-            f"convert yet (it reads {', '.join(MLX_GGUF_TYPES)}); use a Q4_0, Q4_1 or Q8_0 "
-            "file of this model, or an MLX model folder"
-        )
+    check_architecture(info.architecture)
+    for type_name in info.tensor_types:
+        try:
+            layout_for(type_name)
+        except ModelError as e:
+            raise ModelError(f"{Path(path).name}: {e}") from None
     return info
 
 
-def read_gguf(path: Path) -> tuple[dict, dict, GGUFInfo]:
-    """Read a GGUF file's tensors and metadata with MLX, after checking its structure.
+def file_type_name(meta: dict, info: GGUFInfo) -> str:
+    """What llama.cpp calls the file's quantization (Q4_K_M, Q8_0, F16, …)."""
+    import gguf
+
+    try:
+        return gguf.LlamaFileType(int(meta["general.file_type"])).name.removeprefix(
+            "MOSTLY_").removeprefix("ALL_")  # fmt: skip
+    except (KeyError, ValueError, TypeError):
+        counts = Counter({t: n for t, n in info.tensor_types.items() if t not in ("F32",)})
+        return counts.most_common(1)[0][0] if counts else "F32"
+
+
+def read_tensors(path: Path, info: GGUFInfo, progress=None):
+    """Every tensor of `path` in MLX layout under mlx-lm's names.
 
     Returns:
-        (weights, metadata, info): tensor name -> mx.array, key -> value, the
-        pure-Python header summary.
+        (arrays: name -> numpy array, layouts: GGUF type -> (bits, exact),
+         rope_factors: config entries taken from rope-factor tensors)
     """
-    import mlx.core as mx
+    import gguf
 
-    info = check_gguf_header(path)
-    try:
-        weights, meta = mx.load(str(path), return_metadata=True)
-    except Exception as e:  # MLX raises RuntimeError/ValueError on torn files
-        raise ModelError(f"{path} cannot be read by MLX ({e}); download it again") from e
-    if not weights or "general.architecture" not in meta:
-        raise ModelError(f"{path} holds no model weights or metadata; download it again")
-    return weights, meta, info
-
-
-def _meta(meta: dict, key: str, default=None):
-    value = meta.get(key, default)
-    if hasattr(value, "item") and hasattr(value, "size"):  # an mx.array scalar/vector
-        return value.item() if value.size == 1 else value.tolist()
-    return value
-
-
-def rename_tensor(name: str) -> str:
-    """Map a GGUF tensor name (`blk.3.attn_q.scales`) to mlx-lm's llama name."""
-    parts = name.split(".")
-    if parts[0] == "blk":
-        layer, base, suffix = parts[1], parts[2], parts[3:]
-        if base not in _LAYER_NAMES:
-            raise ModelError(f"unknown tensor '{name}' in GGUF file")
-        return ".".join([f"model.layers.{layer}", _LAYER_NAMES[base], *suffix])
-    if parts[0] in _TOP_NAMES:
-        return ".".join([_TOP_NAMES[parts[0]], *parts[1:]])
-    raise ModelError(f"unknown tensor '{name}' in GGUF file")
+    arch = info.architecture
+    names = gguf_name_map(arch, int(info.get("block_count")))
+    reader = gguf.GGUFReader(str(path))
+    arrays, layouts, rope = {}, {}, {}
+    for n, tensor in enumerate(reader.tensors):
+        if progress:
+            progress(f"Converting {tensor.name} ({tensor.tensor_type.name})…",
+                     0.5 + 0.4 * n / len(reader.tensors))  # fmt: skip
+        target = mlx_name(names, tensor.name)
+        parts, layout = convert_tensor(tensor)
+        layouts[tensor.tensor_type.name] = layout
+        if target is None:  # rope factors: configuration, not a weight
+            key = "long_factor" if "long" in tensor.name else "short_factor"
+            rope[key] = [float(x) for x in np.asarray(parts["weight"], np.float32).ravel()]
+            continue
+        base, _, suffix = target.rpartition(".")
+        parts = adjust(arch, base, parts) if suffix == "weight" else parts
+        for key, value in parts.items():
+            arrays[f"{base}.{key}" if suffix == "weight" else target] = value
+    return arrays, layouts, rope
 
 
-def build_config(meta: dict, weights: dict, info: GGUFInfo | None = None) -> dict:
-    """Return an mlx-lm llama `config.json` dict for this GGUF's metadata."""
-    arch = _meta(meta, "general.architecture")
-    if arch not in SUPPORTED_ARCHITECTURES:
-        raise ModelError(
-            f"unsupported architecture '{arch}': Logitscope converts "
-            f"{', '.join(SUPPORTED_ARCHITECTURES)} GGUF files; "
-            "open an MLX model folder instead"
-        )
-    p = f"{arch}."
-    n_heads = _meta(meta, p + "attention.head_count")
-    hidden = _meta(meta, p + "embedding_length")
-    vocab = len(meta["tokenizer.ggml.tokens"])
-    config = {
-        "model_type": "llama",
-        "architectures": ["LlamaForCausalLM"],
-        "hidden_size": hidden,
-        "num_hidden_layers": _meta(meta, p + "block_count"),
-        "intermediate_size": _meta(meta, p + "feed_forward_length"),
-        "num_attention_heads": n_heads,
-        "num_key_value_heads": _meta(meta, p + "attention.head_count_kv", n_heads),
-        "head_dim": _meta(meta, p + "rope.dimension_count", hidden // n_heads),
-        "rms_norm_eps": float(_meta(meta, p + "attention.layer_norm_rms_epsilon")),
-        "rope_theta": float(_meta(meta, p + "rope.freq_base", 10000.0)),
-        "rope_traditional": True,
-        "max_position_embeddings": _meta(meta, p + "context_length"),
-        "vocab_size": vocab,
-        "tie_word_embeddings": "output.weight" not in weights,
-        "bos_token_id": _meta(meta, "tokenizer.ggml.bos_token_id"),
-        "eos_token_id": _meta(meta, "tokenizer.ggml.eos_token_id"),
-    }
-    if any(k.endswith(".scales") for k in weights):
-        # mlx-lm infers each layer's bits from its packed shape (e.g. an 8-bit
-        # embedding beside 4-bit layers); "bits" is the layers' own, for the label.
-        layers = [t for t in (info.tensors if info else []) if t.name.startswith("blk.")]
-        layer_types = [t.type_name for t in layers if len(t.shape) > 1]
-        bits = 8 if layer_types and all(t == "Q8_0" for t in layer_types) else 4
-        config["quantization"] = {"group_size": 32, "bits": bits}
-    if info is not None:
-        config["logitscope_source"] = {"format": "gguf", "tensor_types": info.tensor_types}
-    return config
+def _fuse_split_attention(arrays: dict) -> dict:
+    """phi3 files with separate q/k/v: mlx-lm's phi3 wants one qkv_proj."""
+    for key in [k for k in arrays if ".self_attn.q_proj." in k]:
+        parts = [arrays.pop(key.replace("q_proj", p)) for p in ("q_proj", "k_proj", "v_proj")]
+        arrays[key.replace("q_proj", "qkv_proj")] = np.concatenate(parts, axis=0)
+    return arrays
 
 
-def build_tokenizer_json(meta: dict) -> str:
-    """Rebuild a Hugging Face byte-level BPE `tokenizer.json` from GGUF vocab."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-
-    if _meta(meta, "tokenizer.ggml.model") != "gpt2":
-        raise ModelError("only byte-level BPE (gpt2-style) GGUF tokenizers can be converted")
-    tokens = list(meta["tokenizer.ggml.tokens"])
-    vocab = {tok: i for i, tok in enumerate(tokens)}
-    merges = [tuple(m.split(" ", 1)) for m in meta["tokenizer.ggml.merges"]]
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=False))
-    pre = [pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)]
-    if _meta(meta, "tokenizer.ggml.pre") in ("smollm", "starcoder", "refact"):
-        # llama.cpp splits digits one by one for these vocabularies.
-        pre.insert(0, pre_tokenizers.Digits(individual_digits=True))
-    tok.pre_tokenizer = pre_tokenizers.Sequence(pre)
-    tok.decoder = decoders.ByteLevel()
-    types = _meta(meta, "tokenizer.ggml.token_type") or []
-    from tokenizers import AddedToken
-
-    special = [
-        AddedToken(tokens[i], special=True, normalized=False)
-        for i, t in enumerate(types)
-        if t in (_TOKEN_CONTROL, _TOKEN_USER_DEFINED)
-    ]
-    tok.add_special_tokens(special)
-    return tok.to_str(pretty=False)
-
-
-def build_tokenizer_config(meta: dict) -> dict:
-    """Return `tokenizer_config.json`: special tokens and the chat template."""
-    tokens = meta["tokenizer.ggml.tokens"]
-
-    def name(key):
-        idx = _meta(meta, key)
-        return tokens[idx] if idx is not None and idx < len(tokens) else None
-
-    config = {
-        "tokenizer_class": "PreTrainedTokenizerFast",
-        "bos_token": name("tokenizer.ggml.bos_token_id"),
-        "eos_token": name("tokenizer.ggml.eos_token_id"),
-        "unk_token": name("tokenizer.ggml.unknown_token_id"),
-        "pad_token": name("tokenizer.ggml.padding_token_id"),
-        "add_bos_token": bool(_meta(meta, "tokenizer.ggml.add_bos_token", False)),
-        "clean_up_tokenization_spaces": False,
-        "model_max_length": _meta(meta, "llama.context_length", 2048),
-    }
-    template = _meta(meta, "tokenizer.chat_template")
-    if template:
-        config["chat_template"] = template
-    return {k: v for k, v in config.items() if v is not None}
+def conversion_label(file_type: str, layouts: dict, arrays: dict) -> str:
+    """e.g. "GGUF Q4_K_M → MLX 4/5/8-bit, group 32 (Q6_K re-quantized to 8-bit)"."""
+    bits = sorted({lay.bits for lay in layouts.values() if lay.bits})
+    if bits:
+        made = f"MLX {'/'.join(map(str, bits))}-bit, group {GROUP}"
+    else:
+        made = "MLX " + "/".join(sorted({str(a.dtype) for a in arrays.values()}))
+    redone = sorted(f"{t} re-quantized to {lay.bits}-bit"
+                    for t, lay in layouts.items() if lay.bits and not lay.exact)  # fmt: skip
+    return f"GGUF {file_type} → {made}" + (f" ({'; '.join(redone)})" if redone else "")
 
 
 def is_converted(out_dir: Path, digest: str) -> bool:
@@ -238,22 +142,42 @@ def convert_gguf(source: Path, out_dir: Path, digest: str | None = None, progres
     import mlx.core as mx
 
     from engine.file_hash import content_hash
+    from engine.models.gguf_reference_tokenizer import check_tokenizer
+    from engine.models.gguf_tokenizer import build_tokenizer_config, build_tokenizer_json
 
     source, out_dir = Path(source), Path(out_dir)
     digest = digest or content_hash(source, progress)
     if is_converted(out_dir, digest):
         return False
-    weights, meta, info = read_gguf(source)
-    config = build_config(meta, weights, info)
-    renamed = {rename_tensor(k): v for k, v in weights.items()}
+    info = check_gguf_header(source)
+    meta = info.metadata
+    arrays, layouts, rope = read_tensors(source, info, progress)
+    if info.architecture == "phi3":
+        arrays = _fuse_split_attention(arrays)
+    config = build_config(meta, "lm_head.weight" in arrays, rope or None)
+    if progress:
+        progress("Rebuilding and checking the tokenizer…", 0.9)
+    tokenizer_json = build_tokenizer_json(meta)
+    check = check_tokenizer(meta, tokenizer_json)
+    bits = Counter(lay.bits for lay in layouts.values() if lay.bits)
+    if bits:
+        config["quantization"] = {"group_size": GROUP, "bits": bits.most_common(1)[0][0]}
+    config["logitscope_source"] = {
+        "format": "gguf", "file": source.name, "file_type": file_type_name(meta, info),
+        "tensor_types": info.tensor_types,
+        "label": conversion_label(file_type_name(meta, info), layouts, arrays),
+        "license": meta.get("general.license"), "name": meta.get("general.name"),
+        "tokenizer_check": check,
+    }  # fmt: skip
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".convert-", dir=out_dir.parent))
     try:
-        mx.save_safetensors(str(tmp / "model.safetensors"), renamed)
-        del weights, renamed
+        mx.save_safetensors(str(tmp / "model.safetensors"),
+                            {k: mx.array(v) for k, v in arrays.items()})  # fmt: skip
+        del arrays
         (tmp / "config.json").write_text(json.dumps(config, indent=2))
-        (tmp / "tokenizer.json").write_text(build_tokenizer_json(meta))
-        tok_cfg = build_tokenizer_config(meta)
+        (tmp / "tokenizer.json").write_text(tokenizer_json)
+        tok_cfg = build_tokenizer_config(meta, config["max_position_embeddings"])
         (tmp / "tokenizer_config.json").write_text(json.dumps(tok_cfg, indent=2))
         if progress:
             progress(f"Checking the converted {source.name}…", 0.93)
