@@ -43,9 +43,11 @@ class ReferenceTokenizer:
         self.scores = list(meta.get("tokenizer.ggml.scores") or [])
         self.add_space_prefix = bool(meta.get("tokenizer.ggml.add_space_prefix", True))
         self.unk = meta.get("tokenizer.ggml.unknown_token_id")
-        whole = (TOKEN_USER_DEFINED,)  # matched whole even when specials are not parsed
-        self.whole = sorted((t for i, t in enumerate(self.tokens)
-                             if self.types and self.types[i] in whole), key=len, reverse=True)  # fmt: skip
+        # user-defined tokens are matched whole even when specials are not parsed
+        whole = [
+            t for i, t in enumerate(self.tokens) if self.types[i : i + 1] == [TOKEN_USER_DEFINED]
+        ]
+        self.whole = sorted(whole, key=len, reverse=True)
         if self.kind == "gpt2":
             merges = meta.get("tokenizer.ggml.merges", [])
             self.ranks = {tuple(m.split(" ", 1)): r for r, m in enumerate(merges)}
