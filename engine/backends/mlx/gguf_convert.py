@@ -62,7 +62,7 @@ def read_tensors(path: Path, info: GGUFInfo, progress=None):
     """Every tensor of `path` in MLX layout under mlx-lm's names.
 
     Returns:
-        (arrays: name -> numpy array, layouts: GGUF type -> (bits, exact),
+        (arrays: name -> numpy array, layouts: GGUF type -> the Layouts it became,
          rope_factors: config entries taken from rope-factor tensors)
     """
     import gguf
@@ -77,7 +77,7 @@ def read_tensors(path: Path, info: GGUFInfo, progress=None):
                      0.5 + 0.4 * n / len(reader.tensors))  # fmt: skip
         target = mlx_name(names, tensor.name)
         parts, layout = convert_tensor(tensor)
-        layouts[tensor.tensor_type.name] = layout
+        layouts.setdefault(tensor.tensor_type.name, set()).add(layout)
         if target is None:  # rope factors: configuration, not a weight
             key = "long_factor" if "long" in tensor.name else "short_factor"
             rope[key] = [float(x) for x in np.asarray(parts["weight"], np.float32).ravel()]
@@ -99,13 +99,17 @@ def _fuse_split_attention(arrays: dict) -> dict:
 
 def conversion_label(file_type: str, layouts: dict, arrays: dict) -> str:
     """e.g. "GGUF Q4_K_M → MLX 4/5/8-bit, group 32 (Q6_K re-quantized to 8-bit)"."""
-    bits = sorted({lay.bits for lay in layouts.values() if lay.bits})
+    every = [lay for group in layouts.values() for lay in group]
+    bits = sorted({lay.bits for lay in every if lay.bits})
     if bits:
         made = f"MLX {'/'.join(map(str, bits))}-bit, group {GROUP}"
     else:
         made = "MLX " + "/".join(sorted({str(a.dtype) for a in arrays.values()}))
-    redone = sorted(f"{t} re-quantized to {lay.bits}-bit"
-                    for t, lay in layouts.items() if lay.bits and not lay.exact)  # fmt: skip
+    redone = []
+    for t, group in sorted(layouts.items()):
+        widths = sorted({lay.bits for lay in group if lay.bits and not lay.exact})
+        if widths:
+            redone.append(f"{t} re-quantized to {'/'.join(map(str, widths))}-bit")
     return f"GGUF {file_type} → {made}" + (f" ({'; '.join(redone)})" if redone else "")
 
 
@@ -159,7 +163,7 @@ def convert_gguf(source: Path, out_dir: Path, digest: str | None = None, progres
         progress("Rebuilding and checking the tokenizer…", 0.9)
     tokenizer_json = build_tokenizer_json(meta)
     check = check_tokenizer(meta, tokenizer_json)
-    bits = Counter(lay.bits for lay in layouts.values() if lay.bits)
+    bits = Counter(lay.bits for group in layouts.values() for lay in group if lay.bits)
     if bits:
         config["quantization"] = {"group_size": GROUP, "bits": bits.most_common(1)[0][0]}
     config["logitscope_source"] = {

@@ -7,8 +7,9 @@ Q8_0 (group 32) and the K-quants Q4_K and Q5_K (their 6-bit sub-block scales
 and mins give each group of 32 its own scale and bias). Types without that
 shape (Q2_K, Q3_K and Q6_K use groups of 16; the IQ types use non-uniform
 grids) are dequantized with the `gguf` package (llama.cpp's own reference
-code) and re-quantized with MLX to more bits than the source, so the
-re-quantization adds little to the source's own error. Float tensors stay as
+code) and re-quantized with MLX to more bits than the source: the fewest (from
+`LAYOUTS`' starting width up to 8) whose rms error stays under 1 % of the
+weights' rms, so re-quantization adds little to the source's own error. Float tensors stay as
 they are. The per-type choice is `LAYOUTS`; `Layout.exact` says which kind.
 """
 
@@ -127,14 +128,26 @@ def _exact_chunk(type_name: str, raw: np.ndarray, cols: int, bits: int):
     return pack_bits(q.reshape(rows, cols), bits), scales, biases
 
 
-def _requant_chunk(type_name: str, raw: np.ndarray, cols: int, bits: int):
+MAX_REQUANT_ERROR = 0.01  # re-quantization's rms error, as a fraction of the weights' rms
+_MORE_BITS = (4, 5, 6, 8)
+
+
+def _requant(type_name: str, raw: np.ndarray, cols: int, bits: int):
+    """Dequantize with gguf, re-quantize with MLX at the fewest bits (from `bits`
+    up) whose rms error stays under MAX_REQUANT_ERROR of the weights' rms."""
     import gguf
     import mlx.core as mx
 
     qtype = gguf.GGMLQuantizationType[type_name]
-    values = gguf.quants.dequantize(raw, qtype).reshape(raw.shape[0], cols)
-    w, s, b = mx.quantize(mx.array(values.astype(np.float16)), group_size=GROUP, bits=bits)
-    return np.array(w), np.array(s), np.array(b)
+    values = mx.array(gguf.quants.dequantize(raw, qtype).reshape(raw.shape[0], cols))
+    scale = float(mx.sqrt(mx.mean(values * values)).item()) or 1.0
+    for b in [n for n in _MORE_BITS if n >= bits]:
+        w, s, z = mx.quantize(values.astype(mx.float16), group_size=GROUP, bits=b)
+        back = mx.dequantize(w, s, z, group_size=GROUP, bits=b).astype(mx.float32)
+        err = float(mx.sqrt(mx.mean((back - values) ** 2)).item()) / scale
+        if err <= MAX_REQUANT_ERROR or b == _MORE_BITS[-1]:
+            return (np.array(w), np.array(s), np.array(z)), b
+    raise AssertionError("unreachable")
 
 
 def convert_tensor(tensor) -> tuple[dict[str, np.ndarray], Layout]:
@@ -155,10 +168,13 @@ def convert_tensor(tensor) -> tuple[dict[str, np.ndarray], Layout]:
     raw, cols = _block_rows(tensor)
     if len(shape) > 2 or cols % GROUP:
         raise ModelError(f"tensor {tensor.name} ({type_name}, {list(shape)}) has no MLX layout")
-    step = _exact_chunk if layout.exact else _requant_chunk
-    parts = [step(type_name, raw[i : i + _ROWS_PER_CHUNK], cols, layout.bits)
-             for i in range(0, raw.shape[0], _ROWS_PER_CHUNK)]  # fmt: skip
-    w, s, b = (np.concatenate(p) for p in zip(*parts, strict=True))
+    if layout.exact:
+        parts = [_exact_chunk(type_name, raw[i : i + _ROWS_PER_CHUNK], cols, layout.bits)
+                 for i in range(0, raw.shape[0], _ROWS_PER_CHUNK)]  # fmt: skip
+        w, s, b = (np.concatenate(p) for p in zip(*parts, strict=True))
+    else:  # whole tensor: one bit width for all its rows
+        (w, s, b), bits = _requant(type_name, raw, cols, layout.bits)
+        layout = Layout(bits, False)
     if len(shape) == 1:
         w, s, b = w[0], s[0], b[0]
     return {"weight": w, "scales": s, "biases": b}, layout
