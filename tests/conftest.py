@@ -112,3 +112,21 @@ def mlx_server(default_model_path, tmp_path_factory):
     yield url
     proc.kill()
     proc.wait(10)
+
+
+@pytest.fixture(scope="session")
+def gemma_path(private_data_dir) -> Path:
+    """Gemma 3 270M (Q4_K_M GGUF from PyPI, installed by the dev setup), converted once."""
+    from engine.backends.mlx.loader import resolve_model
+    from engine.models.pypi_models import gemma_gguf
+
+    return resolve_model(str(gemma_gguf()))
+
+
+@pytest.fixture(scope="session")
+def gemma(gemma_path):
+    """Gemma 3 270M as stored (mlx-lm's own layout), for comparisons with bare mlx-lm."""
+    from engine.backends.mlx.loader import load_model
+
+    lm, _info, _s = load_model(gemma_path)
+    return lm

@@ -125,6 +125,16 @@ def is_converted(out_dir: Path, digest: str) -> bool:
     return isinstance(info, dict) and info == _marker_info(info.get("source", ""), digest)
 
 
+def converted_by_current(out_dir: Path) -> bool:
+    """True if `out_dir` was written by this converter version (older ones are
+    converted again from the source, which keeps its content-hash key)."""
+    try:
+        info = json.loads((out_dir / CONVERTED_MARKER).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(info, dict) and info.get("converter_version") == CONVERTER_VERSION
+
+
 def _marker_info(name: str, digest: str) -> dict:
     return {"converter_version": CONVERTER_VERSION, "source": name, "sha256": digest}
 

