@@ -44,3 +44,38 @@ def test_chat_template_jinja_file_and_transformers_environment(tmp_path, default
     settings = SamplingSettings(system_prompt="be brief")
     prompt = "Où est Paris ? 東京は？"
     assert encode_prompt(light, prompt, settings).ids == encode_prompt(ref, prompt, settings).ids
+
+
+STRINGS = (
+    "What is the capital of France?", "Hello", "", " leading space", "trailing space ",
+    "Zwölf Boxkämpfer jagen Viktor quer über den großen Sylter Deich.",
+    "El pingüino Wenceslao hizo kilómetros bajo exhaustiva lluvia y frío.",
+    "我能吞下玻璃而不伤身体。", "私はガラスを食べられます。", "मैं काँच खा सकता हूँ",
+    "أنا قادر على أكل الزجاج", "Съешь же ещё этих мягких булок", "🦙🚀👩‍💻 emoji",
+    "def f(x):\n    return x ** 2\n", "tabs\tand\nnew lines\r\n", "1234567890 3.14159",
+    "<|im_start|>user literal markers<|im_end|>", "<start_of_turn>model", "a  b   c",
+    "Ünïcödé ÅÆØ ﬁ ligature",
+)  # fmt: skip
+
+
+def test_window_token_counts_equal_mlx_lm_for_every_installed_model(gemma_path, default_model_path):
+    """The window's counter (LightTokenizer, no MLX) gives mlx-lm's ids for every
+    installed model, raw and through the chat template, with and without a
+    system prompt."""
+    from mlx_lm.utils import load_tokenizer
+
+    from engine.models.catalogue import list_models
+
+    models = [m for m in list_models() if m.architecture != "unknown"]
+    assert {default_model_path.name, gemma_path.name} <= {m.name for m in models}
+    for info in models:
+        light = LightTokenizer(info.path)
+        ref = load_tokenizer(info.path)
+        for text in STRINGS:
+            assert light.encode(text) == ref.encode(text), (info.name, text)
+            if not light.has_chat_template or not text.strip():
+                continue
+            for system in ("", "You are terse."):
+                settings = SamplingSettings(system_prompt=system)
+                want = encode_prompt(ref, text, settings).ids
+                assert encode_prompt(light, text, settings).ids == want, (info.name, text, system)
