@@ -1,6 +1,7 @@
-"""ModelPicker: choose a model (installed, a folder, a .gguf file, or a model on
-a remote server) and see what it is: name, quantization, size on disk, context
-length and where it runs."""
+"""ModelPicker: choose a model (installed, in the Hugging Face cache, a folder, a
+.gguf file, or a model on a remote server) and see what it is: architecture,
+parameters, quantization (what a GGUF was and what it became), size on disk,
+context length, where it comes from, its licence and where it runs."""
 
 from __future__ import annotations
 
@@ -26,7 +27,19 @@ def describe(m: ModelRecord) -> str:
     if m.backend != "mlx":
         return f"{m.name} · {ctx} · {size} · {m.device}"
     runs = f" · runs {m.compute.split(':', 1)[0]}" if m.compute else ""
-    return f"{m.architecture} · {m.quantization}{runs} · {size} · {ctx} · {m.device}"
+    params = f"{m.parameters / 1e6:,.0f} M params · " if m.parameters else ""
+    return f"{m.architecture} · {params}{m.quantization}{runs} · {size} · {ctx} · {m.device}"
+
+
+def local_details(path: str) -> str:
+    """Everything the catalogue knows about a local model folder ('' if unreadable)."""
+    from engine.errors import ModelError
+    from engine.models.catalogue import inspect_model
+
+    try:
+        return inspect_model(path).details()
+    except (ModelError, OSError, ValueError, TypeError):
+        return ""
 
 
 def _store():
@@ -71,7 +84,7 @@ def fill_models(combo: QComboBox) -> None:
         combo.addItem(f"{DEFAULT_MODEL_NAME} (downloads on first use)", None)
     for m in models:
         combo.addItem(m.name, m.path)
-        combo.setItemData(combo.count() - 1, f"{m.quantization} · {m.path}", Qt.ToolTipRole)
+        combo.setItemData(combo.count() - 1, f"{m.details()}\n{m.path}", Qt.ToolTipRole)
     remote = server_models()
     if remote:
         combo.insertSeparator(combo.count())
@@ -138,7 +151,8 @@ class ModelPicker(QWidget):
 
     def show_model(self, record: ModelRecord) -> None:
         self.info.setText(describe(record))
-        self.info.setToolTip(record.path + (f"\n{record.compute}" if record.compute else ""))
+        details = local_details(record.path) if record.backend == "mlx" else ""
+        self.info.setToolTip("\n".join(x for x in (details, record.path, record.compute) if x))
         self.refresh(select=record.path)
 
     def _on_activated(self, _index: int) -> None:

@@ -301,10 +301,7 @@ def cmd_models(args) -> int:
         print("No models yet: the default model is fetched on first use "
               "(or run 'logitscope models --fetch-default').")  # fmt: skip
     for m in models:
-        print(
-            f"{m.name:32} {m.quantization:18} {m.size_bytes / 1e6:7.0f} MB "
-            f"ctx {m.context_length:6}  {m.path}"
-        )
+        print(f"{m.name}\n    {m.details()}\n    {m.path}")
     return 0
 
 

@@ -8,7 +8,9 @@ failure becomes a ModelError with a one-line message; nothing here imports Qt.
 from __future__ import annotations
 
 import json
+import math
 import os
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +31,17 @@ class ModelInfo:
     quantization: str
     size_bytes: int
     context_length: int
+    parameters: int | None = None
+    source: str = "MLX folder"  # GGUF file … | MLX folder | Hugging Face cache
+    license: str | None = None
+
+    def details(self) -> str:
+        """One line for the picker: everything known about this model."""
+        params = f"{self.parameters / 1e6:,.0f} M parameters · " if self.parameters else ""
+        licence = f" · licence: {self.license}" if self.license else ""
+        return (f"{self.architecture} · {params}{self.quantization} · "
+                f"{self.size_bytes / 1e6:,.0f} MB on disk · context {self.context_length:,} · "
+                f"{self.source}{licence}")  # fmt: skip
 
 
 def _read_config(folder: Path) -> dict:
@@ -80,26 +93,80 @@ def _quantization_label(config: dict) -> str:
     return label
 
 
-def inspect_model(folder: Path) -> ModelInfo:
+def count_parameters(weights: list[Path], config: dict) -> int | None:
+    """Parameters from the safetensors headers (no weights read): a quantized
+    matrix counts its unpacked size (groups x group size)."""
+    from engine.models.hf_cache import safetensors_header
+
+    q = config.get("quantization") if isinstance(config.get("quantization"), dict) else {}
+    total = 0
+    try:
+        headers = [safetensors_header(w) for w in weights]
+    except (OSError, ValueError, struct.error):
+        return None
+    tensors = {k: v for h in headers for k, v in h.items() if k != "__metadata__"}
+    for name, t in tensors.items():
+        shape = t.get("shape", [])
+        if name.endswith((".scales", ".biases")):
+            continue
+        base = name.removesuffix(".weight")
+        if f"{base}.scales" in tensors and shape:
+            layer = q.get(base) if isinstance(q.get(base), dict) else q
+            groups = tensors[f"{base}.scales"]["shape"]
+            total += math.prod(groups) * int(layer.get("group_size", 64))
+        else:
+            total += math.prod(shape)
+    return total or None
+
+
+def _source(folder: Path, config: dict) -> str:
+    source = config.get("logitscope_source")
+    if isinstance(source, dict) and source.get("format") == "gguf":
+        return f"GGUF file {source.get('file', '')}".strip()
+    if "huggingface" in folder.parts or any(p.startswith("models--") for p in folder.parts):
+        return "Hugging Face cache"
+    return "MLX folder"
+
+
+def _license(folder: Path, config: dict) -> str | None:
+    source = config.get("logitscope_source")
+    if isinstance(source, dict) and isinstance(source.get("license"), str):
+        return source["license"]
+    readme = folder / "README.md"  # a Hugging Face model card's front matter
+    if readme.exists():
+        for line in readme.read_text(encoding="utf-8", errors="replace").splitlines()[:40]:
+            if line.startswith("license:"):
+                return line.split(":", 1)[1].strip() or None
+    return None
+
+
+def inspect_model(folder: Path, name: str | None = None) -> ModelInfo:
     """Describe an MLX model folder without loading its weights."""
     folder = Path(folder)
     config = _read_config(folder)
-    weights = list(folder.glob("*.safetensors"))
+    weights = sorted(folder.glob("*.safetensors"))
     if not weights:
         raise ModelError(f"{folder} has no weights (*.safetensors files)")
     ctx = _context_length(config, folder / "config.json")
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
     return ModelInfo(
-        name=folder.name,
+        name=name or folder.name,
         path=str(folder.resolve()),
-        architecture=str(config.get("model_type", "unknown")),
+        architecture=str(config.get("model_type") or text.get("model_type") or "unknown"),
         quantization=_quantization_label(config),
         size_bytes=sum(w.stat().st_size for w in weights),
         context_length=int(ctx),
+        parameters=count_parameters(weights, config),
+        source=_source(folder, config),
+        license=_license(folder, config),
     )
 
 
 def list_models() -> list[ModelInfo]:
-    """Every model under `models_dir()` that looks openable (the default first)."""
+    """Every model under `models_dir()` that looks openable (the default first),
+    then the MLX models in the local Hugging Face cache."""
+    from engine.models.hf_cache import cached_mlx_models
+
     found = []
     for folder in sorted(models_dir().iterdir()):
         if folder.is_dir() and not folder.name.startswith("."):
@@ -108,4 +175,9 @@ def list_models() -> list[ModelInfo]:
             except (ModelError, OSError, ValueError, TypeError):
                 continue  # one bad folder never hides the others
     found.sort(key=lambda m: m.name != DEFAULT_MODEL_NAME)
+    for repo_id, folder in cached_mlx_models():
+        try:
+            found.append(inspect_model(folder, name=repo_id))
+        except (ModelError, OSError, ValueError, TypeError):
+            continue
     return found

@@ -184,3 +184,30 @@ def test_a_repo_id_opens_from_the_hugging_face_cache(tmp_path, tiny_model_dir, m
     assert info.architecture == "llama" and lm.vocab_size > 0
     with pytest.raises(ModelError, match="Hugging Face cache"):
         resolve_model("mlx-community/not-cached")
+    # Listed in the picker under its id, with where it comes from and its size.
+    from engine.models.catalogue import list_models
+
+    listed = {m.name: m for m in list_models()}
+    assert listed["mlx-community/tiny-test"].source == "Hugging Face cache"
+    assert listed["mlx-community/tiny-test"].path == str(snapshot.resolve())
+    assert listed["mlx-community/tiny-test"].parameters == lm_parameters(lm)
+
+
+def lm_parameters(lm) -> int:
+    from mlx.utils import tree_flatten
+
+    return sum(v.size for _k, v in tree_flatten(lm.model.parameters()))
+
+
+def test_an_unreachable_hub_gives_a_clear_message(tmp_path, monkeypatch):
+    """Online mode, but nothing answers: the id is neither cached nor reachable."""
+    import huggingface_hub.constants as hc
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(hc, "ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setattr(hc, "HUGGINGFACE_CO_URL_TEMPLATE",
+                        "http://127.0.0.1:9/{repo_id}/resolve/{revision}/{filename}")  # fmt: skip
+    with pytest.raises(ModelError, match="not in the Hugging Face cache.*cannot be reached"):
+        resolve_model("mlx-community/nowhere-model")

@@ -8,6 +8,7 @@ failure becomes a ModelError with a one-line message.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -29,6 +30,7 @@ from engine.models.default_model import (
     default_model_dir,
     is_default_model_ready,
 )
+from engine.models.hf_cache import hf_cached, hf_download, is_repo_id
 from engine.paths import downloads_dir, models_dir
 
 
@@ -65,28 +67,19 @@ def resolve_model(spec: str | None, progress=None) -> Path:
         return named
     if spec == DEFAULT_MODEL_NAME:
         return ensure_default_model(progress)
-    cached = _hf_cached(spec)
+    cached = hf_cached(spec)
     if cached is not None:
         inspect_model(cached)
         return cached
+    if is_repo_id(spec) and not os.environ.get("HF_HUB_OFFLINE"):
+        folder = hf_download(spec, progress)
+        inspect_model(folder)
+        return folder
     raise ModelError(
         f"model '{spec}' not found: give the path of an MLX model folder or a "
         ".gguf file, or the id of a model in the Hugging Face cache "
         "('logitscope models' lists the installed ones)"
     )
-
-
-def _hf_cached(spec: str) -> Path | None:
-    """A Hugging Face repo id (`org/name`) already in the local HF cache, offline."""
-    if spec.count("/") != 1 or spec.startswith((".", "/", "~")):
-        return None
-    try:
-        from huggingface_hub import snapshot_download
-
-        folder = snapshot_download(spec, local_files_only=True)
-    except Exception:  # noqa: BLE001 - not cached, not an id, no hub library: not found
-        return None
-    return Path(folder)
 
 
 def converted_folder(path: Path, digest: str) -> Path:

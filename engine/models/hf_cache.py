@@ -1,0 +1,126 @@
+"""MLX models in the local Hugging Face cache, and downloads into it.
+
+mlx-lm opens a repo id (`mlx-community/…`) from the HF cache, offline. This
+lists the cached repos mlx-lm can open (weights MLX wrote, or a model type
+mlx-lm runs), opens an id from the cache, and when it is not cached downloads
+it (weights, config, tokenizer, template only) with progress. Nothing here
+imports MLX or Qt.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+from engine.errors import ModelError
+
+_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "tokenizer.model", "*.tiktoken", "*.txt"]
+
+
+def is_repo_id(spec: str) -> bool:
+    """`org/name`: one slash, no path-like start, not an existing path."""
+    return (spec.count("/") == 1 and not spec.startswith((".", "/", "~"))
+            and all(spec.split("/")) and not Path(spec).exists())  # fmt: skip
+
+
+def safetensors_header(path: Path) -> dict:
+    """The JSON header of a .safetensors file (tensor names, dtypes, shapes)."""
+    with open(path, "rb") as f:
+        (size,) = struct.unpack("<Q", f.read(8))
+        if not 0 < size < 100_000_000:
+            raise ValueError(f"{path.name} has no safetensors header")
+        return json.loads(f.read(size))
+
+
+def mlx_lm_supports(model_type: str) -> bool:
+    """True if the installed mlx-lm has a model class for `model_type` (looked up
+    on disk: nothing is imported, so the GUI process stays free of MLX)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("mlx_lm")
+    if not spec or not spec.origin or not model_type.replace("_", "").isalnum():
+        return False
+    return (Path(spec.origin).parent / "models" / f"{model_type}.py").exists()
+
+
+def is_mlx_folder(folder: Path) -> bool:
+    """True if mlx-lm can open the folder: safetensors weights written by MLX, or
+    a config whose model type mlx-lm runs (it reads Hugging Face weights too)."""
+    weights = sorted(folder.glob("*.safetensors"))
+    if not (folder / "config.json").exists() or not weights:
+        return False
+    try:
+        meta = safetensors_header(weights[0]).get("__metadata__") or {}
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, struct.error):
+        return False
+    model_type = config.get("model_type") if isinstance(config, dict) else None
+    return meta.get("format") == "mlx" or (
+        isinstance(model_type, str) and mlx_lm_supports(model_type)
+    )
+
+
+def cached_mlx_models() -> list[tuple[str, Path]]:
+    """(repo id, snapshot folder) of every MLX model in the local HF cache."""
+    try:
+        from huggingface_hub import scan_cache_dir
+
+        cache = scan_cache_dir()
+    except Exception:  # noqa: BLE001 - no cache folder, no hub library: nothing cached
+        return []
+    found = []
+    for repo in cache.repos:
+        if repo.repo_type != "model" or not repo.revisions:
+            continue
+        newest = max(repo.revisions, key=lambda r: r.last_modified)
+        if is_mlx_folder(Path(newest.snapshot_path)):
+            found.append((repo.repo_id, Path(newest.snapshot_path)))
+    return sorted(found)
+
+
+def hf_cached(spec: str) -> Path | None:
+    """A repo id already in the local HF cache (offline), else None."""
+    if not is_repo_id(spec):
+        return None
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(spec, local_files_only=True))
+    except Exception:  # noqa: BLE001 - not cached, not an id, no hub library
+        return None
+
+
+def hf_download(spec: str, progress: Callable[[str, float], None] | None = None) -> Path:
+    """Download a repo id's MLX files into the HF cache, with progress.
+
+    Raises:
+        ModelError: the id does not exist, or the Hub cannot be reached (offline).
+    """
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+    from tqdm.auto import tqdm
+
+    class Bar(tqdm):  # huggingface_hub reports bytes through a tqdm class
+        def update(self, n=1):
+            super().update(n)
+            if progress and self.total:
+                progress(f"Downloading {spec} from Hugging Face…", min(self.n / self.total, 1.0))
+
+    if progress:
+        progress(f"Looking up {spec} on Hugging Face…", 0.0)
+    try:
+        folder = snapshot_download(spec, allow_patterns=_PATTERNS, tqdm_class=Bar)
+    except LocalEntryNotFoundError as e:
+        raise ModelError(
+            f"model '{spec}' is not in the Hugging Face cache and the Hub cannot be reached "
+            "(offline?): connect to the internet, or open a local folder or .gguf file"
+        ) from e
+    except HfHubHTTPError as e:
+        status = getattr(getattr(e, "response", None), "status_code", None)
+        what = "does not exist (or needs a login)" if status in (401, 403, 404) else f"failed: {e}"
+        raise ModelError(f"Hugging Face model '{spec}' {what}") from e
+    except (OSError, ValueError) as e:  # includes HFValidationError: not a valid id
+        raise ModelError(f"'{spec}' cannot be fetched from Hugging Face: {e}") from e
+    return Path(folder)
