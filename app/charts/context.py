@@ -50,6 +50,9 @@ class ContextChart(pg.PlotWidget):
                        "context": ctx, "kv_bytes": kv, "over": over}  # fmt: skip
         zoom = ctx / used if used and ctx else 1.0
         self.zoom = zoom
+        # Row 1 is stretched: say so, and by how much, so the axis is not misread.
+        stretched = f"used {used:,} (×{zoom:,.0f})" if zoom > 1.5 else "used part"
+        self.getPlotItem().getAxis("left").setTicks([[(0, "whole window"), (1, stretched)]])
         show_empty(self.getPlotItem(), self.empty, not used or unknown, x=(0, max(ctx, 1)),
                    y=(-0.5, 1.5), message=NOT_REPORTED.format(
                        what="the context window" if not ctx else "the prompt's length")

@@ -31,10 +31,13 @@ class MLXBackend:
             progress(f"Loading {folder.name}…", 0.95)
             self.close()  # one model in memory at a time
             lm, info, seconds = load_model(folder, self.prefer)
+            limits = _speed_limits(lm.model)
+            limits["parameters"] = info.parameters or limits["parameters"]
             self.record = ModelRecord(
-                device=device_name(), load_s=seconds, backend="mlx",
-                capabilities=LOCAL_CAPABILITIES, compute=lm.compute, **vars(info),
-                **_speed_limits(lm.model),
+                name=info.name, path=info.path, architecture=info.architecture,
+                quantization=info.quantization, size_bytes=info.size_bytes,
+                context_length=info.context_length, device=device_name(), load_s=seconds,
+                backend="mlx", capabilities=LOCAL_CAPABILITIES, compute=lm.compute, **limits,
             )  # fmt: skip
             self.lm, self.key = lm, key
         return self.record
