@@ -32,6 +32,7 @@ class EngineBridge(QObject):
     tokens = Signal(list)  # [TokenRecord, ...] arrived since the last frame
     finished = Signal(object)  # DoneRecord
     failed = Signal(object)  # ErrorRecord
+    inspected = Signal(object)  # InspectRecord
     busy_changed = Signal(bool)
 
     def __init__(self, client: EngineClient | None = None, owns_client: bool = True, parent=None):
@@ -61,6 +62,11 @@ class EngineBridge(QObject):
         key = api_key_for(model)  # a server's key goes to the engine only, never the journal
         prefer = compute_preference()
         return self._run(lambda: self.client.generate(prompt, settings, model, key, prefer), sink)
+
+    def inspect(self, prompt, settings: SamplingSettings, request: dict, model: str | None) -> bool:
+        """Look inside the model at one step (see engine/backends/mlx/inspect_step.py)."""
+        prefer = compute_preference()
+        return self._run(lambda: self.client.inspect(prompt, settings, request, model, prefer))
 
     def cancel(self) -> None:
         self.client.cancel()
@@ -111,6 +117,8 @@ class EngineBridge(QObject):
                 self.finished.emit(record)
             elif kind == "error":
                 self.failed.emit(record)
+            elif kind == "inspect":
+                self.inspected.emit(record)
         if last_prefill is not None:
             self.prefill.emit(last_prefill)
         if batch:

@@ -17,6 +17,12 @@ def _action(menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
     return action
 
 
+def _open_inside(win, step: int | None = None):
+    from app.inside.window import open_inside
+
+    return open_inside(win, step)
+
+
 def build_menus(win) -> dict[str, QAction]:
     """Create the menus of a PlaygroundWindow; returns the actions by name."""
     from app.about import show_about
@@ -50,7 +56,11 @@ def build_menus(win) -> dict[str, QAction]:
     acts["tokens"] = _action(view, "Prompt as &tokens", win.show_tokens.toggle, "Ctrl+T")
     window = bar.addMenu("&Window")
     acts["compare"] = _action(window, "&Compare runs…", win.open_compare, "Ctrl+K")
+    acts["inside"] = _action(window, "&Inside the model…", lambda: _open_inside(win),
+                             "Ctrl+Shift+I", "Tokenizer, attention, logit lens, and prefill "
+                             "vs decode against the hardware, for the selected step")  # fmt: skip
     help_menu = bar.addMenu("&Help")
     acts["about"] = _action(help_menu, "&About Logitscope", lambda: show_about(
         win, win.model_record.device if win.model_record else None))  # fmt: skip
+    win.output.inspect_requested.connect(lambda step: _open_inside(win, step))
     return acts

@@ -60,6 +60,7 @@ class TokenView(QTextEdit):
     """Read-only text of a run, one character format per token."""
 
     step_clicked = Signal(int)
+    inspect_requested = Signal(int)  # "Inspect this step" from the context menu
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -115,6 +116,16 @@ class TokenView(QTextEdit):
         cursor.movePosition(QTextCursor.Right)  # the format of the char under the mouse
         value = cursor.charFormat().property(STEP_PROPERTY)
         return int(value) if value is not None else None
+
+    def contextMenuEvent(self, event):
+        menu = self.createStandardContextMenu()
+        step = self.step_at(event.pos())
+        if step is not None and step < len(self._records):
+            menu.addSeparator()
+            act = menu.addAction(f"Inspect step {step} (attention, logit lens)…")
+            act.triggered.connect(lambda: (self.select_step(step), self.step_clicked.emit(step),
+                                           self.inspect_requested.emit(step)))  # fmt: skip
+        menu.exec(event.globalPos())
 
     def mouseMoveEvent(self, event):
         step = self.step_at(event.position().toPoint())

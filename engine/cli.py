@@ -49,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--json", action="store_true", help="one JSON record per line")
     g.add_argument("--no-log", action="store_true", help="do not record the run in history")
 
+    from engine.cli_inspect import add_parser as add_inspect
+
+    add_inspect(sub)
+
     m = sub.add_parser("models", help="list the models Logitscope can open")
     m.add_argument("--json", action="store_true")
     m.add_argument("--endpoint", default=None, help="list a server's models instead")
@@ -120,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         commands = {
             "generate": cmd_generate, "models": cmd_models, "bench": cmd_bench,
             "sessions": cmd_sessions, "export": cmd_export, "import": cmd_import,
+            "inspect": _cmd_inspect,
         }  # fmt: skip
         return commands[args.command](args)
     except LogitscopeError as e:
@@ -138,6 +143,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"logitscope: internal error: {type(e).__name__}: {first} "
               "(set LOGITSCOPE_DEBUG=1 for details)", file=sys.stderr)  # fmt: skip
         return 1
+
+
+def _cmd_inspect(args) -> int:
+    from engine.cli_inspect import cmd_inspect
+
+    return cmd_inspect(args)
 
 
 def _silence_stdout() -> None:

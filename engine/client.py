@@ -158,7 +158,7 @@ class EngineClient:
             if "record" in msg:
                 record = record_from_dict(msg["record"])
                 yield record
-                if record.type in ("done", "error"):
+                if record.type in ("done", "error", "inspect"):
                     return
                 if record.type == "model" and self._last_op == "load":
                     return
@@ -180,6 +180,23 @@ class EngineClient:
         self._last_op = "generate"
         rid = self._start("generate", prompt=prompt, settings=settings.to_dict(), model=model,
                           api_key=api_key, prefer=prefer)  # fmt: skip
+        self.current = rid
+        return self._records(rid)
+
+    def inspect(
+        self,
+        prompt: str | list[dict],
+        settings: SamplingSettings,
+        request: dict,
+        model: str | None = None,
+        prefer: str | None = None,
+    ) -> Iterator[Record]:
+        """Look inside the model at one step; yields progress/model records, then one
+        inspect record (or an error). `request`: what (attention | lens), step,
+        continuation (the answer's token ids), layer, head, top_k."""
+        self._last_op = "inspect"
+        rid = self._start("inspect", prompt=prompt, settings=settings.to_dict(), model=model,
+                          request=request, prefer=prefer)  # fmt: skip
         self.current = rid
         return self._records(rid)
 

@@ -53,3 +53,30 @@ def machine_limits() -> Limits:
     limits = _measure()
     write_json("limits.json", {"key": key, **asdict(limits)})
     return limits
+
+
+CPU_SOURCE = "measured on this CPU (NumPy: a 64 MB copy, a 512 x 512 float32 product)"
+# Published peak figures: memory bandwidth GB/s, float32 GFLOP/s (GPU shader peak).
+APPLE_CHIPS = {
+    "M1": (68, 2600), "M1 Pro": (200, 5300), "M1 Max": (400, 10600), "M1 Ultra": (800, 21000),
+    "M2": (100, 3600), "M2 Pro": (200, 6800), "M2 Max": (400, 13600), "M2 Ultra": (800, 27200),
+    "M3": (100, 4100), "M3 Pro": (150, 7400), "M3 Max": (400, 16400), "M3 Ultra": (819, 28000),
+    "M4": (120, 4300), "M4 Pro": (273, 9200), "M4 Max": (546, 18400),
+}  # fmt: skip
+NVIDIA_GPUS = {
+    "H200": (4800, 67000), "H100 SXM": (3350, 67000), "H100 PCIe": (2000, 51000),
+    "H100": (3350, 67000), "A100": (2039, 19500), "L40S": (864, 91600), "L4": (300, 30300),
+    "A10": (600, 31200), "RTX 4090": (1008, 82600), "RTX 3090": (936, 35600),
+    "T4": (320, 8100),
+}  # fmt: skip
+
+
+def gpu_limits(device_name: str) -> tuple[Limits, str] | None:
+    """A GPU's published limits by its name (the longest matching table entry)."""
+    for table, maker in ((APPLE_CHIPS, "Apple"), (NVIDIA_GPUS, "NVIDIA")):
+        hits = [k for k in table if k.lower() in device_name.lower()]
+        if hits:
+            key = max(hits, key=len)
+            gbs, gflops = table[key]
+            return Limits(gbs, gflops), f"{maker} {key} published figures (Logitscope's table)"
+    return None

@@ -72,6 +72,7 @@ class ModelRecord:
     parameters: int | None = None  # prefill does about 2 x parameters FLOPs per token
     memory_gbs: float | None = None  # this device's measured memory bandwidth
     matmul_gflops: float | None = None  # and float32 matrix-product speed
+    limits_source: str = ""  # where those limits come from (measured, a published table)
     type: str = "model"
 
     def can(self, capability: str) -> bool:
@@ -189,7 +190,27 @@ class ErrorRecord:
     type: str = "error"
 
 
-Record = ProgressRecord | ModelRecord | PrefillRecord | TokenRecord | DoneRecord | ErrorRecord
+@dataclass(frozen=True)
+class InspectRecord:
+    """A look inside the model at one step (see engine/backends/mlx/inside.py).
+
+    `what` is attention | lens; `ids`/`labels` are the tokens the pass covered
+    (the prompt and the answer before `step`; the last one is the query whose
+    prediction is step `step`). `data` holds the view's numbers (JSON-ready).
+    """
+
+    what: str
+    step: int | None  # None: the prompt alone (its next token)
+    layers: int
+    heads: int
+    ids: tuple[int, ...]
+    labels: tuple[str, ...]
+    data: dict
+    type: str = "inspect"
+
+
+Record = (ProgressRecord | ModelRecord | PrefillRecord | TokenRecord | DoneRecord
+          | ErrorRecord | InspectRecord)  # fmt: skip
 _CLASSES = (
     ProgressRecord,
     ModelRecord,
@@ -197,6 +218,7 @@ _CLASSES = (
     TokenRecord,
     DoneRecord,
     ErrorRecord,
+    InspectRecord,
 )
 _TYPES = {c.__dataclass_fields__["type"].default: c for c in _CLASSES}
 
@@ -218,6 +240,8 @@ def record_from_dict(d: dict) -> Record:
             kw[key] = tuple(kw.get(key, ()))
         if kw.get("bytes") is not None:
             kw["bytes"] = tuple(kw["bytes"])
+    if cls is InspectRecord:
+        kw["ids"], kw["labels"] = tuple(kw.get("ids", ())), tuple(kw.get("labels", ()))
     if cls is ModelRecord and "capabilities" in kw:
         kw["capabilities"] = tuple(kw["capabilities"])
     return cls(**kw)

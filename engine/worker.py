@@ -83,6 +83,19 @@ class _Worker:
         for record in backend.generate(msg["prompt"], settings, stop):
             self.send_record(rid, record)
 
+    def op_inspect(self, rid: int, msg: dict) -> None:
+        from engine.errors import SettingsError
+        from engine.settings import SamplingSettings
+
+        settings = SamplingSettings.from_dict(msg["settings"]).validate()
+        backend = self.backend(rid, msg)
+        if not hasattr(backend, "inspect"):
+            raise SettingsError(
+                "looking inside the model needs its weights: open a local model "
+                "(a server reports only the tokens it chose)"
+            )
+        self.send_record(rid, backend.inspect(msg["prompt"], settings, msg["request"]))
+
 
 def worker_main(requests, events) -> None:
     """Serve requests until 'shutdown' or the client goes away."""

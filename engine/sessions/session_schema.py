@@ -154,6 +154,7 @@ CHECKS = {
         "parameters": lambda v: _int(v, allow_none=True, **_COUNT),
         "memory_gbs": lambda v: _num(v, 0.0, 1e6, allow_none=True),
         "matmul_gflops": lambda v: _num(v, 0.0, 1e9, allow_none=True),
+        "limits_source": _str,
     },
     PrefillRecord: {
         "processed": lambda v: _int(v, **_COUNT), "total": lambda v: _int(v, **_COUNT),

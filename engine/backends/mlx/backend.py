@@ -18,6 +18,7 @@ class MLXBackend:
     def __init__(self):
         self.key: str | None = None
         self.lm = None
+        self.inspection = None  # cached forward passes for inspect (inside.py)
         self.record: ModelRecord | None = None
         # compute path: auto | speed | memory (the model picker; LOGITSCOPE_COMPUTE)
         self.prefer = os.environ.get("LOGITSCOPE_COMPUTE", "auto")
@@ -49,8 +50,14 @@ class MLXBackend:
 
         return generate_records(self.lm, prompt, settings, should_stop)
 
+    def inspect(self, prompt: Prompt, settings: SamplingSettings, request: dict):
+        from engine.backends.mlx.inspect_step import inspect_step
+
+        return inspect_step(self, prompt, settings, request)
+
     def close(self) -> None:
         self.lm = self.key = self.record = None
+        self.inspection = None
 
 
 def _speed_limits(model) -> dict:
@@ -66,12 +73,34 @@ def _speed_limits(model) -> dict:
         "weight_bytes": int(sum(v.nbytes for _k, v in leaves)),
         "parameters": int(need // 4 if quantized else sum(v.size for _k, v in leaves)),
     }
-    if mx.default_device().type == mx.DeviceType.cpu:
-        from engine.hardware import machine_limits
+    from engine.hardware import CPU_SOURCE, gpu_limits, machine_limits
 
-        limits = machine_limits()
-        out.update(memory_gbs=limits.memory_gbs, matmul_gflops=limits.matmul_gflops)
+    if mx.default_device().type == mx.DeviceType.cpu:
+        limits, source = machine_limits(), CPU_SOURCE
+    else:
+        found = gpu_limits(_gpu_name())
+        if found is None:
+            return out
+        limits, source = found
+    out.update(memory_gbs=limits.memory_gbs, matmul_gflops=limits.matmul_gflops,
+               limits_source=source)  # fmt: skip
     return out
+
+
+def _gpu_name() -> str:
+    """The GPU's marketing name: Metal's device info, or nvidia-smi's."""
+    import subprocess
+
+    import mlx.core as mx
+
+    try:
+        if mx.metal.is_available():
+            return str(mx.metal.device_info().get("device_name", ""))
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10)  # fmt: skip
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError, IndexError, AttributeError):
+        return ""
 
 
 def create(**_options) -> MLXBackend:

@@ -1,0 +1,192 @@
+"""Inside the model: one window, four tabs (tokenizer, attention, logit lens,
+hardware), following the playground's run and selected step.
+
+Attention and the lens are computed on demand in an engine process of this
+window's own (never on the GUI thread), one request at a time, cancellable;
+results are cached per run, step, view, layer and head. A past run opened from
+History is recomputed when its model is still here, and says so when it is not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.bridge import EngineBridge
+from app.inside.attention_view import AttentionView
+from app.inside.hardware_view import HardwareView
+from app.inside.lens_view import LensView
+from app.inside.tokenizer_view import TokenizerView
+from engine.hardware_timeline import timeline
+
+TABS = ("tokenizer", "attention", "lens", "hardware")
+
+
+class InsideWindow(QWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent, Qt.Window)
+        self.setWindowTitle("Inside the model — Logitscope")
+        self.resize(1200, 800)
+        self.bridge = EngineBridge(parent=self)
+        self.tabs = QTabWidget()
+        self.tokenizer = TokenizerView()
+        self.attention = AttentionView()
+        self.lens = LensView()
+        self.hardware = HardwareView()
+        for view, name in (
+            (self.tokenizer, "Tokenizer"),
+            (self.attention, "Attention"),
+            (self.lens, "Logit lens"),
+            (self.hardware, "Prefill vs decode"),
+        ):
+            self.tabs.addTab(view, name)
+        self.where = QLabel("Run a prompt in the playground, then pick a token to inspect.")
+        self.where.setWordWrap(True)
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)
+        self.busy.setMaximumWidth(160)
+        self.busy.hide()
+        self.stop = QPushButton("Stop")
+        self.stop.setToolTip("Cancel the computation in progress (Esc)")
+        self.stop.setShortcut("Esc")
+        self.stop.hide()
+        head = QHBoxLayout()
+        head.addWidget(self.where, 1)
+        head.addWidget(self.busy)
+        head.addWidget(self.stop)
+        layout = QVBoxLayout(self)
+        layout.addLayout(head)
+        layout.addWidget(self.tabs, 1)
+        self.state = None
+        self.step: int | None = None
+        self.cache: dict[tuple, object] = {}
+        self.pending: tuple | None = None
+        self.tabs.currentChanged.connect(lambda _i: self.refresh())
+        self.attention.request.connect(lambda *_: self.refresh())
+        self.bridge.inspected.connect(self._on_record)
+        self.bridge.failed.connect(self._on_error)
+        self.bridge.busy_changed.connect(self._on_busy)
+        self.stop.clicked.connect(self.bridge.cancel)
+
+    # -- what to show ---------------------------------------------------------------
+    def follow(self, state, step: int | None) -> None:
+        """The playground's run (a RunState) and its selected step."""
+        from engine.models.catalogue import list_models
+        from engine.models.light_tokenizer import LightTokenizer
+
+        model_changed = self.state is None or _path(self.state) != _path(state)
+        self.state, self.step = state, step
+        if model_changed:
+            tok = None
+            if self.available():
+                try:
+                    tok = LightTokenizer(_path(state))
+                except (OSError, ValueError):
+                    tok = None
+            done = state.done
+            self.tokenizer.set_model(
+                tok,
+                list_models(),
+                done.prefill_tps if done else None,
+                state.model.context_length if state.model else None,
+            )
+        self.hardware.show_timeline(
+            timeline(state.model, state.tokens, state.done, state.prompt_tokens or None)
+        )
+        self.refresh()
+
+    def available(self) -> bool:
+        s = self.state
+        return bool(s and s.model and s.model.backend == "mlx" and Path(s.model.path).is_dir())
+
+    def _key(self) -> tuple | None:
+        name = TABS[self.tabs.currentIndex()]
+        if name not in ("attention", "lens") or self.state is None:
+            return None
+        layer, head = self.attention.layer.value(), self.attention.head.currentData()
+        detail = (layer, head) if name == "attention" else ()
+        return (self.state.run_id or id(self.state), _path(self.state), self.step, name, *detail)
+
+    def refresh(self) -> None:
+        key = self._key()
+        if key is None:
+            return
+        s = self.state
+        if not self.available():
+            why = (
+                "a model on a server reports only the tokens it chose"
+                if s.model and s.model.backend != "mlx"
+                else f"the model this run used ({s.model.path if s.model else 'unknown'}) is "
+                "not on this machine any more: open it to inspect this run"
+            )
+            self.where.setText(f"Inside the model is not available: {why}.")
+            return
+        step = "the prompt alone" if self.step is None else f"step {self.step}"
+        self.where.setText(f"{Path(s.model.path).name} · {step} · computed in the engine")
+        if key in self.cache:
+            self._show(self.cache[key])
+            return
+        if self.bridge.busy:
+            self.pending = key
+            return
+        self.pending = None
+        request = {
+            "what": key[3],
+            "step": self.step,
+            "top_k": 5,
+            "continuation": [t.token_id for t in s.tokens if not t.eos],
+            "layer": self.attention.layer.value(),
+            "head": self.attention.head.currentData(),
+        }
+        self._asked = key
+        self.bridge.inspect(s.prompt, s.settings, request, s.model.path)
+
+    # -- results --------------------------------------------------------------------
+    def _on_record(self, record) -> None:
+        self.cache[self._asked] = record
+        if self._asked == self._key():
+            self._show(record)
+
+    def _show(self, record) -> None:
+        (self.attention if record.what == "attention" else self.lens).show_record(record)
+
+    def _on_error(self, error) -> None:
+        self.where.setText(f"Could not look inside: {error.message}")
+
+    def _on_busy(self, busy: bool) -> None:
+        self.busy.setVisible(busy)
+        self.stop.setVisible(busy)
+        if not busy and self.pending is not None and self.pending == self._key():
+            self.refresh()
+
+    def closeEvent(self, event):
+        self.bridge.cleanup()
+        super().closeEvent(event)
+
+
+def _path(state) -> str | None:
+    return state.model.path if state is not None and state.model is not None else None
+
+
+def open_inside(win, step: int | None = None) -> InsideWindow:
+    """Show (creating once) the playground's Inside window on its run and step."""
+    inside = getattr(win, "inside", None)
+    if inside is None:
+        inside = win.inside = InsideWindow()
+        win.output.step_clicked.connect(lambda s: inside.follow(win.state, s))
+    inside.follow(win.state, step if step is not None else win.state.selected)
+    if step is not None:
+        inside.tabs.setCurrentIndex(TABS.index("attention"))
+    inside.show()
+    inside.raise_()
+    return inside

@@ -1,0 +1,72 @@
+"""One step of a run, inspected: the request the engine receives, the record it sends.
+
+A step is identified the way the window knows it: the prompt and settings (the
+prompt is encoded again exactly as the run encoded it) plus the answer's token
+ids; step N's prediction comes from the prompt and the answer's first N tokens,
+so the pass covers those and the last position is the query. `step: None`
+inspects the prompt alone (what it predicts next).
+"""
+
+from __future__ import annotations
+
+from engine.backends.mlx.inside import MAX_POSITIONS, Inspection, attention_weights, logit_lens
+from engine.errors import SettingsError
+from engine.prompt import encode_prompt
+from engine.records import InspectRecord, token_label
+
+WHATS = ("attention", "lens")
+
+
+def _ids(backend, prompt, settings, request: dict) -> tuple[list[int], int | None, int | None]:
+    enc = encode_prompt(backend.lm.tokenizer, prompt, settings)
+    continuation = [int(i) for i in request.get("continuation") or [] if int(i) >= 0]
+    step = request.get("step")
+    if step is not None and not 0 <= int(step) <= len(continuation):
+        raise SettingsError(f"step {step} is outside the run's {len(continuation)} tokens")
+    before = continuation[: int(step)] if step is not None else []
+    chosen = continuation[int(step)] if step is not None and int(step) < len(continuation) else None
+    return list(enc.ids) + before, (int(step) if step is not None else None), chosen
+
+
+def inspect_step(backend, prompt, settings, request: dict) -> InspectRecord:
+    """Attention or the logit lens at one step of a run (or of the prompt alone).
+
+    Raises:
+        SettingsError: an unknown view, a layer or head the model does not have.
+    """
+    what = request.get("what")
+    if what not in WHATS:
+        raise SettingsError(f"unknown view '{what}': choose one of {', '.join(WHATS)}")
+    if backend.inspection is None:
+        backend.inspection = Inspection(backend.lm.model)
+    ids, step, chosen = _ids(backend, prompt, settings, request)
+    p = backend.inspection.get(ids)
+    ids = p.ids  # the last MAX_POSITIONS of them
+    layers, heads = len(p.queries), int(p.queries[0].shape[1])
+    labels = tuple(token_label(backend.lm.token_bytes(i)) for i in ids)
+    data: dict = {"truncated": len(ids) == MAX_POSITIONS, "chosen": chosen}
+    if what == "attention":
+        layer = int(request.get("layer", 0))
+        head = request.get("head")
+        weights = attention_weights(p, layer)  # (H, T, T)
+        if head is not None and not 0 <= int(head) < heads:
+            raise SettingsError(f"head {head} does not exist: layer {layer} has {heads}")
+        shown = weights.mean(axis=0) if head is None else weights[int(head)]
+        data.update(
+            layer=layer,
+            head=None if head is None else int(head),
+            weights=shown.round(6).tolist(),
+            query_row_by_head=weights[:, -1, :].round(6).tolist(),
+        )
+    else:
+        top_k = int(request.get("top_k", 5))
+        rows = logit_lens(backend.lm.model, p, len(ids) - 1, top_k, chosen)
+        words = {i for r in rows for i, _p in r["top"]} | (
+            {chosen} if chosen is not None else set()
+        )
+        data.update(
+            rows=rows, token_labels={str(i): token_label(backend.lm.token_bytes(i)) for i in words}
+        )
+    return InspectRecord(
+        what=what, step=step, layers=layers, heads=heads, ids=tuple(ids), labels=labels, data=data
+    )

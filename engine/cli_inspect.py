@@ -1,0 +1,159 @@
+"""`logitscope inspect`: the numbers the *Inside the model* views show.
+
+    logitscope inspect --prompt TEXT [--model M] [--step N] --what attention|lens|tokens
+                       [--layer L] [--head H] [--raw] [--system S] [--json]
+
+With --step N the prompt is first answered greedily for N + 1 tokens (as the
+window's run would be at T = 0) and step N of that answer is inspected; without
+it, the prompt alone (what it predicts next).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from engine.errors import SettingsError
+from engine.settings import SamplingSettings
+
+
+def add_parser(sub) -> None:
+    i = sub.add_parser("inspect", help="look inside the model at one step")
+    i.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
+    i.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
+    i.add_argument("--step", type=int, default=None, help="step of the greedy answer")
+    i.add_argument("--what", required=True, choices=["attention", "lens", "tokens"])
+    i.add_argument("--layer", type=int, default=0, help="attention: the layer (0-based)")
+    i.add_argument("--head", type=int, default=None, help="attention: the head (default: mean)")
+    i.add_argument("--top-k", type=int, default=5, help="lens: predictions kept per layer")
+    i.add_argument("--system", default=None, help="system prompt")
+    i.add_argument("--raw", action="store_true", help="raw completion, no chat template")
+    i.add_argument("--json", action="store_true", help="print the numbers as JSON")
+
+
+def cmd_inspect(args) -> int:
+    from engine.cli import _read_prompt
+
+    prompt = _read_prompt(args.prompt)
+    if not prompt.strip():
+        raise SettingsError("the prompt is empty: pass some text with --prompt")
+    if args.step is not None and args.step < 0:
+        raise SettingsError("--step counts the answer's tokens from 0")
+    settings = SamplingSettings(
+        temperature=0.0,
+        max_tokens=(args.step or 0) + 1,
+        system_prompt=args.system,
+        chat_template=not args.raw,
+        seed=0,
+    ).validate()
+    if args.what == "tokens":
+        return _tokens(prompt, args)
+    from engine.client import EngineClient
+
+    client = EngineClient()
+    try:
+        continuation = _answer(client, prompt, settings, args) if args.step is not None else []
+        request = {
+            "what": args.what,
+            "step": args.step,
+            "continuation": continuation,
+            "layer": args.layer,
+            "head": args.head,
+            "top_k": args.top_k,
+        }
+        record = _last(client.inspect(prompt, settings, request, args.model))
+    finally:
+        client.close()
+    if args.json:
+        from engine.records import to_dict
+
+        print(json.dumps(to_dict(record), ensure_ascii=False))
+    else:
+        _print(record)
+    return 0
+
+
+def _last(records):
+    last = None
+    for record in records:
+        if record.type == "error":
+            kind = SettingsError if record.kind == "settings" else RuntimeError
+            if kind is RuntimeError:
+                from engine.errors import ModelError
+
+                kind = ModelError
+            raise kind(record.message)
+        last = record
+    return last
+
+
+def _answer(client, prompt, settings, args) -> list[int]:
+    tokens = [
+        r.token_id for r in client.generate(prompt, settings, args.model) if r.type == "token"
+    ]
+    if len(tokens) <= args.step:
+        print(
+            f"logitscope: the answer ended after {len(tokens)} tokens; inspecting its end",
+            file=sys.stderr,
+        )
+        args.step = len(tokens)
+    return tokens
+
+
+def _tokens(prompt: str, args) -> int:
+    from engine.models.catalogue import list_models
+    from engine.models.light_tokenizer import LightTokenizer
+    from engine.models.token_explorer import counts_by_model, economy, split, stats
+
+    folder = _folder(args.model)
+    tok = LightTokenizer(folder)
+    spans = split(tok, prompt)
+    out = {
+        "model": str(folder),
+        "spans": [
+            {"id": s.token_id, "text": s.text, "label": s.label, "bytes": list(s.bytes)}
+            for s in spans
+        ],
+        **stats(len(spans), prompt),
+        "by_model": counts_by_model(prompt, list_models()),
+        "economy": economy(tok),
+    }
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    print(" | ".join(s.label for s in spans))
+    print(
+        f"{len(spans)} tokens · {out['tokens_per_word']:.2f} per word · "
+        f"{out['tokens_per_character']:.2f} per character"
+    )
+    for name, n in out["by_model"].items():
+        print(f"  {name}: {n}")
+    return 0
+
+
+def _folder(model: str | None):
+    from engine.backends.mlx.loader import resolve_model
+
+    return resolve_model(model)
+
+
+def _print(record) -> None:
+    d = record.data
+    where = "the prompt" if record.step is None else f"step {record.step}"
+    if record.what == "attention":
+        head = "mean of heads" if d["head"] is None else f"head {d['head']}"
+        print(f"attention · layer {d['layer']} of {record.layers} · {head} · {where}")
+        row = d["weights"][-1]
+        best = sorted(range(len(row)), key=lambda j: -row[j])[:8]
+        print(f"query {record.labels[-1]!r} attends to:")
+        for j in best:
+            print(f"  {row[j]:.3f}  {record.labels[j]!r} (position {j})")
+        return
+    labels = d["token_labels"]
+    print(f"logit lens · {where} · {record.layers} layers")
+    for n, row in enumerate(d["rows"]):
+        top = ", ".join(f"{labels[str(i)]!r} {p:.2f}" for i, p in row["top"][:3])
+        extra = ""
+        if "chosen_rank" in row:
+            extra = f"  chosen: rank {row['chosen_rank']}, p={row['chosen_prob']:.3f}"
+        print(f"  layer {n:2}: {top}{extra}")

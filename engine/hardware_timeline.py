@@ -1,0 +1,67 @@
+"""Prefill and decode against the hardware, from a run's own records.
+
+Decode reads every weight once per token, plus the KV cache of the context so
+far: achieved bandwidth = (weight bytes + KV bytes per token x context) / the
+step's time. Prefill does about 2 x parameters FLOPs per prompt token:
+achieved FLOP/s = 2 x parameters x prompt tokens / prefill time. Both are set
+against the device's limits (measured on a CPU, a published table for GPUs),
+which is why decode is memory-bound and prefill compute-bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Timeline:
+    prefill_s: float | None = None
+    prefill_tokens: int = 0
+    prefill_gflops: float | None = None  # achieved
+    steps: list[int] = field(default_factory=list)  # decode steps (the first excluded)
+    step_s: list[float] = field(default_factory=list)
+    step_gbs: list[float] = field(default_factory=list)  # achieved, per step
+    step_bytes: list[int] = field(default_factory=list)
+    weight_bytes: int | None = None
+    kv_bytes_per_token: float | None = None
+    parameters: int | None = None
+    memory_gbs: float | None = None  # the device's limits
+    matmul_gflops: float | None = None
+    limits_source: str = ""
+    missing: list[str] = field(default_factory=list)  # what could not be computed, and why
+
+    @property
+    def mean_gbs(self) -> float | None:
+        total_s = sum(self.step_s)
+        return sum(self.step_bytes) / total_s / 1e9 if total_s > 0 else None
+
+
+def timeline(model, tokens, done, prompt_tokens: int | None) -> Timeline:
+    """The run's timeline from its ModelRecord, TokenRecords and DoneRecord."""
+    t = Timeline()
+    if model is not None:
+        t.weight_bytes, t.parameters = model.weight_bytes, model.parameters
+        t.memory_gbs, t.matmul_gflops = model.memory_gbs, model.matmul_gflops
+        t.limits_source = getattr(model, "limits_source", "")
+    n_prompt = prompt_tokens or (done.prompt_tokens if done else None)
+    if done is not None and done.prefill_s and n_prompt:
+        t.prefill_s, t.prefill_tokens = done.prefill_s, n_prompt
+        if t.parameters:
+            t.prefill_gflops = 2 * t.parameters * n_prompt / done.prefill_s / 1e9
+    else:
+        t.missing.append("prefill: the run did not report its prefill time")
+    if done is not None and done.kv_cache_bytes and tokens:
+        t.kv_bytes_per_token = done.kv_cache_bytes / max(tokens[-1].context_tokens, 1)
+    if not t.weight_bytes:
+        t.missing.append("decode bandwidth: the backend did not report the weights' size")
+        return t
+    for rec in tokens[1:]:  # the first token's time is the prefill's
+        if rec.latency_s <= 0:
+            continue
+        kv = (t.kv_bytes_per_token or 0.0) * rec.context_tokens
+        read = int(t.weight_bytes + kv)
+        t.steps.append(rec.step)
+        t.step_s.append(rec.latency_s)
+        t.step_bytes.append(read)
+        t.step_gbs.append(read / rec.latency_s / 1e9)
+    return t
