@@ -4,6 +4,8 @@ its weight."""
 
 from __future__ import annotations
 
+from html import escape
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
@@ -103,7 +105,8 @@ class AttentionView(QWidget):
             item,
             "Attention",
             f"layer {d['layer']} · {head} · {where} · "
-            f"{short(self.labels[-1])!r} attends most to {short(self.labels[top])!r} "
+            f"{escape(repr(short(self.labels[-1])))} attends most to "
+            f"{escape(repr(short(self.labels[top])))} "
             f"({row[top]:.2f})",
         )
 

@@ -4,6 +4,8 @@ layers x top-k table, and the chosen token's rank by layer."""
 
 from __future__ import annotations
 
+from html import escape
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
@@ -32,8 +34,11 @@ class LensView(QSplitter):
         )
         self.addWidget(self.table)
         self.addWidget(self.rank)
-        self.setStretchFactor(0, 3)
-        self.setStretchFactor(1, 2)
+        self.setSizes([720, 460])
+        # log10 ticks labelled as plain ranks
+        item.getAxis("left").setTicks(
+            [[(np.log10(v), f"{v:,}") for v in (1, 2, 5, 10, 100, 1_000, 10_000, 100_000)]]
+        )
 
     def show_record(self, record) -> None:
         d = record.data
@@ -50,7 +55,7 @@ class LensView(QSplitter):
         for r, row in enumerate(rows):
             for c, (tid, p) in enumerate(row["top"]):
                 cell = QTableWidgetItem(f"{short(names[str(tid)], 12)}  {p:.2f}")
-                cell.setToolTip(f"token {tid} {names[str(tid)]!r}: p = {p:.4f}")
+                cell.setToolTip(escape(f"token {tid} {names[str(tid)]!r}: p = {p:.4f}"))
                 if tid == chosen:
                     cell.setBackground(QBrush(CHOSEN_BG))
                 self.table.setItem(r, c, cell)
@@ -67,8 +72,8 @@ class LensView(QSplitter):
             return
         ranks = np.array([row["chosen_rank"] for row in rows], dtype=float)
         self.rank_curve.setData(np.arange(len(ranks)), ranks)
-        first = next((i for i, r in enumerate(ranks) if r == 1), None)
-        when = f"top from layer {first}" if first is not None else "never top"
-        set_title(
-            item, "Chosen token by layer", f"{where} · {short(names[str(chosen)])!r} · {when}"
-        )
+        # "top from layer N": the first layer from which it stays the top prediction
+        settled = next((i for i in range(len(ranks)) if (ranks[i:] == 1).all()), None)
+        when = f"top from layer {settled} on" if settled is not None else "not top at the end"
+        label = escape(repr(short(names[str(chosen)])))
+        set_title(item, "Chosen token by layer", f"{where} · {label} · {when}")

@@ -13,6 +13,7 @@ from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPlainTextEdit,
     QSplitter,
@@ -51,7 +52,11 @@ class TokenizerView(QWidget):
         self.summary = QLabel()
         self.by_model = QTableWidget(0, 2)
         self.by_model.setHorizontalHeaderLabels(["model", "tokens"])
-        self.by_model.horizontalHeader().setStretchLastSection(True)
+        header = self.by_model.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeToContents)
+        self.by_model.verticalHeader().hide()
+        self.by_model.setToolTip("The same text under every installed model's tokenizer")
         self.chart = pg.PlotWidget()
         style_plot(self.chart.getPlotItem(), "Token economy", left="tokens vs English")
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.7, brush=PROMPT, pen=None)
@@ -64,7 +69,7 @@ class TokenizerView(QWidget):
         lower = QSplitter(Qt.Horizontal)
         lower.addWidget(self.by_model)
         lower.addWidget(self.chart)
-        lower.setStretchFactor(1, 2)
+        lower.setSizes([380, 720])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
@@ -126,7 +131,6 @@ class TokenizerView(QWidget):
         for r, (name, n) in enumerate(counts.items()):
             self.by_model.setItem(r, 0, QTableWidgetItem(name))
             self.by_model.setItem(r, 1, QTableWidgetItem(str(n)))
-        self.by_model.resizeColumnToContents(0)
 
     def _draw_economy(self) -> None:
         if self.tokenizer is None:

@@ -30,7 +30,7 @@ from engine.models.gguf_check import GGUFInfo, check_gguf
 
 GGUF_MAGIC = b"GGUF"
 CONVERTED_MARKER = "logitscope_conversion.json"
-CONVERTER_VERSION = 3  # 3: every quant type, five architectures, SentencePiece
+CONVERTER_VERSION = 4  # 3: every quant type, five architectures, SentencePiece; 4: bits
 
 
 def check_gguf_header(path: Path) -> GGUFInfo:
@@ -173,7 +173,11 @@ def convert_gguf(source: Path, out_dir: Path, digest: str | None = None, progres
         progress("Rebuilding and checking the tokenizer…", 0.9)
     tokenizer_json = build_tokenizer_json(meta)
     check = check_tokenizer(meta, tokenizer_json)
-    bits = Counter(lay.bits for group in layouts.values() for lay in group if lay.bits)
+    bits = Counter(  # per quantized tensor: its packed width over its unpacked width
+        arrays[k.replace(".scales", ".weight")].shape[-1] * 32 // (arrays[k].shape[-1] * GROUP)
+        for k in arrays
+        if k.endswith(".scales")
+    )
     if bits:
         config["quantization"] = {"group_size": GROUP, "bits": bits.most_common(1)[0][0]}
     config["logitscope_source"] = {

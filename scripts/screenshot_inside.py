@@ -1,0 +1,56 @@
+"""Render the four *Inside the model* views after a real run of the default model
+("The cat sat on the mat because it", raw completion) to PNG.
+
+python scripts/screenshot_inside.py [OUT_DIR]        (default: docs/)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scripts.screenshots import settle, shoot, wait  # noqa: E402
+
+
+def main() -> int:
+    from PySide6.QtWidgets import QApplication
+
+    from app.inside.window import TABS, open_inside
+    from app.window import PlaygroundWindow
+
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
+    out.mkdir(parents=True, exist_ok=True)
+    app = QApplication([])
+    win = PlaygroundWindow()
+    win.show()
+    wait(app, lambda: win.model_record is not None and not win.bridge.busy, 300)
+    win.load_model(None)  # the default model, whatever was open last
+    wait(app, lambda: win.model_record.name.startswith("SmolLM2") and not win.bridge.busy, 300)
+    win.controls.mode.setCurrentIndex(win.controls.mode.findText("Raw completion"))
+    win.controls.temp_spin.setValue(0.0)
+    win.controls.max_tokens.setValue(12)
+    win.prompt.setPlainText("The cat sat on the mat because it")
+    win.run()
+    wait(app, lambda: win.state.done is not None or win.state.error is not None, 300)
+    wait(app, lambda: not win.bridge.busy, 30)
+    inside = open_inside(win, 0)
+    inside.attention.layer.setValue(9)
+    for name in ("attention", "lens", "hardware", "tokenizer"):
+        inside.tabs.setCurrentIndex(TABS.index(name))
+        wait(app, lambda: not inside.bridge.busy and (
+            name in ("hardware", "tokenizer") or inside._key() in inside.cache), 300)  # noqa: B023
+        if name == "tokenizer":
+            inside.tokenizer.text.setPlainText("Tokenizers split 東京 and emoji 🦙 into bytes.")
+        settle(app)
+        shoot(app, inside, out / f"inside-{name}.png", (1200, 760))
+    inside.close()
+    win.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
