@@ -94,7 +94,10 @@ class _Worker:
                 "looking inside the model needs its weights: open a local model "
                 "(a server reports only the tokens it chose)"
             )
-        self.send_record(rid, backend.inspect(msg["prompt"], settings, msg["request"]))
+        record = backend.inspect(msg["prompt"], settings, msg["request"])
+        if rid in self.cancelled:  # asked to stop while the pass ran: nothing to show
+            raise SettingsError("cancelled")
+        self.send_record(rid, record)
 
 
 def worker_main(requests, events) -> None:

@@ -39,10 +39,14 @@ def main() -> int:
     wait(app, lambda: not win.bridge.busy, 30)
     inside = open_inside(win, 0)
     inside.attention.layer.setValue(9)
+
+    def ready(name):
+        local = name in ("hardware", "tokenizer")
+        return lambda: not inside.bridge.busy and (local or inside._key() in inside.cache)
+
     for name in ("attention", "lens", "hardware", "tokenizer"):
         inside.tabs.setCurrentIndex(TABS.index(name))
-        wait(app, lambda: not inside.bridge.busy and (
-            name in ("hardware", "tokenizer") or inside._key() in inside.cache), 300)  # noqa: B023
+        wait(app, ready(name), 300)
         if name == "tokenizer":
             inside.tokenizer.text.setPlainText("Tokenizers split 東京 and emoji 🦙 into bytes.")
         settle(app)

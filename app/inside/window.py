@@ -184,6 +184,13 @@ def open_inside(win, step: int | None = None) -> InsideWindow:
     if inside is None:
         inside = win.inside = InsideWindow()
         win.output.step_clicked.connect(lambda s: inside.follow(win.state, s))
+
+        def run_changed(*_):  # a run finished, or one was opened from History
+            if inside.isVisible():
+                inside.follow(win.state, win.state.selected)
+
+        win.bridge.finished.connect(run_changed)
+        win.history.open_run.connect(run_changed)
     inside.follow(win.state, step if step is not None else win.state.selected)
     if step is not None:
         inside.tabs.setCurrentIndex(TABS.index("attention"))

@@ -101,9 +101,10 @@ def test_lens_earlier_layers_equal_numpy(smollm, sentence_pass, layer):
 
 
 def test_token_explorer_counts_and_spans(default_model_path, gemma_path):
+    from mlx_lm.utils import load_tokenizer
+
     from engine.models.light_tokenizer import LightTokenizer
     from engine.models.token_explorer import SAMPLES, economy, split
-    from mlx_lm.utils import load_tokenizer
 
     for folder in (default_model_path, gemma_path):
         light, ref = LightTokenizer(folder), load_tokenizer(folder)
@@ -129,13 +130,25 @@ def test_hardware_timeline_recomputes_from_the_runs_own_timings(smollm):
     from engine.settings import SamplingSettings
 
     run = RunResult()
-    for r in generate_records(smollm, "Count to five.", SamplingSettings(temperature=0,
-                                                                          max_tokens=8)):
+    for r in generate_records(
+        smollm, "Count to five.", SamplingSettings(temperature=0, max_tokens=8)
+    ):
         run.add(r)
-    model = ModelRecord(name="m", path="p", architecture="llama", quantization="q",
-                        size_bytes=1, context_length=8192, device="CPU", load_s=0.0,
-                        weight_bytes=500_000_000, parameters=135_000_000, memory_gbs=29.0,
-                        matmul_gflops=100.0, limits_source="measured")
+    model = ModelRecord(
+        name="m",
+        path="p",
+        architecture="llama",
+        quantization="q",
+        size_bytes=1,
+        context_length=8192,
+        device="CPU",
+        load_s=0.0,
+        weight_bytes=500_000_000,
+        parameters=135_000_000,
+        memory_gbs=29.0,
+        matmul_gflops=100.0,
+        limits_source="measured",
+    )
     t = timeline(model, run.tokens, run.done, run.done.prompt_tokens)
     kv = run.done.kv_cache_bytes / run.tokens[-1].context_tokens
     assert t.steps == [r.step for r in run.tokens[1:]]
