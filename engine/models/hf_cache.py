@@ -10,6 +10,7 @@ imports MLX or Qt.
 from __future__ import annotations
 
 import json
+import os
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -65,9 +66,12 @@ def is_mlx_folder(folder: Path) -> bool:
 def cached_mlx_models() -> list[tuple[str, Path]]:
     """(repo id, snapshot folder) of every MLX model in the local HF cache."""
     try:
-        from huggingface_hub import scan_cache_dir
+        from huggingface_hub import constants, scan_cache_dir
 
-        cache = scan_cache_dir()
+        folder = os.environ.get("HF_HUB_CACHE") or constants.HF_HUB_CACHE  # as set now
+        if not Path(folder).is_dir():
+            return []
+        cache = scan_cache_dir(folder)
     except Exception:  # noqa: BLE001 - no cache folder, no hub library: nothing cached
         return []
     found = []

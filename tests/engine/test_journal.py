@@ -78,6 +78,7 @@ def test_a_corrupt_session_file_does_not_hide_the_others(tmp_path, session_file)
 def _append_forever(path, records, ack) -> None:
     """Child: journal records through the public API, acknowledging each return."""
     journal = Journal(path, path.stem)
+    ack.send("ready")  # started: the kill comes while it writes, not while it forks
     n = 0
     while True:
         run_id = journal.start_run(f"prompt {n}", {"temperature": 0.5}, None)
@@ -104,6 +105,7 @@ def test_sigkill_300_times_loses_no_acknowledged_record(tmp_path, real_records):
         child = ctx.Process(target=_append_forever, args=(path, records, send))
         child.start()
         send.close()
+        assert recv.poll(10) and recv.recv() == "ready"  # forking a big test process is slow
         time.sleep(rng.uniform(0.0, 0.03))
         os.kill(child.pid, signal.SIGKILL)
         child.join()
