@@ -179,3 +179,22 @@ def test_cli_inspect_json_prints_the_engines_numbers(smollm, sentence_pass, defa
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert bad.returncode == 2 and "layer 99 does not exist" in bad.stderr
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2", "qwen3", "gemma3", "phi3"])
+def test_every_architecture_is_inspectable(arch):
+    """Tiny random-weight models of each architecture mlx-lm runs: one attention
+    capture and one residual per layer, causal rows summing to 1, and the lens's
+    last layer equal to the model's own distribution."""
+    from tests.gguf_models import _args
+
+    module, args = _args(arch, 300)
+    model = module.Model(args)
+    p = run_pass(model, list(range(1, 20)))
+    assert len(p.queries) == len(p.hidden) == args.num_hidden_layers
+    for layer in range(args.num_hidden_layers):
+        w = attention_weights(p, layer)
+        assert np.allclose(w.sum(-1), 1.0, atol=1e-5) and np.triu(w, 1).max() == 0.0
+    own = np.array(mx.softmax(p.logits[-1]))
+    for tid, prob in logit_lens(model, p, 18)[-1]["top"]:
+        assert prob == pytest.approx(float(own[tid]), abs=1e-4)

@@ -42,7 +42,13 @@ def inspect_step(backend, prompt, settings, request: dict) -> InspectRecord:
     ids, step, chosen = _ids(backend, prompt, settings, request)
     p = backend.inspection.get(ids)
     ids = p.ids  # the last MAX_POSITIONS of them
-    layers, heads = len(p.queries), int(p.queries[0].shape[1])
+    layers = len(p.hidden)
+    heads = int(p.queries[0].shape[1]) if p.queries else 0
+    if what == "attention" and len(p.queries) != layers:
+        raise SettingsError(
+            "this architecture computes attention its own way (not through MLX's fused "
+            "attention), so its weights cannot be shown; the logit lens still works"
+        )
     labels = tuple(token_label(backend.lm.token_bytes(i)) for i in ids)
     data: dict = {"truncated": len(ids) == MAX_POSITIONS, "chosen": chosen}
     if what == "attention":
