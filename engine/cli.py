@@ -7,6 +7,7 @@ non-zero exit (2 for bad arguments, 1 for a run that failed), never a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -50,8 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--no-log", action="store_true", help="do not record the run in history")
 
     from engine.cli_inspect import add_parser as add_inspect
+    from engine.cli_lab import add_parser as add_lab
 
     add_inspect(sub)
+    add_lab(sub)
 
     m = sub.add_parser("models", help="list the models Logitscope can open")
     m.add_argument("--json", action="store_true")
@@ -118,14 +121,20 @@ def _model_spec(args) -> str | None:
     return f"{normalize_base_url(args.endpoint)}#{args.remote_model or ''}"
 
 
+_ELSEWHERE = {"inspect": ("engine.cli_inspect", "cmd_inspect"),
+              "lab": ("engine.cli_lab", "cmd_lab")}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         commands = {
             "generate": cmd_generate, "models": cmd_models, "bench": cmd_bench,
             "sessions": cmd_sessions, "export": cmd_export, "import": cmd_import,
-            "inspect": _cmd_inspect,
         }  # fmt: skip
+        if args.command in _ELSEWHERE:  # commands with modules of their own
+            module, name = _ELSEWHERE[args.command]
+            return getattr(importlib.import_module(module), name)(args)
         return commands[args.command](args)
     except LogitscopeError as e:
         print(f"logitscope: error: {e}", file=sys.stderr)
@@ -143,12 +152,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"logitscope: internal error: {type(e).__name__}: {first} "
               "(set LOGITSCOPE_DEBUG=1 for details)", file=sys.stderr)  # fmt: skip
         return 1
-
-
-def _cmd_inspect(args) -> int:
-    from engine.cli_inspect import cmd_inspect
-
-    return cmd_inspect(args)
 
 
 def _silence_stdout() -> None:
@@ -210,7 +213,9 @@ def cmd_generate(args) -> int:
         raise SettingsError("the prompt is empty: pass some text with --prompt")
     settings = _settings(args)
     spec, key = _model_spec(args), _api_key(args)
-    log = _RunLogger(None if args.no_log else (prompt, settings.to_dict()))
+    from engine.cli_run_log import RunLogger
+
+    log = RunLogger(None if args.no_log else (prompt, settings.to_dict()))
     client = EngineClient()
     status, shown = 0, 0
     try:
@@ -229,43 +234,6 @@ def cmd_generate(args) -> int:
         client.close()
         log.close()
     return status
-
-
-class _RunLogger:
-    """Journals a command-line run; if the history cannot be written, says so once
-    (where, and what to do) and lets the run go on."""
-
-    def __init__(self, start: tuple[str, dict] | None):
-        from engine.sessions.journal import Journal, JournalError
-
-        self.journal = self.run_id = None
-        if start is None:
-            return
-        try:
-            self.journal = Journal.create()
-            self.run_id = self.journal.start_run(*start, None)
-        except JournalError as e:
-            self._warn(e)
-
-    def record(self, record) -> None:
-        from engine.sessions.journal import JournalError
-
-        if self.journal is None or record.type == "progress":
-            return
-        try:
-            self.journal.record(self.run_id, record)
-        except JournalError as e:
-            self._warn(e)
-
-    def _warn(self, e) -> None:
-        print(f"logitscope: warning: {e}; this run is not in the history", file=sys.stderr)
-        if self.journal is not None:
-            self.journal.close()
-        self.journal = None
-
-    def close(self) -> None:
-        if self.journal is not None:
-            self.journal.close()
 
 
 def _print_plain(record) -> None:

@@ -1,0 +1,85 @@
+"""`logitscope lab quant`: the quantization A/B experiment on the command line.
+
+    logitscope lab quant --prompt TEXT [--model M] [--bits 8,6,4,3] [--tokens 24] [--json]
+
+The reference is the model dequantized to float32 (labelled with what it was
+dequantized from); each variant is re-quantized from it at run time.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from engine.errors import SettingsError
+
+
+def add_parser(sub) -> None:
+    lab = sub.add_parser("lab", help="inference technique experiments")
+    kinds = lab.add_subparsers(dest="lab", required=True)
+    q = kinds.add_parser("quant", help="re-quantized variants against a float32 reference")
+    q.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
+    q.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
+    q.add_argument("--bits", default="8,6,4,3", help="comma-separated bit widths (2-8)")
+    q.add_argument("--tokens", type=int, default=24, help="answer tokens teacher-forced")
+    q.add_argument("--raw", action="store_true", help="raw completion, no chat template")
+    q.add_argument("--json", action="store_true", help="print the numbers as JSON")
+
+
+def _bits(text: str) -> tuple[int, ...]:
+    try:
+        bits = tuple(int(b) for b in text.split(",") if b.strip())
+    except ValueError:
+        raise SettingsError(f"--bits takes whole numbers like 8,6,4,3, not {text!r}") from None
+    bad = [b for b in bits if b not in (2, 3, 4, 5, 6, 8)]
+    if bad or not bits:
+        raise SettingsError(f"MLX quantizes to 2, 3, 4, 5, 6 or 8 bits, not {bad or text!r}")
+    return bits
+
+
+def cmd_lab(args) -> int:
+    from engine.backends.base import prepare_process
+
+    prepare_process()
+    from engine.backends.mlx.lab_quant import run_quant_lab
+    from engine.backends.mlx.loader import load_model, resolve_model
+    from engine.cli import _read_prompt
+    from engine.models.catalogue import inspect_model
+    from engine.prompt import encode_prompt
+    from engine.settings import SamplingSettings
+
+    bits = _bits(args.bits)
+    if not 1 <= args.tokens <= 512:
+        raise SettingsError("--tokens must be between 1 and 512")
+    prompt = _read_prompt(args.prompt)
+    folder = resolve_model(args.model)
+    info = inspect_model(folder)
+    lm, _info, _s = load_model(folder, prefer="speed")
+    settings = SamplingSettings(chat_template=not args.raw).validate()
+    ids = encode_prompt(lm.tokenizer, prompt, settings).ids
+
+    def load_reference():
+        return load_model(folder, prefer="speed")[0].model
+
+    say = (lambda m, f: print(f"[{f:4.0%}] {m}", file=sys.stderr)) if not args.json else None
+    answer, variants = run_quant_lab(load_reference, ids, set(lm.tokenizer.eos_token_ids),
+                                     bits, args.tokens, say)  # fmt: skip
+    reference = (f"float32, dequantized from the stored {info.quantization}"
+                 if "bit" in info.quantization else f"as stored ({info.quantization})")  # fmt: skip
+    out = {"model": info.name, "reference": reference, "answer_ids": answer,
+           "answer": [lm.tokenizer.decode([t]) for t in answer],
+           "variants": [{"name": v.name, "bits": v.bits, "weight_bytes": v.weight_bytes,
+                         "mean_kl": v.mean_kl, "top1_agreement": v.agreement,
+                         "perplexity": v.perplexity, "prefill_tps": v.prefill_tps,
+                         "decode_tps": v.decode_tps, "kl": v.kl, "agree": v.agree,
+                         "delta_logprob": v.delta_logprob} for v in variants]}  # fmt: skip
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    print(f"{info.name}: reference = {reference}; {len(answer)} answer tokens teacher-forced")
+    print(f"{'model':26} {'MB':>7} {'mean KL':>9} {'top-1':>7} {'ppl':>7} {'prefill':>9} "
+          f"{'decode':>8}")  # fmt: skip
+    for v in variants:
+        print(f"{v.name:26} {v.weight_bytes / 1e6:7.0f} {v.mean_kl:9.4f} {v.agreement:7.1%} "
+              f"{v.perplexity:7.2f} {v.prefill_tps:7.0f}/s {v.decode_tps:6.1f}/s")  # fmt: skip
+    return 0

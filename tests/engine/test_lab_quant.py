@@ -1,0 +1,78 @@
+"""Quantization A/B on the real default model: the reference against itself is
+exact, and per-token KL, top-1 agreement and Δlogprob equal an independent NumPy
+computation from both models' logits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import mlx.core as mx
+import mlx.nn as nn
+import numpy as np
+import pytest
+
+from engine.backends.mlx.lab_quant import run_quant_lab
+
+
+@pytest.fixture(scope="module")
+def lab(default_model_path, smollm):
+    from engine.backends.mlx.loader import load_model
+
+    def load_reference():
+        return load_model(default_model_path, prefer="speed")[0].model
+
+    ids = smollm.tokenizer.encode("Paris is the capital of")
+    answer, variants = run_quant_lab(load_reference, ids, set(smollm.tokenizer.eos_token_ids),
+                                     bits=(8, 3), answer_tokens=8)  # fmt: skip
+    return load_reference, ids, answer, variants
+
+
+def _log_softmax64(logits) -> np.ndarray:
+    x = np.array(logits.astype(mx.float32), dtype=np.float64)
+    x -= x.max(-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(-1, keepdims=True))
+
+
+def test_reference_against_itself_is_zero(lab):
+    _load, _ids, answer, variants = lab
+    ref = variants[0]
+    assert ref.bits is None and ref.name == "float32 reference"
+    assert ref.kl == [0.0] * len(answer) and all(ref.agree)
+    assert ref.delta_logprob == [0.0] * len(answer)
+
+
+def test_variant_numbers_equal_numpy(lab):
+    load, ids, answer, variants = lab
+    ref_model, q3 = load(), load()
+    nn.quantize(q3, group_size=64, bits=3)
+    seq = ids + answer
+    ref_lp = _log_softmax64(ref_model(mx.array(seq[:-1])[None])[0])[len(ids) - 1 :]
+    var_lp = _log_softmax64(q3(mx.array(seq[:-1])[None])[0])[len(ids) - 1 :]
+    v = next(x for x in variants if x.bits == 3)
+    for i, tok in enumerate(answer):
+        p = np.exp(ref_lp[i])
+        kl = float(np.sum(p * (ref_lp[i] - var_lp[i])))
+        assert v.kl[i] == pytest.approx(kl, rel=1e-3, abs=1e-4)  # float32 logits
+        assert v.agree[i] == (ref_lp[i].argmax() == var_lp[i].argmax())
+        assert v.delta_logprob[i] == pytest.approx(var_lp[i][tok] - ref_lp[i][tok], abs=1e-3)
+    chosen = var_lp[np.arange(len(answer)), answer]
+    assert v.perplexity == pytest.approx(float(np.exp(-chosen.mean())), rel=1e-3)
+    eight = next(x for x in variants if x.bits == 8)
+    assert eight.mean_kl < v.mean_kl  # fewer bits, more damage
+    assert eight.weight_bytes > v.weight_bytes
+
+
+def test_cli_lab_quant_json(default_model_path):
+    out = subprocess.run([sys.executable, "-m", "engine", "lab", "quant", "--prompt", "Hi",
+                          "--model", str(default_model_path), "--bits", "4", "--tokens", "4",
+                          "--json"], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["reference"].startswith("float32, dequantized from the stored GGUF Q4_1")
+    assert [v["bits"] for v in data["variants"]] == [None, 4]
+    assert data["variants"][0]["mean_kl"] == 0.0
+    bad = subprocess.run([sys.executable, "-m", "engine", "lab", "quant", "--prompt", "Hi",
+                          "--bits", "7"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert bad.returncode == 2 and "not [7]" in bad.stderr
