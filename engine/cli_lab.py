@@ -24,6 +24,15 @@ def add_parser(sub) -> None:
     q.add_argument("--tokens", type=int, default=24, help="answer tokens teacher-forced")
     q.add_argument("--raw", action="store_true", help="raw completion, no chat template")
     q.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    sp = kinds.add_parser("speculative", help="a draft proposes, the target verifies (T = 0)")
+    sp.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
+    sp.add_argument("--model", default=None, help="the target: MLX folder, .gguf file or name")
+    sp.add_argument("--draft", default=None, help="draft model (default: the target re-quantized)")
+    sp.add_argument("--draft-bits", type=int, default=3, help="bits of the default draft")
+    sp.add_argument("--k", type=int, default=4, help="tokens drafted per target pass")
+    sp.add_argument("--tokens", type=int, default=32, help="answer tokens")
+    sp.add_argument("--raw", action="store_true", help="raw completion, no chat template")
+    sp.add_argument("--json", action="store_true", help="print the numbers as JSON")
 
 
 def _bits(text: str) -> tuple[int, ...]:
@@ -41,6 +50,10 @@ def cmd_lab(args) -> int:
     from engine.backends.base import prepare_process
 
     prepare_process()
+    if args.lab == "speculative":
+        from engine.cli_lab_speculative import cmd_speculative
+
+        return cmd_speculative(args)
     from engine.backends.mlx.lab_quant import run_quant_lab
     from engine.backends.mlx.loader import load_model, resolve_model
     from engine.cli import _read_prompt
