@@ -33,6 +33,7 @@ class EngineBridge(QObject):
     finished = Signal(object)  # DoneRecord
     failed = Signal(object)  # ErrorRecord
     inspected = Signal(object)  # InspectRecord
+    lab_done = Signal(object)  # LabRecord
     busy_changed = Signal(bool)
 
     def __init__(self, client: EngineClient | None = None, owns_client: bool = True, parent=None):
@@ -67,6 +68,10 @@ class EngineBridge(QObject):
         """Look inside the model at one step (see engine/backends/mlx/inspect_step.py)."""
         prefer = compute_preference()
         return self._run(lambda: self.client.inspect(prompt, settings, request, model, prefer))
+
+    def lab(self, kind: str, prompt, settings: SamplingSettings, params: dict, model) -> bool:
+        """Run a lab experiment (quant | speculative) in the engine."""
+        return self._run(lambda: self.client.lab(kind, prompt, settings, params, model))
 
     def cancel(self) -> None:
         self.client.cancel()
@@ -119,6 +124,8 @@ class EngineBridge(QObject):
                 self.failed.emit(record)
             elif kind == "inspect":
                 self.inspected.emit(record)
+            elif kind == "lab":
+                self.lab_done.emit(record)
         if last_prefill is not None:
             self.prefill.emit(last_prefill)
         if batch:

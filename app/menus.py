@@ -23,6 +23,12 @@ def _open_inside(win, step: int | None = None):
     return open_inside(win, step)
 
 
+def _open_lab(win):
+    from app.lab.window import open_lab
+
+    return open_lab(win)
+
+
 def build_menus(win) -> dict[str, QAction]:
     """Create the menus of a PlaygroundWindow; returns the actions by name."""
     from app.about import show_about
@@ -59,6 +65,8 @@ def build_menus(win) -> dict[str, QAction]:
     acts["inside"] = _action(window, "&Inside the model…", lambda: _open_inside(win),
                              "Ctrl+Shift+I", "Tokenizer, attention, logit lens, and prefill "
                              "vs decode against the hardware, for the selected step")  # fmt: skip
+    acts["lab"] = _action(window, "&Lab…", lambda: _open_lab(win), "Ctrl+Shift+L",
+                          "Quantization A/B and speculative decoding on this model")  # fmt: skip
     help_menu = bar.addMenu("&Help")
     acts["about"] = _action(help_menu, "&About Logitscope", lambda: show_about(
         win, win.model_record.device if win.model_record else None))  # fmt: skip

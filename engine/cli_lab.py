@@ -54,45 +54,25 @@ def cmd_lab(args) -> int:
         from engine.cli_lab_speculative import cmd_speculative
 
         return cmd_speculative(args)
-    from engine.backends.mlx.lab_quant import run_quant_lab
-    from engine.backends.mlx.loader import load_model, resolve_model
+    from engine.backends.mlx.lab_runs import quant_experiment
+    from engine.backends.mlx.loader import resolve_model
     from engine.cli import _read_prompt
-    from engine.models.catalogue import inspect_model
-    from engine.prompt import encode_prompt
     from engine.settings import SamplingSettings
 
     bits = _bits(args.bits)
-    if not 1 <= args.tokens <= 512:
-        raise SettingsError("--tokens must be between 1 and 512")
     prompt = _read_prompt(args.prompt)
-    folder = resolve_model(args.model)
-    info = inspect_model(folder)
-    lm, _info, _s = load_model(folder, prefer="speed")
     settings = SamplingSettings(chat_template=not args.raw).validate()
-    ids = encode_prompt(lm.tokenizer, prompt, settings).ids
-
-    def load_reference():
-        return load_model(folder, prefer="speed")[0].model
-
     say = (lambda m, f: print(f"[{f:4.0%}] {m}", file=sys.stderr)) if not args.json else None
-    answer, variants = run_quant_lab(load_reference, ids, set(lm.tokenizer.eos_token_ids),
-                                     bits, args.tokens, say)  # fmt: skip
-    reference = (f"float32, dequantized from the stored {info.quantization}"
-                 if "bit" in info.quantization else f"as stored ({info.quantization})")  # fmt: skip
-    out = {"model": info.name, "reference": reference, "answer_ids": answer,
-           "answer": [lm.tokenizer.decode([t]) for t in answer],
-           "variants": [{"name": v.name, "bits": v.bits, "weight_bytes": v.weight_bytes,
-                         "mean_kl": v.mean_kl, "top1_agreement": v.agreement,
-                         "perplexity": v.perplexity, "prefill_tps": v.prefill_tps,
-                         "decode_tps": v.decode_tps, "kl": v.kl, "agree": v.agree,
-                         "delta_logprob": v.delta_logprob} for v in variants]}  # fmt: skip
+    out = quant_experiment(resolve_model(args.model), prompt, settings, bits, args.tokens, say)
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
         return 0
-    print(f"{info.name}: reference = {reference}; {len(answer)} answer tokens teacher-forced")
+    print(f"{out['model']}: reference = {out['reference']}; "
+          f"{len(out['answer_ids'])} answer tokens teacher-forced")  # fmt: skip
     print(f"{'model':26} {'MB':>7} {'mean KL':>9} {'top-1':>7} {'ppl':>7} {'prefill':>9} "
           f"{'decode':>8}")  # fmt: skip
-    for v in variants:
-        print(f"{v.name:26} {v.weight_bytes / 1e6:7.0f} {v.mean_kl:9.4f} {v.agreement:7.1%} "
-              f"{v.perplexity:7.2f} {v.prefill_tps:7.0f}/s {v.decode_tps:6.1f}/s")  # fmt: skip
+    for v in out["variants"]:
+        print(f"{v['name']:26} {v['weight_bytes'] / 1e6:7.0f} {v['mean_kl']:9.4f} "
+              f"{v['top1_agreement']:7.1%} {v['perplexity']:7.2f} {v['prefill_tps']:7.0f}/s "
+              f"{v['decode_tps']:6.1f}/s")  # fmt: skip
     return 0

@@ -158,7 +158,7 @@ class EngineClient:
             if "record" in msg:
                 record = record_from_dict(msg["record"])
                 yield record
-                if record.type in ("done", "error", "inspect"):
+                if record.type in ("done", "error", "inspect", "lab"):
                     return
                 if record.type == "model" and self._last_op == "load":
                     return
@@ -197,6 +197,15 @@ class EngineClient:
         self._last_op = "inspect"
         rid = self._start("inspect", prompt=prompt, settings=settings.to_dict(), model=model,
                           request=request, prefer=prefer)  # fmt: skip
+        self.current = rid
+        return self._records(rid)
+
+    def lab(self, kind: str, prompt, settings: SamplingSettings, params: dict,
+            model: str | None = None) -> Iterator[Record]:  # fmt: skip
+        """Run a lab experiment (quant | speculative); yields progress, then one lab record."""
+        self._last_op = "lab"
+        rid = self._start("lab", kind=kind, prompt=prompt, settings=settings.to_dict(),
+                          params=params, model=model, prefer="speed")  # fmt: skip
         self.current = rid
         return self._records(rid)
 

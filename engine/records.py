@@ -209,8 +209,17 @@ class InspectRecord:
     type: str = "inspect"
 
 
+@dataclass(frozen=True)
+class LabRecord:
+    """The numbers of one lab experiment (see engine/backends/mlx/lab_runs.py)."""
+
+    kind: str  # quant | speculative
+    data: dict
+    type: str = "lab"
+
+
 Record = (ProgressRecord | ModelRecord | PrefillRecord | TokenRecord | DoneRecord
-          | ErrorRecord | InspectRecord)  # fmt: skip
+          | ErrorRecord | InspectRecord | LabRecord)  # fmt: skip
 _CLASSES = (
     ProgressRecord,
     ModelRecord,
@@ -219,6 +228,7 @@ _CLASSES = (
     DoneRecord,
     ErrorRecord,
     InspectRecord,
+    LabRecord,
 )
 _TYPES = {c.__dataclass_fields__["type"].default: c for c in _CLASSES}
 

@@ -99,6 +99,22 @@ class _Worker:
             raise SettingsError("cancelled")
         self.send_record(rid, record)
 
+    def op_lab(self, rid: int, msg: dict) -> None:
+        from engine.errors import SettingsError
+        from engine.records import LabRecord, ProgressRecord
+        from engine.settings import SamplingSettings
+
+        settings = SamplingSettings.from_dict(msg["settings"]).validate()
+        backend = self.backend(rid, msg)
+        if not hasattr(backend, "lab"):
+            raise SettingsError("the lab needs the model's weights: open a local model")
+
+        def progress(message, fraction):
+            self.send_record(rid, ProgressRecord(message, fraction))
+
+        data = backend.lab(msg["kind"], msg["prompt"], settings, msg.get("params", {}), progress)
+        self.send_record(rid, LabRecord(msg["kind"], data))
+
 
 def worker_main(requests, events) -> None:
     """Serve requests until 'shutdown' or the client goes away."""

@@ -55,6 +55,24 @@ class MLXBackend:
 
         return inspect_step(self, prompt, settings, request)
 
+    def lab(self, kind: str, prompt: Prompt, settings: SamplingSettings, params: dict, progress):
+        from pathlib import Path
+
+        from engine.backends.mlx import lab_runs
+        from engine.errors import SettingsError
+
+        folder = Path(self.record.path)
+        if kind == "quant":
+            bits = tuple(int(b) for b in params.get("bits", (8, 6, 4, 3)))
+            return lab_runs.quant_experiment(folder, prompt, settings, bits,
+                                             int(params.get("tokens", 24)), progress)  # fmt: skip
+        if kind == "speculative":
+            ks = tuple(int(k) for k in params.get("ks", (1, 2, 4)))
+            return lab_runs.speculative_experiment(
+                folder, prompt, settings, ks, int(params.get("draft_bits", 3)),
+                int(params.get("tokens", 32)), progress)  # fmt: skip
+        raise SettingsError(f"unknown experiment '{kind}' (quant or speculative)")
+
     def close(self) -> None:
         self.lm = self.key = self.record = None
         self.inspection = None

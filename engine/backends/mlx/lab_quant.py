@@ -21,6 +21,7 @@ import mlx.nn as nn
 import numpy as np
 
 GROUP = 64
+TOP = 5  # alternatives kept per answer token, for the side-by-side distributions
 
 
 @dataclass
@@ -34,6 +35,7 @@ class Variant:
     logprob: list[float] = field(default_factory=list)  # answer token, this model
     prefill_tps: float = 0.0
     decode_tps: float = 0.0
+    top: list[list[tuple[int, float]]] = field(default_factory=list)  # per token: (id, p)
 
     @property
     def perplexity(self) -> float:
@@ -138,6 +140,8 @@ def run_quant_lab(
         lp = ref_lp if b is None else teacher_forced(model, ids, start)
         for key, value in compare(ref_lp, lp, answer).items():
             setattr(v, key, value)
+        best = np.argsort(-lp, axis=-1)[:, :TOP]
+        v.top = [[(int(t), float(np.exp(lp[i, t]))) for t in row] for i, row in enumerate(best)]
         v.prefill_tps, v.decode_tps = _speed(model, prompt_ids)
         out.append(v)
     return answer, out

@@ -1,0 +1,89 @@
+"""The lab: experiments with the techniques that make inference cheap and fast, on
+the playground's model and prompt, each measured in the engine (never on the GUI
+thread), one at a time, with progress. Tabs: quantization A/B, speculative decoding.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QTabWidget, QVBoxLayout, QWidget
+
+from app.bridge import EngineBridge
+from app.lab.quant_view import QuantView
+from app.lab.speculative_view import SpeculativeView
+
+
+class LabWindow(QWidget):
+    def __init__(self, source, parent=None):
+        """`source`: the playground window (its model, prompt and settings are used)."""
+        super().__init__(parent, Qt.Window)
+        self.source = source
+        self.setWindowTitle("Lab — Logitscope")
+        self.resize(1200, 760)
+        self.bridge = EngineBridge(parent=self)
+        self.quant, self.speculative = QuantView(), SpeculativeView()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.quant, "Quantization A/B")
+        self.tabs.addTab(self.speculative, "Speculative decoding")
+        self.status = QLabel("Experiments use the playground's model and prompt.")
+        self.status.setWordWrap(True)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setMaximumWidth(220)
+        self.progress.hide()
+        head = QHBoxLayout()
+        head.addWidget(self.status, 1)
+        head.addWidget(self.progress)
+        layout = QVBoxLayout(self)
+        layout.addLayout(head)
+        layout.addWidget(self.tabs, 1)
+        self.quant.run_requested.connect(lambda p: self.start("quant", p))
+        self.speculative.run_requested.connect(lambda p: self.start("speculative", p))
+        self.bridge.progress.connect(self._on_progress)
+        self.bridge.lab_done.connect(self._on_done)
+        self.bridge.failed.connect(lambda e: self._finish(f"The experiment failed: {e.message}"))
+        self.bridge.busy_changed.connect(self._on_busy)
+
+    def start(self, kind: str, params: dict) -> bool:
+        model = self.source.model_record
+        if model is None or model.backend != "mlx" or not Path(model.path).is_dir():
+            self._finish("The lab needs a local model's weights: load one in the playground.")
+            return False
+        prompt = self.source.prompt.toPlainText().strip() or "Explain why the sky is blue."
+        settings = self.source.controls.settings()
+        if not self.bridge.lab(kind, prompt, settings, params, model.path):
+            self.status.setText("An experiment is already running; wait for it to finish.")
+            return False
+        self.status.setText(f"Running on {Path(model.path).name}: {prompt[:80]!r}…")
+        return True
+
+    def _on_progress(self, message: str, fraction: float) -> None:
+        self.status.setText(message)
+        self.progress.setValue(int(100 * fraction))
+
+    def _on_done(self, record) -> None:
+        (self.quant if record.kind == "quant" else self.speculative).show_data(record.data)
+        self._finish("Done: numbers measured in the engine, in this run.")
+
+    def _finish(self, message: str) -> None:
+        self.status.setText(message)
+
+    def _on_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        for view in (self.quant.run, self.speculative.run):
+            view.setEnabled(not busy)
+
+    def closeEvent(self, event):
+        self.bridge.cleanup()
+        super().closeEvent(event)
+
+
+def open_lab(win) -> LabWindow:
+    lab = getattr(win, "lab", None)
+    if lab is None:
+        lab = win.lab = LabWindow(win)
+    lab.show()
+    lab.raise_()
+    return lab

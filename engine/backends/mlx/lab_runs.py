@@ -1,0 +1,97 @@
+"""The lab's experiments as the engine runs them (for the window and the CLI):
+each takes a model folder, the prompt and settings, and returns JSON-ready numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mlx.nn as nn
+
+from engine.errors import SettingsError
+
+
+def _encode(lm, prompt, settings) -> list[int]:
+    from engine.prompt import encode_prompt
+
+    return encode_prompt(lm.tokenizer, prompt, settings).ids
+
+
+def _label(lm, tid: int) -> str:
+    from engine.records import token_label
+
+    return token_label(lm.token_bytes(int(tid)))
+
+
+def quant_experiment(folder: Path, prompt, settings, bits=(8, 6, 4, 3), tokens: int = 24,
+                     progress=None) -> dict:  # fmt: skip
+    from engine.backends.mlx.lab_quant import run_quant_lab
+    from engine.backends.mlx.loader import load_model
+    from engine.models.catalogue import inspect_model
+
+    bad = [b for b in bits if b not in (2, 3, 4, 5, 6, 8)]
+    if bad or not bits:
+        raise SettingsError(f"MLX quantizes to 2, 3, 4, 5, 6 or 8 bits, not {bad or bits}")
+    if not 1 <= tokens <= 512:
+        raise SettingsError("the answer length must be between 1 and 512 tokens")
+    info = inspect_model(folder)
+    lm = load_model(folder, prefer="speed")[0]
+    ids = _encode(lm, prompt, settings)
+
+    def load_reference():
+        return load_model(folder, prefer="speed")[0].model
+
+    answer, variants = run_quant_lab(load_reference, ids, set(lm.tokenizer.eos_token_ids),
+                                     tuple(bits), tokens, progress)  # fmt: skip
+    quantized = "bit" in info.quantization
+    reference = (f"float32, dequantized from the stored {info.quantization}" if quantized
+                 else f"as stored ({info.quantization})")  # fmt: skip
+    tops = {str(v.bits): v.top for v in variants}
+    words = {t for rows in tops.values() for row in rows for t, _p in row} | set(answer)
+    return {
+        "model": info.name, "reference": reference, "answer_ids": answer,
+        "answer": [_label(lm, t) for t in answer],
+        "labels": {str(t): _label(lm, t) for t in words}, "top": tops,
+        "variants": [{"name": v.name, "bits": v.bits, "weight_bytes": v.weight_bytes,
+                      "mean_kl": v.mean_kl, "top1_agreement": v.agreement,
+                      "perplexity": v.perplexity, "prefill_tps": v.prefill_tps,
+                      "decode_tps": v.decode_tps, "kl": v.kl, "agree": v.agree,
+                      "delta_logprob": v.delta_logprob} for v in variants],
+    }  # fmt: skip
+
+
+def speculative_experiment(folder: Path, prompt, settings, ks=(1, 2, 4), draft_bits: int = 3,
+                           tokens: int = 32, progress=None) -> dict:  # fmt: skip
+    from engine.backends.mlx.lab_speculative import plain_greedy, speculative_greedy
+    from engine.backends.mlx.loader import load_model
+
+    if draft_bits not in (2, 3, 4, 5, 6, 8):
+        raise SettingsError("the draft's bits must be 2, 3, 4, 5, 6 or 8")
+    if not ks or not all(1 <= k <= 16 for k in ks):
+        raise SettingsError("k (tokens drafted per pass) must be between 1 and 16")
+    target = load_model(folder, prefer="speed")[0]
+    draft = load_model(folder, prefer="speed")[0].model
+    nn.quantize(draft, group_size=64, bits=draft_bits)
+    ids = _encode(target, prompt, settings)
+    eos = set(target.tokenizer.eos_token_ids)
+    if progress:
+        progress("Running the target alone…", 0.0)
+    plain, plain_s = plain_greedy(target.model, ids, tokens, eos)
+    runs = []
+    for n, k in enumerate(ks):
+        if progress:
+            progress(f"Speculative decoding, k = {k}…", (n + 1) / (len(ks) + 1))
+        spec = speculative_greedy(target.model, draft, ids, k, tokens, eos)
+        runs.append({
+            "k": k, "tokens": spec.tokens, "same_as_target": spec.tokens == plain,
+            "drafted": spec.drafted, "accepted": spec.accepted,
+            "rejected": spec.drafted - spec.accepted, "acceptance": spec.acceptance,
+            "target_passes": len(spec.rounds) + 1, "tokens_per_pass": spec.tokens_per_pass,
+            "seconds": spec.seconds, "speedup": plain_s / spec.seconds,
+            "rounds": [{"drafted": r.drafted, "accepted": r.accepted,
+                        "correction": r.correction, "draft_probs": r.draft_probs,
+                        "target_probs": r.target_probs} for r in spec.rounds],
+        })  # fmt: skip
+    words = set(plain) | {t for r in runs for rd in r["rounds"] for t in rd["drafted"]}
+    return {"draft": f"the target re-quantized to {draft_bits}-bit", "target_alone_s": plain_s,
+            "target_tokens": plain, "labels": {str(t): _label(target, t) for t in words},
+            "runs": runs}  # fmt: skip

@@ -1,0 +1,51 @@
+"""The lab window on the real default model: each experiment runs in the engine
+and its view shows the engine's numbers."""
+
+from __future__ import annotations
+
+from app.lab.window import open_lab
+
+
+def _run(qtbot, lab, kind, params):
+    got = []
+    lab.bridge.lab_done.connect(got.append)
+    assert lab.start(kind, params)
+    qtbot.waitUntil(lambda: bool(got) and not lab.bridge.busy, timeout=240_000)
+    return got[0].data
+
+
+def test_quantization_ab_view(qtbot, window):
+    window.prompt.setPlainText("Name a colour.")
+    lab = open_lab(window)
+    qtbot.addWidget(lab)
+    data = _run(qtbot, lab, "quant", {"bits": [8, 3], "tokens": 6})
+    view = lab.quant
+    assert view.table.rowCount() == 3 and view.table.item(0, 2).text() == "0.0000"
+    assert data["reference"].startswith("float32, dequantized from the stored")
+    assert view.variant.currentData() == 3
+    three = data["variants"][2]
+    html = view.text.toHtml()
+    assert html.count("href=") == len(data["answer"])
+    view.text.anchorClicked.emit(view.text.source().resolved(view.text.source()))  # no crash
+    view._show_token(1)
+    assert f"KL {three['kl'][1]:.4f}" in view.detail.toPlainText()
+    lab.close()
+
+
+def test_speculative_view(qtbot, window):
+    window.prompt.setPlainText("Count to three.")
+    lab = open_lab(window)
+    qtbot.addWidget(lab)
+    data = _run(qtbot, lab, "speculative", {"ks": [1, 2], "draft_bits": 4, "tokens": 8})
+    assert [r["k"] for r in data["runs"]] == [1, 2]
+    assert all(r["same_as_target"] for r in data["runs"])
+    for r in data["runs"]:
+        assert r["accepted"] + r["rejected"] == r["drafted"]
+    view = lab.speculative
+    xs, ys = view.accept_curve.getData()
+    assert list(xs) == [1, 2] and list(ys) == [r["acceptance"] for r in data["runs"]]
+    assert "Output identical to the target's own: yes" in view.summary.text()
+    view.ks.setText("0,x")
+    view._on_run()
+    assert "whole numbers" in view.error.text()
+    lab.close()
