@@ -71,6 +71,7 @@ class QuantView(QWidget):
         self.table.verticalHeader().hide()
         self.variant = QComboBox()
         self.variant.setToolTip("Which variant paints the answer")
+        self.variant.setSizeAdjustPolicy(QComboBox.AdjustToContents)
         self.text = QTextBrowser()
         self.text.setOpenLinks(False)
         self.detail = QTextBrowser()

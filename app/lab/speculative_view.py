@@ -71,7 +71,9 @@ class SpeculativeView(QWidget):
         item = self.chart.getPlotItem()
         style_plot(item, "Acceptance against k", left="rate / tokens per pass", bottom="k")
         item.addLegend(offset=(10, 10))
-        self.accept_curve = item.plot([], [], pen=pen(PROMPT, 2), symbol="o", name="acceptance")
+        self.accept_curve = item.plot(
+            [], [], pen=pen(PROMPT, 2), symbol="o", symbolBrush=PROMPT, name="acceptance"
+        )
         self.per_pass = item.plot(
             [], [], pen=pen(OUTPUT, 2), symbol="s", name="tokens per target pass"
         )

@@ -1,0 +1,53 @@
+"""Render the lab's two views after real experiments on the default model to PNG.
+
+python scripts/screenshot_lab.py [OUT_DIR]        (default: docs/)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scripts.screenshots import settle, shoot, wait  # noqa: E402
+
+
+def main() -> int:
+    from PySide6.QtWidgets import QApplication
+
+    from app.lab.window import open_lab
+    from app.window import PlaygroundWindow
+
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
+    out.mkdir(parents=True, exist_ok=True)
+    app = QApplication([])
+    win = PlaygroundWindow()
+    win.show()
+    wait(app, lambda: win.model_record is not None and not win.bridge.busy, 300)
+    win.load_model(None)
+    wait(app, lambda: win.model_record.name.startswith("SmolLM2") and not win.bridge.busy, 300)
+    win.controls.mode.setCurrentIndex(win.controls.mode.findText("Chat (template)"))
+    win.prompt.setPlainText("List the planets of the solar system.")
+    lab = open_lab(win)
+    lab.speculative.draft_bits.setValue(4)  # the values the runs below use
+    lab.speculative.ks.setText("1,2,4")
+    for tab, kind, params in ((0, "quant", {"bits": [8, 4, 3], "tokens": 24}),
+                              (1, "speculative", {"ks": [1, 2, 4], "draft_bits": 4,
+                                                  "tokens": 32})):  # fmt: skip
+        lab.tabs.setCurrentIndex(tab)
+        done = []
+        lab.bridge.lab_done.connect(done.append)
+        lab.start(kind, params)
+        wait(app, lambda: bool(done) and not lab.bridge.busy, 900)  # noqa: B023
+        settle(app)
+        shoot(app, lab, out / f"lab-{kind}.png", (1200, 760))
+    lab.close()
+    win.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
