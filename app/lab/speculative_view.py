@@ -75,7 +75,12 @@ class SpeculativeView(QWidget):
             [], [], pen=pen(PROMPT, 2), symbol="o", symbolBrush=PROMPT, name="acceptance"
         )
         self.per_pass = item.plot(
-            [], [], pen=pen(OUTPUT, 2), symbol="s", name="tokens per target pass"
+            [],
+            [],
+            pen=pen(OUTPUT, 2),
+            symbol="s",
+            symbolBrush=OUTPUT,
+            name="tokens per target pass",
         )
         split = QSplitter(Qt.Horizontal)
         split.addWidget(self.text)
