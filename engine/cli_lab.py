@@ -24,6 +24,11 @@ def add_parser(sub) -> None:
     q.add_argument("--tokens", type=int, default=24, help="answer tokens teacher-forced")
     q.add_argument("--raw", action="store_true", help="raw completion, no chat template")
     q.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    b = kinds.add_parser("batch", help="the same prompts at batch sizes 1, 2, 4, 8")
+    b.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
+    b.add_argument("--sizes", default="1,2,4,8", help="comma-separated batch sizes")
+    b.add_argument("--tokens", type=int, default=16, help="answer tokens per prompt")
+    b.add_argument("--json", action="store_true", help="print the numbers as JSON")
     sp = kinds.add_parser("speculative", help="a draft proposes, the target verifies (T = 0)")
     sp.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
     sp.add_argument("--model", default=None, help="the target: MLX folder, .gguf file or name")
@@ -33,6 +38,34 @@ def add_parser(sub) -> None:
     sp.add_argument("--tokens", type=int, default=32, help="answer tokens")
     sp.add_argument("--raw", action="store_true", help="raw completion, no chat template")
     sp.add_argument("--json", action="store_true", help="print the numbers as JSON")
+
+
+def _batch(args) -> int:
+    from engine.backends.mlx.backend import MLXBackend
+    from engine.backends.mlx.lab_runs import batching_experiment
+    from engine.settings import SamplingSettings
+
+    try:
+        sizes = tuple(int(b) for b in args.sizes.split(","))
+    except ValueError:
+        raise SettingsError(
+            f"--sizes takes whole numbers like 1,2,4,8, not {args.sizes!r}"
+        ) from None
+    backend = MLXBackend()
+    record = backend.load(args.model, lambda m, f: None)
+    from pathlib import Path
+
+    out = batching_experiment(Path(record.path), SamplingSettings(), record, sizes, args.tokens)
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    for r in out["rows"]:
+        print(
+            f"batch {r['batch_size']:2}: {r['total_tps']:6.1f} tok/s total, "
+            f"{r['per_sequence_tps']:5.1f} per sequence, {r['seconds']:.2f} s, "
+            f"peak {r['peak_memory_bytes'] / 1e6:,.0f} MB"
+        )
+    return 0
 
 
 def _bits(text: str) -> tuple[int, ...]:
@@ -50,6 +83,8 @@ def cmd_lab(args) -> int:
     from engine.backends.base import prepare_process
 
     prepare_process()
+    if args.lab == "batch":
+        return _batch(args)
     if args.lab == "speculative":
         from engine.cli_lab_speculative import cmd_speculative
 
@@ -67,12 +102,18 @@ def cmd_lab(args) -> int:
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
         return 0
-    print(f"{out['model']}: reference = {out['reference']}; "
-          f"{len(out['answer_ids'])} answer tokens teacher-forced")  # fmt: skip
-    print(f"{'model':26} {'MB':>7} {'mean KL':>9} {'top-1':>7} {'ppl':>7} {'prefill':>9} "
-          f"{'decode':>8}")  # fmt: skip
+    print(
+        f"{out['model']}: reference = {out['reference']}; "
+        f"{len(out['answer_ids'])} answer tokens teacher-forced"
+    )
+    print(
+        f"{'model':26} {'MB':>7} {'mean KL':>9} {'top-1':>7} {'ppl':>7} {'prefill':>9} "
+        f"{'decode':>8}"
+    )
     for v in out["variants"]:
-        print(f"{v['name']:26} {v['weight_bytes'] / 1e6:7.0f} {v['mean_kl']:9.4f} "
-              f"{v['top1_agreement']:7.1%} {v['perplexity']:7.2f} {v['prefill_tps']:7.0f}/s "
-              f"{v['decode_tps']:6.1f}/s")  # fmt: skip
+        print(
+            f"{v['name']:26} {v['weight_bytes'] / 1e6:7.0f} {v['mean_kl']:9.4f} "
+            f"{v['top1_agreement']:7.1%} {v['perplexity']:7.2f} {v['prefill_tps']:7.0f}/s "
+            f"{v['decode_tps']:6.1f}/s"
+        )
     return 0

@@ -35,11 +35,19 @@ class MLXBackend:
             limits = _speed_limits(lm.model)
             limits["parameters"] = info.parameters or limits["parameters"]
             self.record = ModelRecord(
-                name=info.name, path=info.path, architecture=info.architecture,
-                quantization=info.quantization, size_bytes=info.size_bytes,
-                context_length=info.context_length, device=device_name(), load_s=seconds,
-                backend="mlx", capabilities=LOCAL_CAPABILITIES, compute=lm.compute, **limits,
-            )  # fmt: skip
+                name=info.name,
+                path=info.path,
+                architecture=info.architecture,
+                quantization=info.quantization,
+                size_bytes=info.size_bytes,
+                context_length=info.context_length,
+                device=device_name(),
+                load_s=seconds,
+                backend="mlx",
+                capabilities=LOCAL_CAPABILITIES,
+                compute=lm.compute,
+                **limits,
+            )
             self.lm, self.key = lm, key
         return self.record
 
@@ -64,14 +72,26 @@ class MLXBackend:
         folder = Path(self.record.path)
         if kind == "quant":
             bits = tuple(int(b) for b in params.get("bits", (8, 6, 4, 3)))
-            return lab_runs.quant_experiment(folder, prompt, settings, bits,
-                                             int(params.get("tokens", 24)), progress)  # fmt: skip
+            return lab_runs.quant_experiment(
+                folder, prompt, settings, bits, int(params.get("tokens", 24)), progress
+            )
         if kind == "speculative":
             ks = tuple(int(k) for k in params.get("ks", (1, 2, 4)))
             return lab_runs.speculative_experiment(
-                folder, prompt, settings, ks, int(params.get("draft_bits", 3)),
-                int(params.get("tokens", 32)), progress)  # fmt: skip
-        raise SettingsError(f"unknown experiment '{kind}' (quant or speculative)")
+                folder,
+                prompt,
+                settings,
+                ks,
+                int(params.get("draft_bits", 3)),
+                int(params.get("tokens", 32)),
+                progress,
+            )
+        if kind == "batch":
+            sizes = tuple(int(b) for b in params.get("sizes", (1, 2, 4, 8)))
+            return lab_runs.batching_experiment(
+                folder, settings, self.record, sizes, int(params.get("tokens", 16)), progress
+            )
+        raise SettingsError(f"unknown experiment '{kind}' (quant, speculative or batch)")
 
     def close(self) -> None:
         self.lm = self.key = self.record = None
@@ -100,8 +120,9 @@ def _speed_limits(model) -> dict:
         if found is None:
             return out
         limits, source = found
-    out.update(memory_gbs=limits.memory_gbs, matmul_gflops=limits.matmul_gflops,
-               limits_source=source)  # fmt: skip
+    out.update(
+        memory_gbs=limits.memory_gbs, matmul_gflops=limits.matmul_gflops, limits_source=source
+    )
     return out
 
 
@@ -114,8 +135,12 @@ def _gpu_name() -> str:
     try:
         if mx.metal.is_available():
             return str(mx.metal.device_info().get("device_name", ""))
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=10)  # fmt: skip
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return out.stdout.strip().splitlines()[0] if out.returncode == 0 else ""
     except (OSError, subprocess.SubprocessError, IndexError, AttributeError):
         return ""

@@ -22,8 +22,9 @@ def _label(lm, tid: int) -> str:
     return token_label(lm.token_bytes(int(tid)))
 
 
-def quant_experiment(folder: Path, prompt, settings, bits=(8, 6, 4, 3), tokens: int = 24,
-                     progress=None) -> dict:  # fmt: skip
+def quant_experiment(
+    folder: Path, prompt, settings, bits=(8, 6, 4, 3), tokens: int = 24, progress=None
+) -> dict:
     from engine.backends.mlx.lab_quant import run_quant_lab
     from engine.backends.mlx.loader import load_model
     from engine.models.catalogue import inspect_model
@@ -40,27 +41,52 @@ def quant_experiment(folder: Path, prompt, settings, bits=(8, 6, 4, 3), tokens: 
     def load_reference():
         return load_model(folder, prefer="speed")[0].model
 
-    answer, variants = run_quant_lab(load_reference, ids, set(lm.tokenizer.eos_token_ids),
-                                     tuple(bits), tokens, progress)  # fmt: skip
+    answer, variants = run_quant_lab(
+        load_reference, ids, set(lm.tokenizer.eos_token_ids), tuple(bits), tokens, progress
+    )
     quantized = "bit" in info.quantization
-    reference = (f"float32, dequantized from the stored {info.quantization}" if quantized
-                 else f"as stored ({info.quantization})")  # fmt: skip
+    reference = (
+        f"float32, dequantized from the stored {info.quantization}"
+        if quantized
+        else f"as stored ({info.quantization})"
+    )
     tops = {str(v.bits): v.top for v in variants}
     words = {t for rows in tops.values() for row in rows for t, _p in row} | set(answer)
     return {
-        "model": info.name, "reference": reference, "answer_ids": answer,
+        "model": info.name,
+        "reference": reference,
+        "answer_ids": answer,
         "answer": [_label(lm, t) for t in answer],
-        "labels": {str(t): _label(lm, t) for t in words}, "top": tops,
-        "variants": [{"name": v.name, "bits": v.bits, "weight_bytes": v.weight_bytes,
-                      "mean_kl": v.mean_kl, "top1_agreement": v.agreement,
-                      "perplexity": v.perplexity, "prefill_tps": v.prefill_tps,
-                      "decode_tps": v.decode_tps, "kl": v.kl, "agree": v.agree,
-                      "delta_logprob": v.delta_logprob} for v in variants],
-    }  # fmt: skip
+        "labels": {str(t): _label(lm, t) for t in words},
+        "top": tops,
+        "variants": [
+            {
+                "name": v.name,
+                "bits": v.bits,
+                "weight_bytes": v.weight_bytes,
+                "mean_kl": v.mean_kl,
+                "top1_agreement": v.agreement,
+                "perplexity": v.perplexity,
+                "prefill_tps": v.prefill_tps,
+                "decode_tps": v.decode_tps,
+                "kl": v.kl,
+                "agree": v.agree,
+                "delta_logprob": v.delta_logprob,
+            }
+            for v in variants
+        ],
+    }
 
 
-def speculative_experiment(folder: Path, prompt, settings, ks=(1, 2, 4), draft_bits: int = 3,
-                           tokens: int = 32, progress=None) -> dict:  # fmt: skip
+def speculative_experiment(
+    folder: Path,
+    prompt,
+    settings,
+    ks=(1, 2, 4),
+    draft_bits: int = 3,
+    tokens: int = 32,
+    progress=None,
+) -> dict:
     from engine.backends.mlx.lab_speculative import plain_greedy, speculative_greedy
     from engine.backends.mlx.loader import load_model
 
@@ -81,17 +107,65 @@ def speculative_experiment(folder: Path, prompt, settings, ks=(1, 2, 4), draft_b
         if progress:
             progress(f"Speculative decoding, k = {k}…", (n + 1) / (len(ks) + 1))
         spec = speculative_greedy(target.model, draft, ids, k, tokens, eos)
-        runs.append({
-            "k": k, "tokens": spec.tokens, "same_as_target": spec.tokens == plain,
-            "drafted": spec.drafted, "accepted": spec.accepted,
-            "rejected": spec.drafted - spec.accepted, "acceptance": spec.acceptance,
-            "target_passes": len(spec.rounds) + 1, "tokens_per_pass": spec.tokens_per_pass,
-            "seconds": spec.seconds, "speedup": plain_s / spec.seconds,
-            "rounds": [{"drafted": r.drafted, "accepted": r.accepted,
-                        "correction": r.correction, "draft_probs": r.draft_probs,
-                        "target_probs": r.target_probs} for r in spec.rounds],
-        })  # fmt: skip
+        runs.append(
+            {
+                "k": k,
+                "tokens": spec.tokens,
+                "same_as_target": spec.tokens == plain,
+                "drafted": spec.drafted,
+                "accepted": spec.accepted,
+                "rejected": spec.drafted - spec.accepted,
+                "acceptance": spec.acceptance,
+                "target_passes": len(spec.rounds) + 1,
+                "tokens_per_pass": spec.tokens_per_pass,
+                "seconds": spec.seconds,
+                "speedup": plain_s / spec.seconds,
+                "rounds": [
+                    {
+                        "drafted": r.drafted,
+                        "accepted": r.accepted,
+                        "correction": r.correction,
+                        "draft_probs": r.draft_probs,
+                        "target_probs": r.target_probs,
+                    }
+                    for r in spec.rounds
+                ],
+            }
+        )
     words = set(plain) | {t for r in runs for rd in r["rounds"] for t in rd["drafted"]}
-    return {"draft": f"the target re-quantized to {draft_bits}-bit", "target_alone_s": plain_s,
-            "target_tokens": plain, "labels": {str(t): _label(target, t) for t in words},
-            "runs": runs}  # fmt: skip
+    return {
+        "draft": f"the target re-quantized to {draft_bits}-bit",
+        "target_alone_s": plain_s,
+        "target_tokens": plain,
+        "labels": {str(t): _label(target, t) for t in words},
+        "runs": runs,
+    }
+
+
+def batching_experiment(
+    folder: Path, settings, record, sizes=(1, 2, 4, 8), tokens: int = 16, progress=None
+) -> dict:
+    """The built-in prompt set at each batch size, with the device's ceiling: decode
+    reads the weights once per step for the whole batch, so the bandwidth bound on
+    total tokens/s grows with the batch until compute (2 x parameters FLOPs per
+    token) caps it."""
+    from engine.backends.mlx.lab_batch import PROMPTS, batch_experiment
+    from engine.backends.mlx.loader import load_model
+
+    if not sizes or not all(1 <= s <= 64 for s in sizes):
+        raise SettingsError("batch sizes must be between 1 and 64")
+    lm = load_model(folder, prefer="speed")[0]
+    ids = [_encode(lm, p, settings) for p in PROMPTS]
+    data = batch_experiment(lm, ids, tuple(sizes), tokens, progress)
+    data["prompts"] = list(PROMPTS)
+    data["unbatched_equal"] = {
+        k: v == data["answers"][str(min(sizes))] for k, v in data["answers"].items()
+    }
+    if record is not None and record.weight_bytes and record.memory_gbs:
+        bw = record.memory_gbs * 1e9 / record.weight_bytes  # steps/s if only weights limit
+        flops = (record.matmul_gflops or 0) * 1e9 / (2 * (record.parameters or 1))
+        data["ceiling"] = [
+            {"batch_size": s, "tps": min(s * bw, flops) if flops else s * bw} for s in sizes
+        ]
+        data["ceiling_source"] = record.limits_source
+    return data
