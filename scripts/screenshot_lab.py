@@ -36,7 +36,8 @@ def main() -> int:
     lab.speculative.ks.setText("1,2,4")
     for tab, kind, params in ((0, "quant", {"bits": [8, 4, 3], "tokens": 24}),
                               (1, "speculative", {"ks": [1, 2, 4], "draft_bits": 4,
-                                                  "tokens": 32})):  # fmt: skip
+                                                  "tokens": 32}),
+                              (2, "batch", {"sizes": [1, 2, 4, 8], "tokens": 16})):  # fmt: skip
         lab.tabs.setCurrentIndex(tab)
         done = []
         lab.bridge.lab_done.connect(done.append)

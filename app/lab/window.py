@@ -1,6 +1,7 @@
 """The lab: experiments with the techniques that make inference cheap and fast, on
 the playground's model and prompt, each measured in the engine (never on the GUI
-thread), one at a time, with progress. Tabs: quantization A/B, speculative decoding.
+thread), one at a time, with progress. Tabs: quantization A/B, speculative decoding,
+batching.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QTabWidget, QVBoxLayout, QWidget
 
 from app.bridge import EngineBridge
+from app.lab.batch_view import BatchView
 from app.lab.quant_view import QuantView
 from app.lab.speculative_view import SpeculativeView
 
@@ -23,10 +25,12 @@ class LabWindow(QWidget):
         self.setWindowTitle("Lab — Logitscope")
         self.resize(1200, 760)
         self.bridge = EngineBridge(parent=self)
-        self.quant, self.speculative = QuantView(), SpeculativeView()
+        self.quant, self.speculative, self.batch = QuantView(), SpeculativeView(), BatchView()
+        self.views = {"quant": self.quant, "speculative": self.speculative, "batch": self.batch}
         self.tabs = QTabWidget()
         self.tabs.addTab(self.quant, "Quantization A/B")
         self.tabs.addTab(self.speculative, "Speculative decoding")
+        self.tabs.addTab(self.batch, "Batching")
         self.status = QLabel("Experiments use the playground's model and prompt.")
         self.status.setWordWrap(True)
         self.progress = QProgressBar()
@@ -41,6 +45,7 @@ class LabWindow(QWidget):
         layout.addWidget(self.tabs, 1)
         self.quant.run_requested.connect(lambda p: self.start("quant", p))
         self.speculative.run_requested.connect(lambda p: self.start("speculative", p))
+        self.batch.run_requested.connect(lambda p: self.start("batch", p))
         self.bridge.progress.connect(self._on_progress)
         self.bridge.lab_done.connect(self._on_done)
         self.bridge.failed.connect(lambda e: self._finish(f"The experiment failed: {e.message}"))
@@ -64,7 +69,7 @@ class LabWindow(QWidget):
         self.progress.setValue(int(100 * fraction))
 
     def _on_done(self, record) -> None:
-        (self.quant if record.kind == "quant" else self.speculative).show_data(record.data)
+        self.views[record.kind].show_data(record.data)
         self._finish("Done: numbers measured in the engine, in this run.")
 
     def _finish(self, message: str) -> None:
@@ -72,8 +77,8 @@ class LabWindow(QWidget):
 
     def _on_busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)
-        for view in (self.quant.run, self.speculative.run):
-            view.setEnabled(not busy)
+        for view in self.views.values():
+            view.run.setEnabled(not busy)
 
     def closeEvent(self, event):
         self.bridge.cleanup()

@@ -3,6 +3,8 @@ and its view shows the engine's numbers."""
 
 from __future__ import annotations
 
+import pytest
+
 from app.lab.window import open_lab
 
 
@@ -48,4 +50,19 @@ def test_speculative_view(qtbot, window):
     view.ks.setText("0,x")
     view._on_run()
     assert "whole numbers" in view.error.text()
+    lab.close()
+
+
+def test_batching_view(qtbot, window):
+    lab = open_lab(window)
+    qtbot.addWidget(lab)
+    data = _run(qtbot, lab, "batch", {"sizes": [1, 4], "tokens": 6})
+    rows = data["rows"]
+    for r in rows:  # throughput recomputed from the engine's own timestamps
+        assert r["total_tps"] == pytest.approx(r["generated_tokens"] / r["seconds"])
+        assert r["per_sequence_tps"] * r["batch_size"] == pytest.approx(r["total_tps"])
+    assert all(data["unbatched_equal"].values())
+    xs, ys = lab.batch.total.getData()
+    assert list(xs) == [1, 4] and list(ys) == [r["total_tps"] for r in rows]
+    assert "equals the unbatched one: yes" in lab.batch.summary.text()
     lab.close()
