@@ -37,6 +37,10 @@ class BatchView(QWidget):
         item = self.chart.getPlotItem()
         style_plot(item, "Throughput against batch size", left="tokens/s", bottom="batch size")
         item.addLegend(offset=(10, 10))
+        item.setLogMode(y=True)  # the ceiling and the measured speeds differ by 10x and more
+        item.getAxis("left").setTicks(
+            [[(np.log10(v), f"{v:g}") for v in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000)]]
+        )
         self.total = item.plot(
             [], [], pen=pen(OUTPUT, 2), symbol="o", symbolBrush=OUTPUT, name="total tokens/s"
         )
@@ -63,8 +67,13 @@ class BatchView(QWidget):
         ceiling = data.get("ceiling") or []
         self.ceiling.setData([c["batch_size"] for c in ceiling], [c["tps"] for c in ceiling])
         item = self.chart.getPlotItem()
-        top = max(r["total_tps"] for r in rows)
-        item.setRange(yRange=(0, top * 1.3), xRange=(0.5, sizes.max() + 0.5), padding=0)
+        values = [r["total_tps"] for r in rows] + [c["tps"] for c in ceiling]
+        low = min(r["per_sequence_tps"] for r in rows)
+        item.setRange(
+            yRange=(np.log10(low * 0.7), np.log10(max(values) * 1.5)),
+            xRange=(0.5, sizes.max() + 0.5),
+            padding=0,
+        )
         first, last = rows[0], rows[-1]
         gain = last["total_tps"] / first["total_tps"]
         set_title(
