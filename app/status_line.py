@@ -16,8 +16,10 @@ def status_text(state: RunState, model) -> str | None:
     d = state.done
     device = model.device if model else "—"
     if d is not None:
+        cached = getattr(d, "cached_tokens", 0)
+        reuse = f" ({cached} of {d.prompt_tokens} tokens from cache)" if cached else ""
         return (
-            f"TTFT {fmt_or_na(d.ttft_s, '.2f', 's')} · "
+            f"TTFT {fmt_or_na(d.ttft_s, '.2f', 's')}{reuse} · "
             f"prefill {fmt_or_na(d.prefill_tps, '.1f', 'tok/s')}{_flops(d, model)} · "
             f"decode {fmt_or_na(d.decode_tps, '.1f', 'tok/s')}{_bandwidth(d, model)} · "
             f"{d.generated_tokens} tokens · "

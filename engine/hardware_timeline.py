@@ -44,10 +44,11 @@ def timeline(model, tokens, done, prompt_tokens: int | None) -> Timeline:
         t.memory_gbs, t.matmul_gflops = model.memory_gbs, model.matmul_gflops
         t.limits_source = getattr(model, "limits_source", "")
     n_prompt = prompt_tokens or (done.prompt_tokens if done else None)
-    if done is not None and done.prefill_s and n_prompt:
-        t.prefill_s, t.prefill_tokens = done.prefill_s, n_prompt
+    computed = (n_prompt or 0) - (getattr(done, "cached_tokens", 0) or 0)  # not from cache
+    if done is not None and done.prefill_s and computed > 0:
+        t.prefill_s, t.prefill_tokens = done.prefill_s, computed
         if t.parameters:
-            t.prefill_gflops = 2 * t.parameters * n_prompt / done.prefill_s / 1e9
+            t.prefill_gflops = 2 * t.parameters * computed / done.prefill_s / 1e9
     else:
         t.missing.append("prefill: the run did not report its prefill time")
     if done is not None and done.kv_cache_bytes and tokens:

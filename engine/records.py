@@ -96,6 +96,7 @@ class PrefillRecord:
     total: int
     elapsed_s: float
     system_tokens: int = 0  # of `total`, the template's system part
+    cached_tokens: int = 0  # of `total`, reused from the previous run's KV cache
     type: str = "prefill"
 
 
@@ -177,6 +178,7 @@ class DoneRecord:
     # engine: measured where the model runs | server: the server's own report |
     # client: a remote run whose server reports no timings (ttft as received here)
     timings_from: str = "engine"
+    cached_tokens: int = 0  # prompt tokens reused from the previous run's KV cache
     type: str = "done"
 
 

@@ -38,7 +38,7 @@ def main() -> int:
 
     wait(lambda: win.model_record is not None and not win.bridge.busy)
     cli = EngineClient()
-    settings = SamplingSettings(temperature=0.0, max_tokens=TOKENS, seed=0)
+    settings = SamplingSettings(temperature=0.0, max_tokens=TOKENS, seed=0, prompt_cache=False)
     window_tps, cli_tps = [], []
     for _ in range(rounds):
         win.prompt.setPlainText(PROMPT)

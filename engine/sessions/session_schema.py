@@ -160,6 +160,7 @@ CHECKS = {
         "processed": lambda v: _int(v, **_COUNT), "total": lambda v: _int(v, **_COUNT),
         "elapsed_s": lambda v: _num(v, **_SECONDS),
         "system_tokens": lambda v: _int(v, **_COUNT),
+        "cached_tokens": lambda v: _int(v, **_COUNT),
     },
     TokenRecord: {
         "step": lambda v: _int(v, **_COUNT), "token_id": lambda v: _int(v, *TOKEN_ID),
@@ -187,6 +188,7 @@ CHECKS = {
         "seed": lambda v: _int(v, allow_none=True),
         "elapsed_s": lambda v: _num(v, **_SECONDS),
         "system_tokens": lambda v: _int(v, **_COUNT),
+        "cached_tokens": lambda v: _int(v, **_COUNT),
         "prefill_s": lambda v: _num(v, allow_none=True, **_SECONDS),
         "decode_s": lambda v: _num(v, allow_none=True, **_SECONDS),
         "error": lambda v: _str(v, allow_none=True),

@@ -80,8 +80,11 @@ def run_bench(model: str | None, max_tokens: int = 48, rounds: int = 3) -> dict:
     long_ids = tokenizer.encode(_FILLER * 12, add_special_tokens=False)[:PREFILL_TOKENS]
     long_text = tokenizer.decode(long_ids)
     long_ids = tokenizer.encode(long_text, add_special_tokens=False)  # what the engine sees
-    settings = SamplingSettings(temperature=0.0, max_tokens=max_tokens, seed=0)
-    pre_settings = SamplingSettings(temperature=0.0, max_tokens=2, seed=0, chat_template=False)
+    # No prompt reuse: every timed run prefills its whole prompt.
+    settings = SamplingSettings(temperature=0.0, max_tokens=max_tokens, seed=0, prompt_cache=False)
+    pre_settings = SamplingSettings(
+        temperature=0.0, max_tokens=2, seed=0, chat_template=False, prompt_cache=False
+    )
     spec = str(folder)
     client = EngineClient()
     try:

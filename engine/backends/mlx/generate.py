@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import mlx.core as mx
 import numpy as np
-from mlx_lm.models.cache import make_prompt_cache
 
 from engine.backends.mlx.instrument import (
     StepStats,
@@ -34,6 +33,7 @@ from engine.backends.mlx.instrument import (
     temperature_sweep_np,
     unpack,
 )
+from engine.backends.mlx.prompt_reuse import Reuse, finish, start_cache
 from engine.errors import SettingsError
 from engine.models.token_bytes import TextStream, bytes_table, vocabulary_strings
 from engine.prompt import encode_prompt
@@ -79,7 +79,8 @@ def _never() -> bool:
     return False
 
 
-def prefill(lm: LoadedModel, ids: mx.array, cache, max_chunk: int, should_stop, t_start: float):
+def prefill(lm: LoadedModel, ids: mx.array, cache, max_chunk: int, should_stop, t_start: float,
+            start: int = 0):  # fmt: skip
     """Run all but the last prompt token through the model, in chunks sized so a
     progress record comes about every PREFILL_TARGET_S.
 
@@ -87,7 +88,7 @@ def prefill(lm: LoadedModel, ids: mx.array, cache, max_chunk: int, should_stop, 
         (processed, elapsed since t_start) after each chunk; stops early (without
         finishing) when `should_stop()`.
     """
-    n_total, done = ids.shape[0], 0
+    n_total, done = ids.shape[0], start  # tokens before `start` are in the cache already
     known = lm.prefill_s_per_token  # the last run's speed sizes the first chunk too
     chunk = min(max_chunk, _chunk_for(known) if known else MIN_PREFILL_CHUNK)
     # Only the cache matters here: run the transformer without its vocabulary head
@@ -154,6 +155,7 @@ class _Plan:
     cache: list
     prompt_ids: mx.array
     step: Callable
+    reuse: Reuse
 
 
 def plan_run(lm: LoadedModel, prompt, settings: SamplingSettings) -> _Plan:
@@ -174,13 +176,15 @@ def plan_run(lm: LoadedModel, prompt, settings: SamplingSettings) -> _Plan:
     mx.random.seed(seed)
     on_device = mx.default_device().type != mx.DeviceType.cpu
     sample = make_step_sampler(settings, lm.vocab_size, sweep_on_device=on_device)
-    cache = make_prompt_cache(lm.model)
+    reuse = start_cache(lm, list(enc.ids), settings.prompt_cache)
+    cache = reuse.cache
     use_history = settings.repetition_penalty != 1.0
     prompt_ids = mx.array(enc.ids)
     history = prompt_ids if use_history else None
 
     def step(tokens: mx.array):
         nonlocal history
+        reuse.fed.append(tokens)  # its keys and values enter the cache
         logits = lm.model(tokens[None], cache=cache)[:, -1, :]  # (1, V)
         token, packed, raw = sample(logits, history)
         if use_history:
@@ -189,7 +193,7 @@ def plan_run(lm: LoadedModel, prompt, settings: SamplingSettings) -> _Plan:
 
     step.n = sample.n
     max_steps = min(settings.max_tokens, lm.context_length - n_prompt)
-    return _Plan(enc, seed, max_steps, on_device, cache, prompt_ids, step)
+    return _Plan(enc, seed, max_steps, on_device, cache, prompt_ids, step, reuse)
 
 
 def generate_records(
@@ -212,11 +216,14 @@ def generate_records(
     t_prefill = time.perf_counter()
     n_sys = enc.system_tokens
     yield PrefillRecord(0, n_prompt, t_prefill - t0, n_sys)
-    done = 0
+    done = cached = plan.reuse.cached
+    if cached:
+        yield PrefillRecord(cached, n_prompt, time.perf_counter() - t0, n_sys, cached)
     for done, elapsed in prefill(lm, plan.prompt_ids, plan.cache, settings.prefill_chunk,
-                                 should_stop, t0):  # fmt: skip
-        yield PrefillRecord(done, n_prompt, elapsed, n_sys)
+                                 should_stop, t0, cached):  # fmt: skip
+        yield PrefillRecord(done, n_prompt, elapsed, n_sys, cached)
     if n_prompt - done > 1:  # prefill stopped early
+        finish(lm, plan.reuse, enc.ids, done)
         yield run.done("cancelled", t_prefill)
         return
     eos = set(lm.tokenizer.eos_token_ids)
@@ -225,7 +232,7 @@ def generate_records(
     reason = "length"
     for stats, t_known in steps:
         if run.n_steps == 0:
-            yield PrefillRecord(n_prompt, n_prompt, t_known - t0, n_sys)
+            yield PrefillRecord(n_prompt, n_prompt, t_known - t0, n_sys, cached)
         record = run.token(stats, t_known, stats.token_id in eos)
         yield record
         if record.eos:
@@ -238,7 +245,8 @@ def generate_records(
             reason = "cancelled"
             break
     steps.close()
-    yield run.done(reason, t_prefill)
+    finish(lm, plan.reuse, enc.ids, n_prompt - 1)  # decode fed the last prompt token on
+    yield run.done(reason, t_prefill, cached)
 
 
 class _Run:
@@ -265,7 +273,7 @@ class _Run:
         return _token_record(self.lm, stats, step, piece, raw, t_known - self.t0, latency,
                              len(self.enc.ids), is_eos)  # fmt: skip
 
-    def done(self, reason: str, t_prefill: float) -> DoneRecord:
+    def done(self, reason: str, t_prefill: float, cached: int = 0) -> DoneRecord:
         if reason not in ("stop_string",):
             self.text += self.stream.flush()
         n_prompt = len(self.enc.ids)
@@ -277,7 +285,7 @@ class _Run:
             prompt_tokens=n_prompt,
             generated_tokens=self.n_text,
             ttft_s=(self.t_first - self.t0) if self.t_first is not None else None,
-            prefill_tps=n_prompt / prefill_s if prefill_s else None,
+            prefill_tps=(n_prompt - cached) / prefill_s if prefill_s else None,
             decode_tps=(self.n_steps - 1) / decode_s if decode_s else None,
             peak_memory_bytes=int(mx.get_peak_memory()),
             kv_cache_bytes=kv_cache_bytes(self.cache),
@@ -287,6 +295,7 @@ class _Run:
             system_tokens=self.enc.system_tokens,
             prefill_s=prefill_s,
             decode_s=decode_s,
+            cached_tokens=cached,
         )
 
 
