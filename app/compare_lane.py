@@ -108,7 +108,9 @@ class CompareLane(QFrame):
         self.stop_button.clicked.connect(lambda: self.stop_requested.emit(self))
 
     def settings(self) -> SamplingSettings:
-        return self.sampling.settings(draw_seed=False)
+        # Lanes are compared on TTFT and prefill speed: each prefills its whole prompt,
+        # never a cache an earlier lane left behind.
+        return self.sampling.settings(draw_seed=False).with_(prompt_cache=False)
 
     def copy_settings(self, other: CompareLane) -> None:
         self.prompt.setPlainText(other.prompt.toPlainText())

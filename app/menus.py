@@ -51,6 +51,9 @@ def build_menus(win) -> dict[str, QAction]:
     acts["quit"] = _action(file, "&Quit", win.close, "Ctrl+Q")
     run = bar.addMenu("&Run")
     acts["run"] = _action(run, "&Run", win.run, "Ctrl+Return", "Run the prompt")
+    acts["cold"] = _action(run, "Run &cold (no prompt cache)", lambda: win.run(cold=True),
+                           "Ctrl+Shift+Return", "Prefill the whole prompt again, to compare "
+                           "its time to first token with a cached run's")  # fmt: skip
     acts["stop"] = _action(run, "&Stop", win.stop, "Esc", "Stop; the partial answer is kept")
     acts["follow"] = _action(run, "&Follow latest token", lambda: win.select_step(None),
                              "Ctrl+L")  # fmt: skip

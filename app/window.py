@@ -173,14 +173,15 @@ class PlaygroundWindow(QMainWindow):
             return
         self.status_label.setText("Loading model…")
 
-    def run(self) -> None:
+    def run(self, cold: bool = False) -> None:
+        """Run the prompt; `cold` prefills it all (no reuse of the last run's KV cache)."""
         if self.bridge.busy:
             return
         prompt = self.prompt.toPlainText()
         try:
             if not prompt.strip():
                 raise SettingsError("The prompt is empty: type something for the model first.")
-            settings = self.controls.settings().validate()
+            settings = self.controls.settings().with_(prompt_cache=not cold).validate()
         except SettingsError as e:
             self.show_error(str(e))
             return

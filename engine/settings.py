@@ -38,7 +38,9 @@ class SamplingSettings:
     chat_template: bool = True
     top_n: int = DEFAULT_TOP_N
     prefill_chunk: int = DEFAULT_PREFILL_CHUNK
-    prompt_cache: bool = True  # reuse the previous run's KV cache for a common prefix
+    # Reuse the previous run's KV cache for a common prefix: the playground turns it on;
+    # off (every run prefills its whole prompt) is the exact, comparable default.
+    prompt_cache: bool = False
 
     def validate(self) -> SamplingSettings:
         """Return self, or raise SettingsError naming the bad value and the range."""

@@ -25,7 +25,7 @@ def lab(default_model_path, smollm):
 
     ids = smollm.tokenizer.encode("Paris is the capital of")
     answer, variants = run_quant_lab(load_reference, ids, set(smollm.tokenizer.eos_token_ids),
-                                     bits=(8, 3), answer_tokens=8)  # fmt: skip
+                                     bits=(8, 3), answer_tokens=6)  # fmt: skip
     return load_reference, ids, answer, variants
 
 

@@ -23,8 +23,10 @@ def collect(records) -> RunResult:
     return r
 
 
-def _settings(**kw):
-    return SamplingSettings(temperature=0, max_tokens=6, system_prompt=SYSTEM, seed=0, **kw)
+def _settings(prompt_cache=True):
+    return SamplingSettings(
+        temperature=0, max_tokens=6, system_prompt=SYSTEM, seed=0, prompt_cache=prompt_cache
+    )
 
 
 def test_cached_run_equals_a_cold_run_and_is_faster(smollm):
@@ -47,8 +49,14 @@ def test_cached_run_equals_a_cold_run_and_is_faster(smollm):
     assert min(ttft_warm) < min(ttft_cold)  # a ratio in one test, not a time
 
 
+def test_the_engine_default_is_cold(smollm):
+    assert SamplingSettings().prompt_cache is False  # exact, comparable runs unless asked
+
+
 def test_only_the_common_prefix_is_reused(smollm):
-    s = SamplingSettings(temperature=0, max_tokens=3, chat_template=False, seed=0)
+    s = SamplingSettings(
+        temperature=0, max_tokens=3, chat_template=False, seed=0, prompt_cache=True
+    )
     first = collect(generate_records(smollm, "One two three four five six", s))
     same = collect(generate_records(smollm, "One two three four five six", s))
     assert same.done.cached_tokens == first.done.prompt_tokens - 1  # the last is recomputed
