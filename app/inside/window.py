@@ -68,6 +68,7 @@ class InsideWindow(QWidget):
         layout.addLayout(head)
         layout.addWidget(self.tabs, 1)
         self.state = None
+        self.closed = False  # its engine is gone: open_inside makes a new window
         self.step: int | None = None
         self.cache: dict[tuple, object] = {}
         self.pending: tuple | None = None
@@ -84,6 +85,8 @@ class InsideWindow(QWidget):
         from engine.models.catalogue import list_models
         from engine.models.light_tokenizer import LightTokenizer
 
+        if self.closed:
+            return
         model_changed = self.state is None or _path(self.state) != _path(state)
         self.state, self.step = state, step
         if model_changed:
@@ -170,6 +173,7 @@ class InsideWindow(QWidget):
             self.refresh()
 
     def closeEvent(self, event):
+        self.closed = True
         self.bridge.cleanup()
         super().closeEvent(event)
 
@@ -181,8 +185,8 @@ def _path(state) -> str | None:
 def open_inside(win, step: int | None = None) -> InsideWindow:
     """Show (creating once) the playground's Inside window on its run and step."""
     inside = getattr(win, "inside", None)
-    if inside is None:
-        inside = win.inside = InsideWindow()
+    if inside is None or inside.closed:
+        inside = win.inside = InsideWindow(win)  # a window of its own, closed with the playground
         win.output.step_clicked.connect(lambda s: inside.follow(win.state, s))
 
         def run_changed(*_):  # a run finished, or one was opened from History

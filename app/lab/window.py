@@ -22,6 +22,7 @@ class LabWindow(QWidget):
         """`source`: the playground window (its model, prompt and settings are used)."""
         super().__init__(parent, Qt.Window)
         self.source = source
+        self.closed = False  # its engine is gone: open_lab makes a new window
         self.setWindowTitle("Lab — Logitscope")
         self.resize(1200, 760)
         self.bridge = EngineBridge(parent=self)
@@ -81,14 +82,15 @@ class LabWindow(QWidget):
             view.run.setEnabled(not busy)
 
     def closeEvent(self, event):
+        self.closed = True
         self.bridge.cleanup()
         super().closeEvent(event)
 
 
 def open_lab(win) -> LabWindow:
     lab = getattr(win, "lab", None)
-    if lab is None:
-        lab = win.lab = LabWindow(win)
+    if lab is None or lab.closed:
+        lab = win.lab = LabWindow(win, parent=win)  # its own window, closed with the playground
     lab.show()
     lab.raise_()
     return lab

@@ -93,3 +93,13 @@ def test_a_past_run_without_its_model_says_so(qtbot, inside, tmp_path):
     state.model = replace(state.model, path=str(tmp_path / "gone"))
     win.follow(state, 2)
     assert "not on this machine any more" in win.where.text()
+
+
+def test_closing_and_reopening_gives_a_working_window(qtbot, inside):
+    window, win = inside
+    win.close()
+    again = open_inside(window, 2)
+    qtbot.addWidget(again)
+    assert again is not win and not again.closed
+    record = _wait_record(qtbot, again, "attention")
+    assert record.step == 2
