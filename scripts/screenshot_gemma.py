@@ -13,23 +13,15 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scripts.screenshots import shoot, wait  # noqa: E402
+from scripts.screenshots import open_playground, shoot, wait  # noqa: E402
 
 
 def main() -> int:
-    from PySide6.QtWidgets import QApplication
-
-    from app.window import PlaygroundWindow
     from engine.backends.mlx.loader import resolve_model
     from engine.models.pypi_models import gemma_gguf
 
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
-    out.mkdir(parents=True, exist_ok=True)
     folder = resolve_model(str(gemma_gguf()))
-    app = QApplication([])
-    win = PlaygroundWindow()
-    win.show()
-    wait(app, lambda: win.model_record is not None and not win.bridge.busy, 300)
+    app, win, out = open_playground()
     win.load_model(str(folder))
     wait(app, lambda: "gemma" in win.model_record.architecture and not win.bridge.busy, 300)
     win.controls.mode.setCurrentIndex(win.controls.mode.findText("Raw completion"))

@@ -13,23 +13,13 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scripts.screenshots import settle, shoot, wait  # noqa: E402
+from scripts.screenshots import open_playground, settle, shoot, wait  # noqa: E402
 
 
 def main() -> int:
-    from PySide6.QtWidgets import QApplication
-
     from app.inside.window import TABS, open_inside
-    from app.window import PlaygroundWindow
 
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
-    out.mkdir(parents=True, exist_ok=True)
-    app = QApplication([])
-    win = PlaygroundWindow()
-    win.show()
-    wait(app, lambda: win.model_record is not None and not win.bridge.busy, 300)
-    win.load_model(None)  # the default model, whatever was open last
-    wait(app, lambda: win.model_record.name.startswith("SmolLM2") and not win.bridge.busy, 300)
+    app, win, out = open_playground(default_model=True)
     win.controls.mode.setCurrentIndex(win.controls.mode.findText("Raw completion"))
     win.controls.temp_spin.setValue(0.0)
     win.controls.max_tokens.setValue(12)

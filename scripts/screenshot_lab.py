@@ -12,23 +12,13 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scripts.screenshots import settle, shoot, wait  # noqa: E402
+from scripts.screenshots import open_playground, settle, shoot, wait  # noqa: E402
 
 
 def main() -> int:
-    from PySide6.QtWidgets import QApplication
-
     from app.lab.window import open_lab
-    from app.window import PlaygroundWindow
 
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
-    out.mkdir(parents=True, exist_ok=True)
-    app = QApplication([])
-    win = PlaygroundWindow()
-    win.show()
-    wait(app, lambda: win.model_record is not None and not win.bridge.busy, 300)
-    win.load_model(None)
-    wait(app, lambda: win.model_record.name.startswith("SmolLM2") and not win.bridge.busy, 300)
+    app, win, out = open_playground(default_model=True)
     win.controls.mode.setCurrentIndex(win.controls.mode.findText("Chat (template)"))
     win.prompt.setPlainText("List the planets of the solar system.")
     lab = open_lab(win)

@@ -54,6 +54,26 @@ def run_sampled(app, win, max_tokens: int) -> None:
     win.select_step(min(4, win.state.n - 1))
 
 
+def open_playground(default_model: bool = False):
+    """(app, window, output folder): a shown playground with its model loaded; with
+    `default_model`, the default model whatever the settings remembered."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.window import PlaygroundWindow
+
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
+    out.mkdir(parents=True, exist_ok=True)
+    app = QApplication([])
+    win = PlaygroundWindow()
+    win.show()
+    wait(app, lambda: win.model_record is not None and not win.bridge.busy, 300)
+    if default_model:
+        win.load_model(None)
+        wait(app, lambda: win.model_record.name.startswith("SmolLM2") and not win.bridge.busy,
+             300)  # fmt: skip
+    return app, win, out
+
+
 def main() -> int:
     from PySide6.QtWidgets import QApplication
 
