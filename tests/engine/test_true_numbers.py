@@ -39,7 +39,7 @@ def bare_run(smollm, ids: list[int], n: int) -> tuple[float, float | None]:
     return len(ids) / (stamps[0] - t0), decode
 
 
-@pytest.mark.parametrize("n", [2, 3, 40])
+@pytest.mark.parametrize("n", [2, 3, 20])
 def test_prefill_and_decode_speed_match_a_bare_loop(smollm, n):
     """Seen: a 2-token run reported 25 tok/s on a machine doing about 2.7."""
     settings = SamplingSettings(
