@@ -99,8 +99,15 @@ class SamplingPanel(QWidget):
         for w in (self.top_k, self.max_tokens, self.seed):
             w.valueChanged.connect(self.changed)
         self.mode.currentIndexChanged.connect(self.changed)
+        self.mode.currentIndexChanged.connect(self._on_mode)
         self.system.textChanged.connect(self.changed)
         self.apply(SamplingSettings())
+
+    def _on_mode(self, index: int) -> None:
+        """The system prompt does nothing in raw completion mode: say so by disabling it."""
+        chat = index == 0
+        self.system.setEnabled(chat)
+        self.system.setToolTip("" if chat else "Raw completion has no system prompt")
 
     @staticmethod
     def _dspin(lo, hi, step, decimals, tip) -> QDoubleSpinBox:

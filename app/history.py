@@ -289,6 +289,8 @@ def _run_item(session: SessionLog, r: RunLog) -> QTreeWidgetItem:
     lane = ""
     if r.comparison:
         lane = f"[lane {chr(ord('A') + int(r.comparison.get('lane', 0)) % 26)}] "
+    elif r.conversation and r.conversation.get("turn"):
+        lane = f"[turn {int(r.conversation['turn']) + 1}] "
     tps = d.decode_tps if d else None
     item = QTreeWidgetItem([
         f"{when}  {lane}{'★ ' if r.starred else ''}{r.title}",

@@ -20,10 +20,12 @@ def start_journaled_run(
     model: dict | None,
     notify: Callable[[str], None],
     comparison: dict | None = None,
+    conversation: dict | None = None,
 ):
     """Start a run in `journal`; returns (run_id, sink) or (None, None) if it cannot."""
     try:
-        run_id = journal.start_run(prompt, settings, model, comparison=comparison)
+        run_id = journal.start_run(prompt, settings, model, comparison=comparison,
+                                   conversation=conversation)  # fmt: skip
     except LogitscopeError as e:
         notify(str(e))
         return None, None

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from PySide6.QtGui import QAction, QKeySequence
 
+from app import conversation_flow as flow
+from app import window_state
+
 
 def _action(menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
     action = QAction(text, menu)
@@ -37,7 +40,7 @@ def build_menus(win) -> dict[str, QAction]:
     acts = {}
     file = bar.addMenu("&File")
     acts["new"] = _action(file, "&New conversation", win.new_conversation, QKeySequence.New,
-                          "Clear the answer; start a new session (history keeps all)")  # fmt: skip
+                          "Start a new conversation and session (history keeps all)")  # fmt: skip
     acts["open"] = _action(file, "&Open model…", win.picker.open_dialog, QKeySequence.Open,
                            "Open an MLX model folder or a .gguf file")  # fmt: skip
     acts["server"] = _action(file, "Add &server…", win.picker.add_server, "Ctrl+Shift+O",
@@ -54,6 +57,26 @@ def build_menus(win) -> dict[str, QAction]:
     acts["cold"] = _action(run, "Run &cold (no prompt cache)", lambda: win.run(cold=True),
                            "Ctrl+Shift+Return", "Prefill the whole prompt again, to compare "
                            "its time to first token with a cached run's")  # fmt: skip
+    acts["regen"] = _action(
+        run,
+        "Re&generate last answer",
+        lambda: flow.regenerate(win),
+        "Ctrl+R",
+        "Run the last turn again with the current settings",
+    )
+    acts["ab"] = _action(
+        run,
+        "Cold vs cached &A/B",
+        lambda: flow.start_ab(win),
+        "Ctrl+Shift+R",
+        "Rerun the last turn cold, then cached: both TTFTs side by side",
+    )
+    acts["drop_oldest"] = _action(run, "&Drop oldest turns when the context is full",
+                                  lambda on: window_state.remember_drop_oldest(on), None,
+                                  "Otherwise a full context stops and asks")  # fmt: skip
+    acts["drop_oldest"].setCheckable(True)
+    acts["drop_oldest"].setChecked(window_state.drop_oldest())
+    run.addSeparator()
     acts["stop"] = _action(run, "&Stop", win.stop, "Esc", "Stop; the partial answer is kept")
     acts["follow"] = _action(run, "&Follow latest token", lambda: win.select_step(None),
                              "Ctrl+L")  # fmt: skip
@@ -73,5 +96,5 @@ def build_menus(win) -> dict[str, QAction]:
     help_menu = bar.addMenu("&Help")
     acts["about"] = _action(help_menu, "&About Logitscope", lambda: show_about(
         win, win.model_record.device if win.model_record else None))  # fmt: skip
-    win.output.inspect_requested.connect(lambda step: _open_inside(win, step))
+    win.answer.inspect_requested.connect(lambda step: _open_inside(win, step))
     return acts

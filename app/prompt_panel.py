@@ -4,6 +4,7 @@ thread when a model loads) and counts with the same `encode_prompt` as the engin
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 from PySide6.QtCore import QTimer, Signal
@@ -26,6 +27,7 @@ class PromptPanel(QWidget):
         self.controls = controls
         self.tokenizer = None
         self.model = None  # the ModelRecord whose tokenizer counts
+        self.next_prompt = None  # text -> (turn number, what the next run sends), or None
         self.prompt = QPlainTextEdit()
         self.prompt.setPlaceholderText("Type a prompt, then Ctrl+Enter to run")
         self.tokens_view = PromptTokenView()
@@ -98,10 +100,19 @@ class PromptPanel(QWidget):
             self.token_count.setText(str(e))
             return
         ctx = (self.model.context_length or 0) if self.model else 0
-        count = f"{len(ids):,} tokens" + (f" of {ctx:,}" if ctx else "")
+        total, tip = len(ids), ""
+        turn = self.next_prompt(text) if self.next_prompt else None
+        if turn is not None and not isinstance(turn[1], str):  # a conversation goes with it
+            with contextlib.suppress(SettingsError):
+                total = len(
+                    encode_prompt(self.tokenizer, turn[1], self.controls.prompt_settings()).ids
+                )
+            tip = f" · turn {turn[0]}: {total:,}"
+        count = f"{len(ids):,} tokens{tip}" + (f" of {ctx:,}" if ctx else "")
         self.token_count.setText(count)
-        self.token_count.setToolTip(count)
-        self.token_count.setStyleSheet("color: #b00020;" if ctx and len(ids) >= ctx else "")
+        self.token_count.setToolTip(f"{count} (the message; with the conversation before it)"
+                                    if tip else count)  # fmt: skip
+        self.token_count.setStyleSheet("color: #b00020;" if ctx and total >= ctx else "")
         if self.show_tokens.isChecked():
             raw = [self.tokenizer.token_bytes(i) for i in ids]
             self.tokens_view.show_tokens(ids, self.tokenizer.labels(ids), raw)

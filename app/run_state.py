@@ -25,6 +25,8 @@ class RunState(RunResult):
     selected: int | None = None  # step the charts show; None = follow the latest
     run_id: str | None = None  # its id in the session journal
     estimated_prompt: tuple[int, int] | None = None  # (tokens, system) counted by the window
+    earlier: list = field(default_factory=list)  # (answer start, end) of earlier turns
+    kv_growth: list = field(default_factory=list)  # KV cache bytes after each earlier turn
     _cap: int = 256
 
     def __post_init__(self):

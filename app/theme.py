@@ -14,6 +14,9 @@ SYSTEM = "#b279a2"
 PROMPT = "#4c78a8"
 OUTPUT = "#f58518"
 FREE = "#e0e0e0"
+EARLIER_USER = "#9ebbd8"  # earlier turns of the conversation: lighter prompt / output
+EARLIER_ANSWER = "#f9c48f"
+THINKING = "#8c6d31"
 PLOT_BG = "w"
 AXIS = "#444444"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import time
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QMainWindow,
@@ -20,9 +20,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import conversation_flow as flow
 from app import window_state
 from app.bridge import EngineBridge
 from app.charts.panel import CHARTS, ChartsPanel
+from app.conversation import Conversation
 from app.journal_sink import start_journaled_run
 from app.menus import build_menus
 from app.model_picker import ModelPicker
@@ -37,8 +39,10 @@ from app.window_layout import (
     build_side,
     build_status,
     fit_to_screen,
+    progress_idle,
+    show_prefill,
 )
-from engine.errors import LogitscopeError, SettingsError
+from engine.errors import LogitscopeError
 from engine.records import to_dict
 from engine.sessions.journal import Journal, RunLog
 from engine.settings import SamplingSettings
@@ -60,6 +64,10 @@ class PlaygroundWindow(QMainWindow):
         self.model_record = None
         self.journal: Journal | None = None  # this session's log, created at the first run
         self.viewing: RunLog | None = None  # a past run being shown, or None
+        self.conversation = Conversation()
+        self.shown_turn: int | None = None  # the turn the answer view shows
+        self.editing_turn: int | None = None  # a turn put back in the prompt box to edit
+        self.ab, self.ab_result = None, None  # cold-vs-cached A/B in progress / its result
         self.store = window_state.open_store()
         self.side_visible = True
         self._build()
@@ -77,6 +85,7 @@ class PlaygroundWindow(QMainWindow):
         self.prompt_panel = pp = PromptPanel(self.controls, self)
         self.prompt, self.prompt_tokens, self.prompt_stack = pp.prompt, pp.tokens_view, pp.stack
         self.token_count, self.show_tokens = pp.token_count, pp.show_tokens
+        pp.next_prompt = lambda text: flow.next_prompt(self, text)
         center = build_center(self)
 
         self.charts = charts = ChartsPanel()
@@ -125,10 +134,12 @@ class PlaygroundWindow(QMainWindow):
             self.journal.close()
             self.journal = None
         self.state = RunState(model=self.model_record)
-        self.viewing = None
+        self.viewing, self.editing_turn = None, None
         self.viewing_label.clear()
-        self.output.clear_tokens()
+        self.answer.clear_tokens()
         self.hide_error()
+        flow.new_conversation(self)
+        self.ab_label.hide()
         self.prompt.setFocus()
         self._redraw()
         self._refresh_status()
@@ -150,9 +161,14 @@ class PlaygroundWindow(QMainWindow):
         b.failed.connect(self._on_failed)
         b.busy_changed.connect(self._on_busy)
         self.run_button.clicked.connect(self.run)
+        self.regen_button.clicked.connect(lambda: flow.regenerate(self))
+        self.ab_button.clicked.connect(lambda: flow.start_ab(self))
+        self.transcript.turn_link.connect(lambda kind, i: flow.on_link(self, kind, i))
+        self.turn_label.turn_link.connect(lambda kind, i: flow.on_link(self, kind, i))
+        self.banner.linkActivated.connect(lambda link: flow.on_banner_link(self, link))
         self.stop_button.clicked.connect(self.stop)
         self.follow_button.clicked.connect(lambda: self.select_step(None))
-        self.output.step_clicked.connect(self.select_step)
+        self.answer.step_clicked.connect(self.select_step)
         self.controls.temperature_changed.connect(self.temp_chart.set_temperature)
         self.picker.model_chosen.connect(self.load_model)
         self.journal_failed.connect(self._on_journal_failed)
@@ -163,7 +179,6 @@ class PlaygroundWindow(QMainWindow):
         self.redraw_timer.timeout.connect(self._redraw_if_dirty)
         self.redraw_timer.start()
         QShortcut(QKeySequence("Ctrl+Enter"), self, activated=self.run)  # keypad Enter
-        self.controls.mode.currentIndexChanged.connect(self._on_mode)
 
     # -- actions -------------------------------------------------------------------
     def load_model(self, model: str | None) -> None:
@@ -174,30 +189,32 @@ class PlaygroundWindow(QMainWindow):
         self.status_label.setText("Loading model…")
 
     def run(self, cold: bool = False) -> None:
-        """Run the prompt; `cold` prefills it all (no reuse of the last run's KV cache)."""
+        """Send the prompt box as the conversation's next turn (or in place of the turn
+        being edited); the last turn's own message (still in the box) or an empty box
+        runs the last turn again. `cold`: prefill it all (no reuse of the KV cache)."""
         if self.bridge.busy:
             return
-        prompt = self.prompt.toPlainText()
-        try:
-            if not prompt.strip():
-                raise SettingsError("The prompt is empty: type something for the model first.")
-            settings = self.controls.settings().with_(prompt_cache=not cold).validate()
-        except SettingsError as e:
-            self.show_error(str(e))
+        text, conv = self.prompt.toPlainText(), self.conversation
+        turn = flow.next_turn(self, text)
+        if turn < len(conv.turns) and self.editing_turn is None:
+            flow.regenerate(self, cold=cold)
             return
-        self.hide_error()
-        self.state = RunState(prompt=prompt, settings=settings, model=self.model_record,
-                              estimated_prompt=self.prompt_panel.count(prompt))  # fmt: skip
+        if flow.start_turn(self, text, turn, cold, from_box=True):
+            self.editing_turn = None
+
+    def begin_run(self, state: RunState, prompt, conversation: dict | None) -> None:
+        """Start the engine on `prompt` (text or messages); `state` shows it as it streams."""
+        self.state = state
         self.viewing = None
         self.viewing_label.clear()
-        self.output.clear_tokens()
+        self.answer.clear_tokens()
         self._dirty = list(CHARTS)
         self._save()
         model = self.model_record.path if self.model_record else self.picker.current()
-        sink = self._journal_sink(prompt, settings)
-        self.bridge.generate(prompt, settings, model, sink=sink)
+        sink = self._journal_sink(state.prompt, state.settings, conversation)
+        self.bridge.generate(prompt, state.settings, model, sink=sink)
 
-    def _journal_sink(self, prompt: str, settings: SamplingSettings):
+    def _journal_sink(self, prompt: str, settings: SamplingSettings, conversation=None):
         """Start this run in the session journal; return the per-record writer.
 
         If the history cannot be written (read-only or full disk), the run still
@@ -211,7 +228,8 @@ class PlaygroundWindow(QMainWindow):
             return None
         model = to_dict(self.model_record) if self.model_record else None
         run_id, sink = start_journaled_run(self.journal, prompt, settings.to_dict(), model,
-                                           self.journal_failed.emit)  # fmt: skip
+                                           self.journal_failed.emit,
+                                           conversation=conversation)  # fmt: skip
         self.state.run_id = run_id
         return sink
 
@@ -219,43 +237,40 @@ class PlaygroundWindow(QMainWindow):
         self.show_error(f"This run is shown but not saved: {message[:1].upper()}{message[1:]}.")
 
     def show_run(self, run: RunLog) -> None:
-        """Show a past run's text and every chart again, without the model."""
+        """Show a past run's text and every chart again, without the model; a chat run
+        comes back as its conversation, which the next message continues."""
         if self.bridge.busy:
             self.show_error("Stop the current run before opening one from history.")
             return
-        state = RunState(prompt=run.prompt, settings=SamplingSettings.from_dict(run.settings),
-                         model=run.model_record)  # fmt: skip
-        state.add_tokens(run.tokens)
-        state.done, state.error, state.prefill = run.done, run.error, run.last_prefill
-        state.run_id = run.run_id
-        self.state, self.viewing = state, run
+        state = flow.state_of(run)
         self.hide_error()
+        self.show_state(state)
+        self.viewing = run
         if run.error:
             self.show_error(f"This run ended with an error: {run.error.message}")
-        self.output.clear_tokens()
-        self.output.append_tokens(state.tokens)
         self.viewing_label.setText(
             f"Viewing “{run.title}” from history ({run.run_id}). Prompt: {run.prompt[:200]}"
         )
+        if state.settings.chat_template:
+            flow.restore(self, run, state)
+            self._redraw()
+        else:
+            flow.new_conversation(self)
+
+    def show_state(self, state: RunState) -> None:
+        """Show a finished run (a history run, an earlier turn) in the answer and charts."""
+        self.state = state
+        self.answer.clear_tokens()
+        self.answer.append_tokens(state.tokens)
         self.follow_button.setEnabled(False)
         self._redraw()
         self._refresh_status()
 
     def open_compare(self):
         """The Compare window: its own engine process, this session's journal."""
-        from app.compare import CompareWindow
+        from app.compare import open_compare
 
-        if self.journal is None:
-            try:
-                self.journal = Journal.create()
-            except LogitscopeError as e:
-                self._on_journal_failed(str(e))
-        if getattr(self, "compare_window", None) is None:
-            self.compare_window = CompareWindow(journal=self.journal)
-            self.compare_window.shared_prompt.setPlainText(self.prompt.toPlainText())
-        self.compare_window.show()
-        self.compare_window.raise_()
-        return self.compare_window
+        return open_compare(self)
 
     def show_notice(self, message: str) -> None:
         self.statusBar().showMessage(message, 8000)
@@ -266,18 +281,15 @@ class PlaygroundWindow(QMainWindow):
 
     def select_step(self, step: int | None) -> None:
         self.state.selected = step
-        self.output.select_step(step)
+        self.answer.select_step(step)
         self.follow_button.setEnabled(step is not None)
         self._redraw()
 
     def _progress_idle(self) -> None:
-        # Hidden with its space kept (retainSizeWhenHidden): no empty box, no re-layout.
-        self.progress.setRange(0, 1000)
-        self.progress.setValue(0)
-        self.progress.setFormat("")
-        self.progress.setVisible(False)
+        progress_idle(self.progress)
 
-    def show_error(self, message: str) -> None:
+    def show_error(self, message: str, links: bool = False) -> None:
+        self.banner.setTextFormat(Qt.RichText if links else Qt.PlainText)
         self.banner.setText(message)
         self.banner.show()
 
@@ -294,6 +306,7 @@ class PlaygroundWindow(QMainWindow):
         self.picker.setEnabled(not busy)
         if not busy:
             self._progress_idle()
+            flow.on_run_ended(self)
 
     def _on_progress(self, message: str, fraction: float) -> None:
         self.progress.setVisible(True)
@@ -317,16 +330,11 @@ class PlaygroundWindow(QMainWindow):
 
     def _on_prefill(self, record) -> None:
         self.state.prefill = record
-        if record.processed < record.total:
-            self.progress.setVisible(True)
-            self.progress.setValue(int(1000 * record.processed / max(record.total, 1)))
-            self.progress.setFormat(f"Prefill {record.processed}/{record.total}")
-        else:
-            self._progress_idle()
+        show_prefill(self.progress, record)
 
     def _on_tokens(self, records) -> None:
         self.state.add_tokens(records)
-        self.output.append_tokens(records)
+        self.answer.append_tokens(records, self.state.tokens)
         self._stale = True  # the redraw timer picks it up, at most every STREAM_REFRESH_S
 
     def _on_finished(self, record) -> None:
@@ -373,12 +381,6 @@ class PlaygroundWindow(QMainWindow):
         text = status_text(self.state, self.model_record)
         if text is not None and self.status_label.text() != text:
             self.status_label.setText(text)
-
-    def _on_mode(self, index: int) -> None:
-        """The system prompt does nothing in raw completion mode: say so by disabling it."""
-        chat = index == 0
-        self.controls.system.setEnabled(chat)
-        self.controls.system.setToolTip("" if chat else "Raw completion has no system prompt")
 
     def _save(self) -> None:
         window_state.save(self)

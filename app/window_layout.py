@@ -17,8 +17,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.controls import SamplingPanel
+from app.conversation_view import ConversationView, TurnLabel
 from app.history import HistoryPanel
 from app.theme import gradient_stops
+from app.thinking_view import AnswerViews, ThinkingBlock
 from app.token_view import TokenView
 
 DEFAULT_SIZE = (1560, 940)
@@ -66,6 +68,23 @@ def build_status(win) -> None:
     win.statusBar().addPermanentWidget(win.progress)
 
 
+def progress_idle(bar: QProgressBar) -> None:
+    """Hidden with its space kept (retainSizeWhenHidden): no empty box, no re-layout."""
+    bar.setRange(0, 1000)
+    bar.setValue(0)
+    bar.setFormat("")
+    bar.setVisible(False)
+
+
+def show_prefill(bar: QProgressBar, record) -> None:
+    if record.processed < record.total:
+        bar.setVisible(True)
+        bar.setValue(int(1000 * record.processed / max(record.total, 1)))
+        bar.setFormat(f"Prefill {record.processed}/{record.total}")
+    else:
+        progress_idle(bar)
+
+
 def build_center(win) -> QWidget:
     """The prompt, its bar of buttons, the error banner and the streamed answer."""
     win.run_button = QPushButton("▶ Run")
@@ -77,11 +96,19 @@ def build_center(win) -> QWidget:
     win.follow_button = QPushButton("Follow")
     win.follow_button.setToolTip("Charts follow the newest token again (Ctrl+L)")
     win.follow_button.setEnabled(False)
+    win.regen_button = QPushButton("↻ Regenerate")
+    win.regen_button.setToolTip("Run the last turn again with the current settings (Ctrl+R)")
+    win.ab_button = QPushButton("Cold vs cached")
+    win.ab_button.setToolTip("Rerun the last turn without the prompt cache, then with it, "
+                             "and show both times to first token (Ctrl+Shift+R)")  # fmt: skip
+    for b in (win.regen_button, win.ab_button):
+        b.setEnabled(False)
     prompt_bar = QHBoxLayout()
     for w in (win.token_count, win.show_tokens):
         prompt_bar.addWidget(w)
     prompt_bar.addStretch(1)
-    for w in (win.follow_button, win.stop_button, win.run_button):
+    for w in (win.ab_button, win.follow_button, win.regen_button, win.stop_button,
+              win.run_button):  # fmt: skip
         prompt_bar.addWidget(w)
 
     win.banner = QLabel()
@@ -96,12 +123,24 @@ def build_center(win) -> QWidget:
     win.viewing_label.setStyleSheet("color: #555; font-style: italic;")
     win.viewing_label.setWordWrap(True)
     win.output = TokenView()
+    win.thinking = ThinkingBlock()
+    win.answer = AnswerViews(win.output, win.thinking)
+    win.transcript = ConversationView()
+    win.turn_label = TurnLabel()
+    win.ab_label = QLabel()
+    win.ab_label.setWordWrap(True)
+    win.ab_label.setStyleSheet("background:#eef4fb; border:1px solid #c9dbef; padding:4px;")
+    win.ab_label.hide()
     center = QWidget()
     cl = QVBoxLayout(center)
+    cl.addWidget(win.transcript, 3)
     cl.addWidget(win.prompt_stack, 2)
     cl.addLayout(prompt_bar)
     cl.addWidget(win.banner)
+    cl.addWidget(win.ab_label)
     cl.addWidget(win.viewing_label)
+    cl.addWidget(win.turn_label)
+    cl.addWidget(win.thinking)
     cl.addWidget(win.output, 5)
     cl.addWidget(legend_widget())
     return center

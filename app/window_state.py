@@ -54,3 +54,14 @@ def save(win) -> None:
     store.setValue("window/splitter", win.split.saveState())
     store.setValue("window/side_visible", "true" if win.side_tabs.isVisible() else "false")
     store.sync()
+
+
+def drop_oldest() -> bool:
+    """Whether a full context drops the conversation's oldest turns without asking."""
+    return open_store().value("conversation/drop_oldest", "false") == "true"
+
+
+def remember_drop_oldest(on: bool) -> None:
+    store = open_store()
+    store.setValue("conversation/drop_oldest", "true" if on else "false")
+    store.sync()

@@ -133,6 +133,7 @@ class TokenRecord:
     bytes: tuple[int, ...] | None = None
     eos: bool = False
     sampled_probs: tuple[float, ...] = ()
+    thinking: bool = False  # part of the model's reasoning (engine/thinking.py), not the answer
     type: str = "token"
 
     @property
@@ -179,6 +180,7 @@ class DoneRecord:
     # client: a remote run whose server reports no timings (ttft as received here)
     timings_from: str = "engine"
     cached_tokens: int = 0  # prompt tokens reused from the previous run's KV cache
+    thinking_tokens: int = 0  # of the generated tokens, the reasoning ones
     type: str = "done"
 
 

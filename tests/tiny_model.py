@@ -26,14 +26,22 @@ def _byte_vocab() -> list[str]:
     return sorted(ByteLevel.alphabet())
 
 
-def build_tiny_model(folder: Path, seed: int = 0) -> Path:
-    """Write config, random weights and tokenizer files to `folder`."""
+# A thinking model's template: the generation prompt opens the thinking block, as
+# DeepSeek-R1's and Qwen3's (thinking on) do; past answers are sent without it.
+THINKING_TEMPLATE = CHAT_TEMPLATE.replace(
+    "<|im_start|>assistant\n{% endif %}", "<|im_start|>assistant\n<think>\n{% endif %}"
+)
+
+
+def build_tiny_model(folder: Path, seed: int = 0, thinking: bool = False) -> Path:
+    """Write config, random weights and tokenizer files to `folder`; with `thinking`,
+    the vocabulary gains `<think>`/`</think>` and the template opens the block."""
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
     folder.mkdir(parents=True, exist_ok=True)
     chars = _byte_vocab()
     vocab = {c: i for i, c in enumerate(chars)}
-    specials = ["<|im_start|>", "<|im_end|>"]
+    specials = ["<|im_start|>", "<|im_end|>"] + (["<think>", "</think>"] if thinking else [])
     tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -60,7 +68,7 @@ def build_tiny_model(folder: Path, seed: int = 0) -> Path:
                 "tokenizer_class": "PreTrainedTokenizerFast",
                 "bos_token": "<|im_start|>",
                 "eos_token": "<|im_end|>",
-                "chat_template": CHAT_TEMPLATE,
+                "chat_template": THINKING_TEMPLATE if thinking else CHAT_TEMPLATE,
             }
         )
     )

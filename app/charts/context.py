@@ -1,13 +1,16 @@
-"""Context window: tokens used by the system part, the prompt and the output
-against the model's context length, with the KV cache's size."""
+"""Context window: tokens used by the system part, earlier turns of the
+conversation, the prompt, thinking and the output against the model's context
+length; the prompt tokens reused from the KV cache outlined; the KV cache's size
+after each turn."""
 
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 
 from app.charts.base import NOT_REPORTED, empty_text, set_title, show_empty, style_plot, view_point
 from app.run_state import RunState
-from app.theme import FREE, OUTPUT, PROMPT, SYSTEM
+from app.theme import EARLIER_ANSWER, EARLIER_USER, FREE, OUTPUT, PROMPT, SYSTEM, THINKING
 from engine.units import human_bytes
 
 OVER = "#b00020"
@@ -23,15 +26,25 @@ class ContextChart(pg.PlotWidget):
         plot.setMouseEnabled(x=False, y=False)
         self.bars = {
             name: pg.BarGraphItem(x0=[0], y=[0], height=0.6, width=[0], brush=color, pen=None)
-            for name, color in (("free", FREE), ("system", SYSTEM), ("prompt", PROMPT),
-                                ("output", OUTPUT), ("over", OVER))
+            for name, color in (("free", FREE), ("system", SYSTEM), ("earlier_user", EARLIER_USER),
+                                ("earlier_answer", EARLIER_ANSWER), ("prompt", PROMPT),
+                                ("thinking", THINKING), ("output", OUTPUT), ("over", OVER))
         }  # fmt: skip
+        self.bars["cached"] = pg.BarGraphItem(
+            x0=[0],
+            y=[0],
+            height=0.8,
+            width=[0],
+            brush=None,
+            pen=pg.mkPen("#222", width=2, style=Qt.DashLine),
+        )
         for bar in self.bars.values():
             plot.addItem(bar)
         plot.getAxis("left").setTicks([[(0, "whole window"), (1, "used part")]])
         plot.invertY(True)
-        self.counts = {"system": 0, "prompt": 0, "output": 0, "context": 0, "kv_bytes": None,
-                       "over": 0}  # fmt: skip
+        self.counts = {"system": 0, "earlier": 0, "prompt": 0, "thinking": 0, "output": 0,
+                       "context": 0, "kv_bytes": None, "over": 0, "cached": 0}  # fmt: skip
+        self.edges: list[tuple[str, int, int]] = []  # (part, first token, end) for readouts
         self.summary = ""
         self.empty = empty_text(plot, "Run a prompt to see how full the context is")
         self.zoom = 1.0
@@ -41,13 +54,27 @@ class ContextChart(pg.PlotWidget):
         ctx = (state.model.context_length or 0) if state.model else 0
         unknown = state.remote and (not ctx or not state.prompt_tokens)
         system = state.system_tokens
-        prompt = max(state.prompt_tokens - system, 0)
-        output = state.output_steps
+        edges = [("system", 0, system)]
+        at = system
+        for n, (a0, a1) in enumerate(state.earlier):  # earlier turns: message, then answer
+            a0, a1 = max(a0, at), max(a1, a0, at)
+            edges += [(f"turn {n + 1} message", at, a0), (f"turn {n + 1} answer", a0, a1)]
+            at = a1
+        earlier = at - system
+        prompt = max(state.prompt_tokens - at, 0)
+        thinking = sum(getattr(t, "thinking", False) for t in state.tokens)
+        output = state.output_steps - thinking
+        edges += [("prompt", at, at + prompt), ("thinking", at + prompt, at + prompt + thinking),
+                  ("output", at + prompt + thinking, at + prompt + thinking + output)]  # fmt: skip
+        self.edges = [e for e in edges if e[2] > e[1]]
+        record = state.done or state.prefill
+        cached = getattr(record, "cached_tokens", 0) or 0
         kv = state.done.kv_cache_bytes if state.done else None
-        used = system + prompt + output
+        used = at + prompt + thinking + output
         over = max(used - ctx, 0) if ctx else 0
-        self.counts = {"system": system, "prompt": prompt, "output": output,
-                       "context": ctx, "kv_bytes": kv, "over": over}  # fmt: skip
+        self.counts = {"system": system, "earlier": earlier, "prompt": prompt,
+                       "thinking": thinking, "output": output, "context": ctx, "kv_bytes": kv,
+                       "over": over, "cached": cached}  # fmt: skip
         zoom = ctx / used if used and ctx else 1.0
         self.zoom = zoom
         # Row 1 is stretched: say so, and by how much, so the axis is not misread.
@@ -63,11 +90,18 @@ class ContextChart(pg.PlotWidget):
             known = f"{ctx:,}-token window" if ctx else f"{used:,} tokens so far"
             set_title(self.getPlotItem(), "Context window", f"{known}; the rest not reported")
             return
-        x = 0
-        for name, count in (("system", system), ("prompt", prompt), ("output", output)):
+        groups: dict[str, list] = {name: [] for name in self.bars}
+        for part, a, b in edges:
+            name = part.split()[-1] if part.startswith("turn") else part
+            name = {"message": "earlier_user", "answer": "earlier_answer"}.get(name, name)
+            groups[name].append((a, b - a))
+        for name in ("system", "earlier_user", "earlier_answer", "prompt", "thinking", "output"):
             # Row 0 is the whole window to scale; row 1 the used part, stretched to fill.
-            self.bars[name].setOpts(x0=[x, x * zoom], y=[0, 1], width=[count, count * zoom])
-            x += count
+            spans = groups[name] or [(0, 0)]
+            x0 = [a for a, _ in spans] + [a * zoom for a, _ in spans]
+            widths = [w for _, w in spans] + [w * zoom for _, w in spans]
+            self.bars[name].setOpts(x0=x0, y=[0] * len(spans) + [1] * len(spans), width=widths)
+        self.bars["cached"].setOpts(x0=[0], y=[1], width=[cached * zoom])
         self.bars["free"].setOpts(x0=[min(used, ctx)], y=[0], width=[max(ctx - used, 0)])
         self.bars["over"].setOpts(x0=[ctx], y=[0], width=[over])
         if used:
@@ -79,13 +113,17 @@ class ContextChart(pg.PlotWidget):
         else:
             pct = 100 * used / ctx if ctx else 0
             head = f"{used:,} of {ctx:,} tokens ({pct:.1f}%)" if ctx else f"{used:,} tokens"
-        kv_text = f" · KV cache {human_bytes(kv)}" if kv is not None else ""
-        self.summary = (
-            f"{head}{kv_text}<br><span style='color:{SYSTEM}'>■ system {system:,}</span> "
-            f"<span style='color:{PROMPT}'>■ prompt {prompt:,}</span> "
-            f"<span style='color:{OUTPUT}'>■ output {output:,}</span> "
-            f"<span style='color:#999'>■ free {max(ctx - used, 0):,}</span>"
-        )
+        growth = [*state.kv_growth, kv] if kv is not None else []
+        kv_text = (" · KV cache " + " → ".join(human_bytes(b) for b in growth[-4:])
+                   if growth else "")  # fmt: skip
+        parts = [("system", SYSTEM, system), ("earlier turns", EARLIER_ANSWER, earlier),
+                 ("prompt", PROMPT, prompt), ("thinking", THINKING, thinking),
+                 ("output", OUTPUT, output)]  # fmt: skip
+        legend = " ".join(f"<span style='color:{c}'>■ {n} {k:,}</span>" for n, c, k in parts
+                          if k or n in ("system", "prompt", "output"))  # fmt: skip
+        reuse = f" ┅ from cache {cached:,}" if cached else ""
+        free = f"<span style='color:#999'>■ free {max(ctx - used, 0):,}</span>"
+        self.summary = f"{head}{kv_text}<br>{legend}{reuse} {free}"
         set_title(self.getPlotItem(), "Context window", self.summary)
 
     def readout(self, scene_pos) -> str | None:
@@ -98,10 +136,9 @@ class ContextChart(pg.PlotWidget):
         pos = p.x() / (self.zoom if row == 1 else 1.0)
         if row not in (0, 1) or pos < 0:
             return None
-        edges = (("system", c["system"]), ("prompt", c["prompt"]), ("output", c["output"]))
-        start = 0
-        for name, count in edges:
-            if pos < start + count:
-                return f"token {int(pos):,}: {name} ({count:,} tokens)"
-            start += count
-        return f"token {int(pos):,}: free ({max(c['context'] - start, 0):,} tokens left)"
+        cached = " · its keys and values reused from the cache" if pos < c["cached"] else ""
+        for name, a, b in self.edges:
+            if a <= pos < b:
+                return f"token {int(pos):,}: {name} ({b - a:,} tokens){cached}"
+        end = self.edges[-1][2] if self.edges else 0
+        return f"token {int(pos):,}: free ({max(c['context'] - end, 0):,} tokens left)"

@@ -187,7 +187,7 @@ def open_inside(win, step: int | None = None) -> InsideWindow:
     inside = getattr(win, "inside", None)
     if inside is None or inside.closed:
         inside = win.inside = InsideWindow(win)  # a window of its own, closed with the playground
-        win.output.step_clicked.connect(lambda s: inside.follow(win.state, s))
+        win.answer.step_clicked.connect(lambda s: inside.follow(win.state, s))
 
         def run_changed(*_):  # a run finished, or one was opened from History
             if inside.isVisible():

@@ -123,6 +123,12 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
             fence = _fence(s["system_prompt"])
             lines += ["", "**System**", "", fence, s["system_prompt"], fence]
         answer = d.text if d else "".join(t.text for t in r.tokens)
+        if r.conversation:
+            lines += ["", f"**Conversation so far** (this is turn {r.conversation['turn'] + 1})"]
+            for m in r.messages:
+                fence = _fence(m["content"])
+                lines += ["", f"*{m['role'].capitalize()}*", "", fence + "text", m["content"],
+                          fence]  # fmt: skip
         for title, text in (("Prompt", r.prompt), ("Answer", answer)):
             fence = _fence(text)
             lines += ["", f"**{title}**", "", fence + "text", text, fence]

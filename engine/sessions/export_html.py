@@ -214,6 +214,11 @@ def run_section(run: RunLog) -> str:
     error = f"<p><b>Error:</b> {_e(run.error.message)}</p>" if run.error else ""
     system = (f"<p><b>System</b></p><pre>{_e(s['system_prompt'])}</pre>"
               if s.get("system_prompt") else "")  # fmt: skip
+    if run.conversation:
+        system += (f"<details open><summary><b>Conversation so far</b> (this is turn "
+                   f"{run.conversation['turn'] + 1})</summary>" + "".join(
+                       f"<p><i>{_e(m['role'].capitalize())}</i></p><pre>{_e(m['content'])}</pre>"
+                       for m in run.messages) + "</details>")  # fmt: skip
     return (f"<h2>{'★ ' if run.starred else ''}{_e(run.title)}</h2>"
             f"<p class='meta'>{_e(run.run_id)} · {_e(time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(run.started)))}"
             f" · {_e(m.get('name', '?'))} ({_e(m.get('quantization', '?'))}, {_e(m.get('device', '?'))})"

@@ -143,17 +143,26 @@ class Journal:
         self._locked_append(lambda: data)
 
     def start_run(
-        self, prompt: str, settings: dict, model: dict | None = None, comparison=None
+        self,
+        prompt: str,
+        settings: dict,
+        model: dict | None = None,
+        comparison=None,
+        conversation=None,
     ) -> str:
         """Append a run entry and return its id `SESSION/N` (N unused in the file).
 
         Args:
             comparison: {"comparison_id", "lane"} when the run is a compare lane.
+            conversation: {"conversation_id", "turn", "messages"} when the run
+                continues a conversation (`messages`: the turns before `prompt`).
         """
         entry = {"kind": "run", "run_id": "", "started": time.time(),
                  "prompt": prompt, "settings": settings, "model": model}  # fmt: skip
         if comparison:
             entry["comparison"] = comparison
+        if conversation:
+            entry["conversation"] = conversation
 
         def build() -> bytes:  # the number is chosen under the file lock
             entry["run_id"] = f"{self.session_id}/{self._next_run}"

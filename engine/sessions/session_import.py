@@ -19,6 +19,7 @@ from engine.sessions.session_schema import (
     SCHEMA_VERSION,
     SchemaError,
     clean_comparison,
+    clean_conversation,
     clean_record,
     clean_settings,
     is_session_id,
@@ -108,6 +109,9 @@ def clean_run(run, index: int) -> tuple[dict, list[dict], list[str]]:
     comparison = clean_comparison(run.get("comparison"))
     if comparison:
         head["comparison"] = comparison
+    conversation = clean_conversation(run.get("conversation"))
+    if conversation:
+        head["conversation"] = conversation
     name = run.get("name", "")
     meta = {"name": name if isinstance(name, str) else "",
             "starred": run.get("starred") is True}  # fmt: skip

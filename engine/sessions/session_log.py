@@ -27,6 +27,7 @@ from engine.records import (
 from engine.sessions.session_schema import (
     SchemaError,
     clean_comparison,
+    clean_conversation,
     clean_record,
     clean_settings,
     is_session_id,
@@ -58,6 +59,7 @@ class RunLog:
     starred: bool = False
     deleted: bool = False
     comparison: dict | None = None  # {"comparison_id", "lane"} for a compare lane
+    conversation: dict | None = None  # {"conversation_id", "turn", "messages"}
 
     def folded(self) -> RunResult:
         """The run's records folded as a live run folds them (cached per length)."""
@@ -104,7 +106,13 @@ class RunLog:
             "run_id": self.run_id, "session_id": self.session_id, "started": self.started,
             "prompt": self.prompt, "settings": self.settings, "model": self.model,
             "name": self.name, "starred": self.starred, "comparison": self.comparison,
+            "conversation": self.conversation,
         }  # fmt: skip
+
+    @property
+    def messages(self) -> list[dict]:
+        """The conversation before this run's prompt (empty for a single-turn run)."""
+        return list(self.conversation["messages"]) if self.conversation else []
 
 
 @dataclass
@@ -167,6 +175,7 @@ def _apply(session: SessionLog, runs: dict, e: dict) -> None:
             model=clean_record(model) if isinstance(model, dict) else None,
             name=str(e.get("name", "")), starred=e.get("starred") is True,
             comparison=clean_comparison(e.get("comparison")),
+            conversation=_conversation(e.get("conversation")),
         )  # fmt: skip
     elif kind == "record":
         run = runs[e["run_id"]]
@@ -181,6 +190,13 @@ def _apply(session: SessionLog, runs: dict, e: dict) -> None:
         for key in ("starred", "deleted"):
             if isinstance(e.get(key), bool):
                 setattr(run, key, e[key])
+
+
+def _conversation(v) -> dict | None:
+    try:
+        return clean_conversation(v)
+    except SchemaError:
+        return None  # the run still shows, as a single turn
 
 
 def _number(v, default: float) -> float:

@@ -173,7 +173,7 @@ CHECKS = {
         "sweep_logz": lambda v: _floats(v, -1e9, 1e9),
         "sweep_entropy": lambda v: _floats(v, 0.0, 1e6),
         "bytes": _bytes_list, "eos": _bool,
-        "sampled_probs": lambda v: _floats(v, **_P),
+        "sampled_probs": lambda v: _floats(v, **_P), "thinking": _bool,
     },
     DoneRecord: {
         "finish_reason": lambda v: _str(v, choices=FINISH_REASONS), "text": _str,
@@ -189,6 +189,7 @@ CHECKS = {
         "elapsed_s": lambda v: _num(v, **_SECONDS),
         "system_tokens": lambda v: _int(v, **_COUNT),
         "cached_tokens": lambda v: _int(v, **_COUNT),
+        "thinking_tokens": lambda v: _int(v, **_COUNT),
         "prefill_s": lambda v: _num(v, allow_none=True, **_SECONDS),
         "decode_s": lambda v: _num(v, allow_none=True, **_SECONDS),
         "error": lambda v: _str(v, allow_none=True),
@@ -258,3 +259,28 @@ def clean_comparison(v) -> dict | None:
     if not isinstance(v, dict):
         raise SchemaError("comparison must be an object")
     return {"comparison_id": _str(v.get("comparison_id")), "lane": _int(v.get("lane"), 0, 64)}
+
+
+MAX_TURNS = 10_000
+
+
+def clean_conversation(v) -> dict | None:
+    """{"conversation_id", "turn", "messages"}: a run that continues a conversation.
+
+    `messages` are the turns before this run's prompt ({role, content}, user and
+    assistant alternating as the app sent them); `turn` is this run's 0-based turn.
+    """
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        raise SchemaError("conversation must be an object")
+    messages = v.get("messages", [])
+    if not isinstance(messages, list) or len(messages) > 2 * MAX_TURNS:
+        raise SchemaError("conversation messages must be a list")
+    clean = []
+    for m in messages:
+        if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant"):
+            raise SchemaError("a conversation message is {role, content}")
+        clean.append({"role": m["role"], "content": _str(m.get("content"))})
+    return {"conversation_id": _str(v.get("conversation_id")),
+            "turn": _int(v.get("turn"), 0, MAX_TURNS), "messages": clean}  # fmt: skip

@@ -39,6 +39,7 @@ from engine.models.token_bytes import TextStream, bytes_table, vocabulary_string
 from engine.prompt import encode_prompt
 from engine.records import DoneRecord, PrefillRecord, Record, TokenRecord
 from engine.settings import SamplingSettings
+from engine.thinking import ThinkTracker, find_markers
 
 PREFILL_TARGET_S = 0.5  # aim for a progress record about this often during prefill
 MIN_PREFILL_CHUNK = 8
@@ -55,12 +56,19 @@ class LoadedModel:
     _bytes: list[bytes] | None = None
     compute: str = ""  # how it runs, for people ("float32: …" or "as stored: …")
     prefill_s_per_token: float | None = None  # learnt from the last prefill: sizes chunks
+    _think: object = False  # the thinking markers (None: none), found on first use
 
     def token_bytes(self, token_id: int) -> bytes:
         """The raw bytes of one token (table built once: vocabularies are fixed)."""
         if self._bytes is None:
             self._bytes = bytes_table(vocabulary_strings(self.tokenizer, self.vocab_size))
         return self._bytes[token_id] if 0 <= token_id < len(self._bytes) else b""
+
+    def think_tracker(self, prompt_ids) -> ThinkTracker | None:
+        """A tracker of thinking tokens for one run, if the model has thinking markers."""
+        if self._think is False:
+            self._think = find_markers(self.tokenizer)
+        return ThinkTracker(self._think, list(prompt_ids)) if self._think else None
 
 
 def kv_cache_bytes(cache) -> int:
@@ -258,6 +266,7 @@ class _Run:
         self.text = ""
         self.n_steps = self.n_text = 0
         self.t_first = self.t_last = None
+        self.think = lm.think_tracker(enc.ids)
 
     def token(self, stats: StepStats, t_known: float, is_eos: bool) -> TokenRecord:
         raw = self.lm.token_bytes(stats.token_id)
@@ -270,8 +279,9 @@ class _Run:
         step = self.n_steps
         self.n_steps += 1
         self.n_text += 0 if is_eos else 1
+        thinking = self.think.add(stats.token_id) if self.think and not is_eos else False
         return _token_record(self.lm, stats, step, piece, raw, t_known - self.t0, latency,
-                             len(self.enc.ids), is_eos)  # fmt: skip
+                             len(self.enc.ids), is_eos, thinking)  # fmt: skip
 
     def done(self, reason: str, t_prefill: float, cached: int = 0) -> DoneRecord:
         if reason not in ("stop_string",):
@@ -296,6 +306,7 @@ class _Run:
             prefill_s=prefill_s,
             decode_s=decode_s,
             cached_tokens=cached,
+            thinking_tokens=self.think.count if self.think else 0,
         )
 
 
@@ -306,7 +317,7 @@ def _stop_hit(text: str, stops: tuple[str, ...]) -> str | None:
     return None
 
 
-def _token_record(lm, stats, step, piece, raw, elapsed, latency, n_prompt, is_eos):
+def _token_record(lm, stats, step, piece, raw, elapsed, latency, n_prompt, is_eos, thinking):
     bytes_of = lm.token_bytes
     return TokenRecord(
         step=step,
@@ -327,4 +338,5 @@ def _token_record(lm, stats, step, piece, raw, elapsed, latency, n_prompt, is_eo
         bytes=tuple(raw),
         eos=is_eos,
         sampled_probs=tuple(min(max(p, 0.0), 1.0) for p in stats.sampled_probs),
+        thinking=thinking,
     )

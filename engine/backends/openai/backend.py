@@ -29,7 +29,13 @@ from engine.backends.openai.http import (
     stall_seconds,
 )
 from engine.backends.openai.run import RemoteRun
-from engine.backends.openai.shapes import align_mlx_lm, chunk_entries, parse_entry, zip_mlx_lm
+from engine.backends.openai.shapes import (
+    align_mlx_lm,
+    chunk_entries,
+    chunk_reasoning,
+    parse_entry,
+    zip_mlx_lm,
+)
 from engine.errors import ModelError, ServerError
 from engine.prompt import as_messages, check_text
 from engine.records import ModelRecord, ProgressRecord, Record
@@ -148,7 +154,11 @@ class OpenAIBackend:
                     run.timings = chunk["timings"]
                 text, entries, reason = chunk_entries(chunk)
                 infos = [parse_entry(e) for e in entries]
-                yield from run.add_chunk(text, infos, time.perf_counter())
+                now, reasoning = time.perf_counter(), chunk_reasoning(chunk)
+                if reasoning:  # logprobs in a reasoning-only chunk are the reasoning's
+                    yield from run.add_chunk(reasoning, [] if text else infos, now, True)
+                if text or not reasoning:
+                    yield from run.add_chunk(text, infos, now)
                 finish = reason or finish
         except Cancelled:
             yield run.done("cancelled")

@@ -26,27 +26,31 @@ class RemoteRun:
         self.timings: dict = {}
 
     # -- tokens ---------------------------------------------------------------------
-    def add_chunk(self, text: str, entries: list[TokenInfo], t: float) -> list[TokenRecord]:
-        """Records for one chunk: one per logprobs entry, or one for its text."""
+    def add_chunk(self, text: str, entries: list[TokenInfo], t: float,
+                  thinking: bool = False) -> list[TokenRecord]:  # fmt: skip
+        """Records for one chunk: one per logprobs entry, or one for its text.
+        `thinking`: the chunk is reasoning (not added to the answer's text)."""
         if not entries:
             if not text:
                 return []
-            self.text += text
-            return self._keep([self._record(TokenInfo(text), text, t, len(self.tokens))])
+            self.text += "" if thinking else text
+            return self._keep([self._record(TokenInfo(text), text, t, len(self.tokens),
+                                            thinking=thinking)])  # fmt: skip
         pieces = [self.stream.add(e.raw) if e.raw is not None else e.text for e in entries]
         if "".join(pieces) != text and text:
             pieces = [text] + [""] * (len(entries) - 1)  # the chunk's text is what counts
-        self.text += "".join(pieces)
+        self.text += "" if thinking else "".join(pieces)
         n = len(self.tokens)
         pairs = enumerate(zip(entries, pieces, strict=True))
-        return self._keep([self._record(e, p, t, n + i) for i, (e, p) in pairs])
+        return self._keep([self._record(e, p, t, n + i, thinking=thinking)
+                           for i, (e, p) in pairs])  # fmt: skip
 
     def _keep(self, records: list[TokenRecord]) -> list[TokenRecord]:
         self.tokens.extend(records)
         return records
 
     def _record(self, info: TokenInfo, piece: str, t: float, step: int,
-                eos: bool = False) -> TokenRecord:  # fmt: skip
+                eos: bool = False, thinking: bool = False) -> TokenRecord:  # fmt: skip
         latency = t - (self.t_last if self.t_last is not None else self.t0)
         if self.t_first is None:
             self.t_first = t
@@ -79,6 +83,7 @@ class RemoteRun:
             sweep_entropy=ent,
             bytes=tuple(info.raw) if info.raw is not None else None,
             eos=eos,
+            thinking=thinking,
         )
 
     def refine(self, infos: list[TokenInfo], eos_last: bool) -> list[TokenRecord]:
@@ -121,4 +126,5 @@ class RemoteRun:
             prefill_s=prompt_ms / 1e3 if from_server else None,
             decode_s=predicted_ms / 1e3 if decode_ok else None,
             timings_from="server" if from_server else "client",
+            thinking_tokens=sum(r.thinking for r in self.tokens),
         )

@@ -118,6 +118,26 @@ def chunk_entries(chunk: dict) -> tuple[str, list, str | None]:
     return text, entries if isinstance(entries, list) else [], c.get("finish_reason")
 
 
+REASONING_FIELDS = (
+    "reasoning_content",
+    "reasoning",
+    "thinking",
+)  # DeepSeek/vLLM, OpenRouter/Ollama
+
+
+def chunk_reasoning(chunk: dict) -> str:
+    """The thinking text of one chat chunk (servers send it apart from `content`)."""
+    choices = chunk.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return ""
+    part = choices[0].get("delta") or choices[0].get("message") or {}
+    for key in REASONING_FIELDS:
+        value = part.get(key) if isinstance(part, dict) else None
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
 def _legacy_entries(lp: dict) -> list[dict]:
     """The legacy completions shape ({tokens, token_logprobs, top_logprobs: [{text: lp}]})
     as `content[]` entries."""

@@ -1,0 +1,111 @@
+"""The conversation above the answer: earlier turns as a transcript, and a line
+naming the turn the answer view shows, each with show / edit / regenerate links."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QLabel, QTextBrowser
+
+from app.conversation import Conversation, Turn
+from engine.units import human_bytes
+
+LINK = "color:#2a5db0; text-decoration:none;"
+
+
+def _links(i: int, shown: bool) -> str:
+    show = "" if shown else f"<a style='{LINK}' href='show:{i}'>show</a> · "
+    return (f"<span style='font-size:8pt'>{show}<a style='{LINK}' href='edit:{i}'>edit</a> · "
+            f"<a style='{LINK}' href='regen:{i}'>regenerate</a></span>")  # fmt: skip
+
+
+def turn_stats(turn: Turn) -> str:
+    """'42 tokens · TTFT 0.31 s (140 of 155 from cache) · KV 7.1 MB', or '' while unknown."""
+    s = turn.state
+    d = s.done if s is not None else None
+    if d is None:
+        return ""
+    parts = [f"{d.generated_tokens} tokens"]
+    thinking = sum(getattr(t, "thinking", False) for t in s.tokens)
+    if thinking:
+        parts.append(f"{thinking} thinking")
+    if d.ttft_s is not None:
+        cached = getattr(d, "cached_tokens", 0)
+        reuse = f" ({cached} of {d.prompt_tokens} from cache)" if cached else ""
+        parts.append(f"TTFT {d.ttft_s:.2f} s{reuse}")
+    if d.kv_cache_bytes:
+        parts.append(f"KV {human_bytes(d.kv_cache_bytes)}")
+    return " · ".join(parts)
+
+
+class ConversationView(QTextBrowser):
+    """Turns before the one shown below; hidden while there are none."""
+
+    turn_link = Signal(str, int)  # ("show" | "edit" | "regen", turn index)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setMinimumHeight(60)
+        self.setToolTip("The conversation so far: each turn is sent again with the next "
+                        "message, its tokens reused from the KV cache")  # fmt: skip
+        self.anchorClicked.connect(self._on_link)
+        self.hide()
+
+    def show_conversation(self, conv: Conversation, shown: int | None) -> None:
+        """Every turn except `shown` (the one in the answer view) and the ones after a
+        shown last turn."""
+        rows = []
+        for i, turn in enumerate(conv.turns):
+            if i == shown:
+                continue
+            stats = turn_stats(turn)
+            answer = html.escape(turn.answer) or "<i>(no answer)</i>"
+            rows.append(
+                f"<p style='margin:2px 0'><b>You</b> <span style='color:#777'>turn "
+                f"{conv.dropped + i + 1}</span> {_links(i, False)}<br>"
+                f"{html.escape(turn.user)}</p><p style='margin:2px 0 8px 12px; color:#333'>"
+                f"<b>Assistant</b> <span style='color:#777;font-size:8pt'>{stats}</span><br>"
+                f"{answer}</p>"
+            )
+        self.setHtml("".join(rows).replace("\n", "<br>"))
+        self.setVisible(bool(rows))
+        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+
+    def _on_link(self, url) -> None:
+        kind, _, index = url.toString().partition(":")
+        if index.isdigit():
+            self.turn_link.emit(kind, int(index))
+
+
+class TurnLabel(QLabel):
+    """'Turn 3 · You: …' above the answer, with the same links."""
+
+    turn_link = Signal(str, int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWordWrap(True)
+        self.setStyleSheet("color: #333;")
+        self.linkActivated.connect(self._on_link)
+        self.hide()
+
+    def show_turn(self, conv: Conversation, i: int | None) -> None:
+        if i is None or i >= len(conv.turns):
+            self.clear()
+            self.hide()
+            return
+        turn = conv.turns[i]
+        text = html.escape(" ".join(turn.user.split()))
+        if len(text) > 300:
+            text = text[:300] + "…"
+        latest = "" if i == len(conv.turns) - 1 else " <i>(an earlier turn)</i>"
+        self.setText(f"<b>Turn {conv.dropped + i + 1}</b>{latest} · <b>You:</b> {text} "
+                     f"&nbsp; {_links(i, True)}")  # fmt: skip
+        self.show()
+
+    def _on_link(self, link: str) -> None:
+        kind, _, index = link.partition(":")
+        if index.isdigit():
+            self.turn_link.emit(kind, int(index))
