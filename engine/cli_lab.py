@@ -1,4 +1,5 @@
-"""`logitscope lab quant`: the quantization A/B experiment on the command line.
+"""`logitscope lab quant|cache|speculative|batch`: the lab's experiments on the
+command line; `quant`, the quantization A/B, lives here.
 
     logitscope lab quant --prompt TEXT [--model M] [--bits 8,6,4,3] [--tokens 24] [--json]
 
@@ -29,6 +30,9 @@ def add_parser(sub) -> None:
     b.add_argument("--sizes", default="1,2,4,8", help="comma-separated batch sizes")
     b.add_argument("--tokens", type=int, default=16, help="answer tokens per prompt")
     b.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    from engine.cli_lab_cache import add_parser as add_cache
+
+    add_cache(kinds)
     sp = kinds.add_parser("speculative", help="a draft proposes, the target verifies (T = 0)")
     sp.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
     sp.add_argument("--model", default=None, help="the target: MLX folder, .gguf file or name")
@@ -85,6 +89,10 @@ def cmd_lab(args) -> int:
     prepare_process()
     if args.lab == "batch":
         return _batch(args)
+    if args.lab == "cache":
+        from engine.cli_lab_cache import cmd_cache
+
+        return cmd_cache(args)
     if args.lab == "speculative":
         from engine.cli_lab_speculative import cmd_speculative
 
