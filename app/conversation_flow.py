@@ -134,6 +134,7 @@ def start_turn(win, text: str, turn: int, cold: bool = False, drop: bool = False
                      estimated_prompt=win.prompt_panel.count(prompt))  # fmt: skip
     state.earlier = conv.earlier_spans()
     state.kv_growth = conv.kv_growth()
+    state.sent = prompt
     if chat:
         conv.turns.append(Turn(text, state))
     if from_box and chat:  # typing replaces it; Run again runs this turn again
@@ -231,6 +232,8 @@ def state_of(run: RunLog) -> RunState:
     state.add_tokens(run.tokens)
     state.done, state.error, state.prefill = run.done, run.error, run.last_prefill
     state.run_id = run.run_id
+    if run.messages:
+        state.sent = [*run.messages, {"role": "user", "content": run.prompt}]
     return state
 
 

@@ -27,6 +27,7 @@ class RunState(RunResult):
     estimated_prompt: tuple[int, int] | None = None  # (tokens, system) counted by the window
     earlier: list = field(default_factory=list)  # (answer start, end) of earlier turns
     kv_growth: list = field(default_factory=list)  # KV cache bytes after each earlier turn
+    sent: object = None  # what the engine was sent (a conversation's messages), if not `prompt`
     _cap: int = 256
 
     def __post_init__(self):
@@ -34,6 +35,11 @@ class RunState(RunResult):
         self.entropy = np.zeros(self._cap)
         self.elapsed = np.zeros(self._cap)
         self.latency = np.zeros(self._cap)
+
+    @property
+    def engine_prompt(self):
+        """The prompt as the engine saw it: the conversation up to this turn, or the text."""
+        return self.sent if self.sent is not None else self.prompt
 
     @property
     def n(self) -> int:

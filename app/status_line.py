@@ -22,7 +22,7 @@ def status_text(state: RunState, model) -> str | None:
             f"TTFT {fmt_or_na(d.ttft_s, '.2f', 's')}{reuse} · "
             f"prefill {fmt_or_na(d.prefill_tps, '.1f', 'tok/s')}{_flops(d, model)} · "
             f"decode {fmt_or_na(d.decode_tps, '.1f', 'tok/s')}{_bandwidth(d, model)} · "
-            f"{d.generated_tokens} tokens · "
+            f"{d.generated_tokens} tokens{_thinking(d)} · "
             f"peak {fmt_mb(d.peak_memory_bytes)} · {device} · {d.finish_reason}"
         )
     if state.n:
@@ -51,3 +51,8 @@ def _flops(d, model) -> str:
     got = d.prefill_tps * 2 * model.parameters / 1e9
     limit = f" of {model.matmul_gflops:.0f}" if model.matmul_gflops else ""
     return f" ({got:.0f}{limit} GFLOP/s)"
+
+
+def _thinking(d) -> str:
+    n = getattr(d, "thinking_tokens", 0)
+    return f" ({n} thinking)" if n else ""

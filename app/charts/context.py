@@ -116,7 +116,7 @@ class ContextChart(pg.PlotWidget):
         growth = [*state.kv_growth, kv] if kv is not None else []
         kv_text = (" · KV cache " + " → ".join(human_bytes(b) for b in growth[-4:])
                    if growth else "")  # fmt: skip
-        parts = [("system", SYSTEM, system), ("earlier turns", EARLIER_ANSWER, earlier),
+        parts = [("system", SYSTEM, system), ("earlier turns", "#b8741f", earlier),
                  ("prompt", PROMPT, prompt), ("thinking", THINKING, thinking),
                  ("output", OUTPUT, output)]  # fmt: skip
         legend = " ".join(f"<span style='color:{c}'>■ {n} {k:,}</span>" for n, c, k in parts

@@ -152,7 +152,7 @@ class InsideWindow(QWidget):
             "head": self.attention.head.currentData(),
         }
         self._asked = key
-        self.bridge.inspect(s.prompt, s.settings, request, s.model.path)
+        self.bridge.inspect(s.engine_prompt, s.settings, request, s.model.path)
 
     # -- results --------------------------------------------------------------------
     def _on_record(self, record) -> None:

@@ -38,6 +38,7 @@ def test_second_turn_continues_the_conversation_from_the_cache(qtbot, window):
                 {"role": "assistant", "content": answer},
                 {"role": "user", "content": "And another one?"}]  # fmt: skip
     assert second.done.prompt_tokens == len(template_ids(window, messages))
+    assert second.engine_prompt == messages  # what Inside the model inspects too
     # Turn 1's prompt and answer were not prefilled again.
     assert second.done.cached_tokens >= first.done.prompt_tokens
     assert second.done.cached_tokens < second.done.prompt_tokens
