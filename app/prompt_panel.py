@@ -36,7 +36,6 @@ class PromptPanel(QWidget):
         self.stack.addWidget(self.tokens_view)
         self.token_count = QLabel("0 tokens")
         self.token_count.setMinimumWidth(60)
-        self.token_count.setWordWrap(True)  # "12 tokens · turn 3: 160 of 8,192" on two lines
         self.show_tokens = QPushButton("Tokens")
         self.show_tokens.setCheckable(True)
         self.show_tokens.setToolTip("Show the prompt split into the model's tokens")

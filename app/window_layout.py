@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -103,12 +104,16 @@ def build_center(win) -> QWidget:
                              "and show both times to first token (Ctrl+Shift+R)")  # fmt: skip
     for b in (win.regen_button, win.ab_button):
         b.setEnabled(False)
+    # Two rows, so every button keeps its whole label down to a 1024-px window.
+    count_bar = QHBoxLayout()
+    win.token_count.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # clip, not squeeze
+    count_bar.addWidget(win.token_count, 1)
+    for w in (win.show_tokens, win.ab_button):
+        count_bar.addWidget(w)
     prompt_bar = QHBoxLayout()
-    for w in (win.token_count, win.show_tokens):
-        prompt_bar.addWidget(w)
+    prompt_bar.addWidget(win.follow_button)
     prompt_bar.addStretch(1)
-    for w in (win.ab_button, win.follow_button, win.regen_button, win.stop_button,
-              win.run_button):  # fmt: skip
+    for w in (win.regen_button, win.stop_button, win.run_button):
         prompt_bar.addWidget(w)
 
     win.banner = QLabel()
@@ -135,6 +140,7 @@ def build_center(win) -> QWidget:
     cl = QVBoxLayout(center)
     cl.addWidget(win.transcript, 3)
     cl.addWidget(win.prompt_stack, 2)
+    cl.addLayout(count_bar)
     cl.addLayout(prompt_bar)
     cl.addWidget(win.banner)
     cl.addWidget(win.ab_label)

@@ -36,6 +36,13 @@ def chunks(text: str, field: str, seed: int):
 
 
 def main() -> int:
+    import tempfile
+
+    from engine.paths import models_dir
+
+    # The fake server must not become the model the app remembers: settings elsewhere.
+    os.environ.setdefault("LOGITSCOPE_MODELS_DIR", str(models_dir()))
+    os.environ["LOGITSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="logitscope-shot-")
     server = FakeServer()
     server.script = Script(models=vllm_models(32768), events=[
         *chunks(THINKING, "reasoning_content", 1), *chunks(ANSWER, "content", 2),
