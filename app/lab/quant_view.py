@@ -107,7 +107,8 @@ class QuantView(QWidget):
         self.data = data
         self.reference.setText(
             f"{data['model']}: the reference is {data['reference']}; "
-            "every other row is re-quantized from it at run time."
+            "every other row is re-quantized from it at run time, except the rows "
+            "marked 'as installed' (the weights on disk, measured as they are)."
         )
         rows = data["variants"]
         self.table.setRowCount(len(rows))
@@ -128,7 +129,8 @@ class QuantView(QWidget):
         self.variant.clear()
         for v in rows[1:]:
             self.variant.addItem(v["name"], v["bits"])
-        self.variant.setCurrentIndex(self.variant.count() - 1)
+        requantized = [i for i, v in enumerate(rows[1:]) if v["bits"] is not None]
+        self.variant.setCurrentIndex(requantized[-1] if requantized else self.variant.count() - 1)
         self.variant.blockSignals(False)
         self._paint()
 
@@ -176,5 +178,5 @@ class QuantView(QWidget):
             f" · Δlogprob {v['delta_logprob'][i]:+.3f}</p>"
             + table("None", "reference")
             + "<br>"
-            + table(str(v["bits"]), v["name"])
+            + table(v.get("key", str(v["bits"])), v["name"])
         )

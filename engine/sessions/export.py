@@ -129,7 +129,12 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
                 fence = _fence(m["content"])
                 lines += ["", f"*{m['role'].capitalize()}*", "", fence + "text", m["content"],
                           fence]  # fmt: skip
-        for title, text in (("Prompt", r.prompt), ("Answer", answer)):
+        thinking = "".join(t.text for t in r.tokens if t.thinking)
+        if thinking:
+            answer = "".join(t.text for t in r.tokens if not t.thinking)
+        for title, text in (("Prompt", r.prompt), ("Thinking", thinking), ("Answer", answer)):
+            if title == "Thinking" and not text:
+                continue
             fence = _fence(text)
             lines += ["", f"**{title}**", "", fence + "text", text, fence]
         if d:

@@ -37,6 +37,8 @@ h1 { font-size: 20px; } h2 { font-size: 17px; margin-top: 36px; border-top: 1px 
 svg { background: #fff; border: 1px solid #ddd; }
 svg text { font: 11px system-ui, sans-serif; fill: #444; }
 table.stats td { padding: 1px 10px 1px 0; }
+details.thinking { background: #faf6ec; border: 1px solid #e2d6b5; padding: 4px 8px;
+  margin-bottom: 8px; } details.thinking summary { color: #6b5320; font: 600 13px system-ui; }
 .legend { display: inline-block; width: 240px; height: 12px; vertical-align: middle;
   background: linear-gradient(90deg, #f8696b, #ffeb84, #63be7b); }
 """
@@ -64,7 +66,8 @@ def _pct(p) -> str:
 
 
 def token_spans(run: RunLog) -> str:
-    out = []
+    """The answer's tokens shaded by probability; thinking tokens in a folding block."""
+    out, thought = [], []
     for t in run.tokens:
         rows = "".join(
             f"<tr class='{'chosen' if c.token_id == t.token_id else ''}'>"
@@ -76,8 +79,12 @@ def token_spans(run: RunLog) -> str:
         head = _e(f"step {t.step} · {t.label!r} · p={p} · H={h}")
         alt = f"<span class='alt'>{head}<table>{rows}</table></span>"
         shown = _e(t.text) if t.text else f"<span class='mark'>{'⏎ end' if t.eos else '·'}</span>"
-        out.append(f"<span class='tok' style='background:{_rgb(t.prob)}' "
-                   f"data-step='{_e(t.step)}'>{shown}{alt}</span>")  # fmt: skip
+        (thought if t.thinking else out).append(
+            f"<span class='tok' style='background:{_rgb(t.prob)}' "
+            f"data-step='{_e(t.step)}'>{shown}{alt}</span>")  # fmt: skip
+    if thought:
+        out.insert(0, f"<details open class='thinking'><summary>Thinking · {len(thought)} "
+                      f"tokens</summary>{''.join(thought)}</details>")  # fmt: skip
     return "".join(out)
 
 

@@ -103,6 +103,11 @@ def test_edit_regenerate_and_a_failed_turn(qtbot, window):
     window.run()
     wait_idle(qtbot, window)
     assert [t.user for t in window.conversation.turns] == ["Say hello."]  # turn 2 replaced
+    # An earlier turn changed: only the token prefix before the change is reused.
+    hi = template_ids(window, [{"role": "user", "content": "Say hi."}])
+    hello = template_ids(window, [{"role": "user", "content": "Say hello."}])
+    common = next(i for i, (a, b) in enumerate(zip(hi, hello, strict=False)) if a != b)
+    assert window.state.done.cached_tokens == common < len(hi)
     # Run with the last turn's message still in the box runs that turn again (same
     # settings: same greedy tokens), as does an empty box; neither adds a turn.
     before = [t.token_id for t in window.state.tokens]

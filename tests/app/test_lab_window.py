@@ -22,7 +22,9 @@ def test_quantization_ab_view(qtbot, window):
     qtbot.addWidget(lab)
     data = _run(qtbot, lab, "quant", {"bits": [3], "tokens": 4})
     view = lab.quant
-    assert view.table.rowCount() == 2 and view.table.item(0, 2).text() == "0.0000"
+    # The reference, the 3-bit variant, and the shipped 4-bit weights as installed.
+    assert view.table.rowCount() == 3 and view.table.item(0, 2).text() == "0.0000"
+    assert view.table.item(2, 0).text().endswith("as installed")
     assert data["reference"].startswith("float32, dequantized from the stored")
     assert view.variant.currentData() == 3
     three = data["variants"][1]

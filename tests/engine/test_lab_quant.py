@@ -23,10 +23,14 @@ def lab(default_model_path, smollm):
     def load_reference():
         return load_model(default_model_path, prefer="speed")[0].model
 
+    def load_installed():  # the shipped 4-bit weights, as mlx-lm runs them
+        return load_model(default_model_path)[0].model
+
     ids = smollm.tokenizer.encode("Paris is the capital of")
+    installed = [("installed:stored", "4-bit, as installed", load_installed)]
     answer, variants = run_quant_lab(load_reference, ids, set(smollm.tokenizer.eos_token_ids),
-                                     bits=(8, 3), answer_tokens=6)  # fmt: skip
-    return load_reference, ids, answer, variants
+                                     bits=(8, 3), answer_tokens=6, installed=installed)  # fmt: skip
+    return load_reference, ids, answer, variants, load_installed
 
 
 def _log_softmax64(logits) -> np.ndarray:
@@ -36,7 +40,7 @@ def _log_softmax64(logits) -> np.ndarray:
 
 
 def test_reference_against_itself_is_zero(lab):
-    _load, _ids, answer, variants = lab
+    _load, _ids, answer, variants, _installed = lab
     ref = variants[0]
     assert ref.bits is None and ref.name == "float32 reference"
     assert ref.kl == [0.0] * len(answer) and all(ref.agree)
@@ -44,24 +48,34 @@ def test_reference_against_itself_is_zero(lab):
 
 
 def test_variant_numbers_equal_numpy(lab):
-    load, ids, answer, variants = lab
+    load, ids, answer, variants, load_installed = lab
     ref_model, q3 = load(), load()
     nn.quantize(q3, group_size=64, bits=3)
     seq = ids + answer
     ref_lp = _log_softmax64(ref_model(mx.array(seq[:-1])[None])[0])[len(ids) - 1 :]
     var_lp = _log_softmax64(q3(mx.array(seq[:-1])[None])[0])[len(ids) - 1 :]
     v = next(x for x in variants if x.bits == 3)
-    for i, tok in enumerate(answer):
-        p = np.exp(ref_lp[i])
-        kl = float(np.sum(p * (ref_lp[i] - var_lp[i])))
-        assert v.kl[i] == pytest.approx(kl, rel=1e-3, abs=1e-4)  # float32 logits
-        assert v.agree[i] == (ref_lp[i].argmax() == var_lp[i].argmax())
-        assert v.delta_logprob[i] == pytest.approx(var_lp[i][tok] - ref_lp[i][tok], abs=1e-3)
-    chosen = var_lp[np.arange(len(answer)), answer]
-    assert v.perplexity == pytest.approx(float(np.exp(-chosen.mean())), rel=1e-3)
+    check_against_numpy(v, ref_lp, var_lp, answer)
     eight = next(x for x in variants if x.bits == 8)
     assert eight.mean_kl < v.mean_kl  # fewer bits, more damage
     assert eight.weight_bytes > v.weight_bytes
+    # The installed 4-bit weights, measured as they are (not re-quantized).
+    stored = variants[-1]
+    assert stored.key == "installed:stored" and stored.bits is None
+    stored_lp = _log_softmax64(load_installed()(mx.array(seq[:-1])[None])[0])[len(ids) - 1 :]
+    check_against_numpy(stored, ref_lp, stored_lp, answer, tol=5e-3)  # float16 activations
+    assert 0 <= stored.mean_kl < v.mean_kl  # the reference is its exact dequantization
+
+
+def check_against_numpy(v, ref_lp, var_lp, answer, tol=1e-3):
+    for i, tok in enumerate(answer):
+        p = np.exp(ref_lp[i])
+        kl = float(np.sum(p * (ref_lp[i] - var_lp[i])))
+        assert v.kl[i] == pytest.approx(kl, rel=1e-3, abs=tol / 10)  # float32 logits
+        assert v.agree[i] == (ref_lp[i].argmax() == var_lp[i].argmax())
+        assert v.delta_logprob[i] == pytest.approx(var_lp[i][tok] - ref_lp[i][tok], abs=tol)
+    chosen = var_lp[np.arange(len(answer)), answer]
+    assert v.perplexity == pytest.approx(float(np.exp(-chosen.mean())), rel=1e-3)
 
 
 def test_cli_lab_quant_json(default_model_path):
@@ -71,7 +85,9 @@ def test_cli_lab_quant_json(default_model_path):
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["reference"].startswith("float32, dequantized from the stored GGUF Q4_1")
-    assert [v["bits"] for v in data["variants"]] == [None, 4]
+    assert [v["bits"] for v in data["variants"]] == [None, 4, None]
+    assert data["variants"][2]["name"].endswith("as installed")  # the shipped weights
+    assert set(data["top"]) == {v["key"] for v in data["variants"]}
     assert data["variants"][0]["mean_kl"] == 0.0
     bad = subprocess.run([sys.executable, "-m", "engine", "lab", "quant", "--prompt", "Hi",
                           "--bits", "7"], capture_output=True, text=True, timeout=60)  # fmt: skip

@@ -109,8 +109,7 @@ def server():
     s.close()
 
 
-@pytest.mark.parametrize("field", ["reasoning_content", "reasoning", "thinking"])
-def test_a_servers_reasoning_field_streams_as_thinking(server, field):
+def reasoning_run(server, field: str) -> RunResult:
     def think(text):
         return {"choices": [{"index": 0, "delta": {field: text}, "finish_reason": None}]}
 
@@ -128,6 +127,12 @@ def test_a_servers_reasoning_field_streams_as_thinking(server, field):
             result.add(record)
     finally:
         backend.close()
+    return result
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning", "thinking"])
+def test_a_servers_reasoning_field_streams_as_thinking(server, field):
+    result = reasoning_run(server, field)
     assert [(t.text, t.thinking) for t in result.tokens] == [
         ("The user asks", True),
         (" about France.", True),
@@ -136,3 +141,27 @@ def test_a_servers_reasoning_field_streams_as_thinking(server, field):
     ]
     assert result.done.text == " Paris." and result.done.thinking_tokens == 2
     assert result.tokens[2].logprob == pytest.approx(-0.1)  # the answer's numbers unchanged
+
+
+def test_thinking_survives_the_journal_and_exports_apart(server, tmp_path):
+    from engine.records import to_dict
+    from engine.sessions.export import to_markdown
+    from engine.sessions.export_html import to_html
+    from engine.sessions.journal import Journal, read_session
+
+    result = reasoning_run(server, "reasoning_content")
+    journal = Journal.create(tmp_path)
+    run_id = journal.start_run("What is the capital of France?", {}, to_dict(result.model))
+    for r in [*result.tokens, result.done]:
+        journal.record(run_id, r)
+    journal.close()
+    session = read_session(journal.path)
+    run = session.run(run_id)
+    assert [t.thinking for t in run.tokens] == [True, True, False, False]
+    assert run.done.thinking_tokens == 2
+    md = to_markdown(session)
+    assert (
+        md.index("**Thinking**") < md.index("The user asks about France.") < md.index("**Answer**")
+    )
+    html = to_html(session)
+    assert "<details open class='thinking'><summary>Thinking · 2 tokens</summary>" in html

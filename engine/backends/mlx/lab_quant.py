@@ -36,6 +36,7 @@ class Variant:
     prefill_tps: float = 0.0
     decode_tps: float = 0.0
     top: list[list[tuple[int, float]]] = field(default_factory=list)  # per token: (id, p)
+    key: str = ""  # "None" (the reference), "8" … (re-quantized), "installed:…" (as installed)
 
     @property
     def perplexity(self) -> float:
@@ -113,30 +114,33 @@ def greedy_answer(model, prompt_ids: list[int], n: int, eos: set[int]) -> list[i
 
 def run_quant_lab(
     load_reference, prompt_ids: list[int], eos: set[int], bits=(8, 6, 4, 3),
-    answer_tokens: int = 24, progress=None,
+    answer_tokens: int = 24, progress=None, installed=(),
 ) -> tuple[list[int], list[Variant]]:  # fmt: skip
     """Teacher-force the reference's greedy answer through each variant.
 
     Args:
         load_reference: () -> a fresh float32 model (each variant quantizes its own copy).
+        installed: (key, name, load) of models as installed (the stored weights, another
+            installed variant of the same model), measured the same way, not re-quantized.
     Returns:
-        (answer ids, [reference, variants...])
+        (answer ids, [reference, re-quantized variants..., installed...])
     """
     ref = load_reference()
     answer = greedy_answer(ref, prompt_ids, answer_tokens, eos)
     ids, start = prompt_ids + answer, len(prompt_ids)
     ref_lp = teacher_forced(ref, ids, start)
     out = []
-    for b in (None, *bits):
+    jobs = [(str(b), b, "float32 reference" if b is None else f"{b}-bit (re-quantized)", None)
+            for b in (None, *bits)]  # fmt: skip
+    jobs += [(key, None, name, load) for key, name, load in installed]
+    for key, b, name, load in jobs:
         if progress:
-            progress(f"Measuring the {'float32 reference' if b is None else f'{b}-bit'} model…",
-                     len(out) / (len(bits) + 1))  # fmt: skip
-        model = ref if b is None else load_reference()
+            progress(f"Measuring {name}…", len(out) / len(jobs))
+        model = ref if key == "None" else (load or load_reference)()
         if b is not None:
             nn.quantize(model, group_size=GROUP, bits=b)
             mx.eval(model.parameters())
-        v = Variant("float32 reference" if b is None else f"{b}-bit (re-quantized)", b,
-                    _weight_bytes(model))  # fmt: skip
+        v = Variant(name, b, _weight_bytes(model), key=key)
         lp = ref_lp if b is None else teacher_forced(model, ids, start)
         for key, value in compare(ref_lp, lp, answer).items():
             setattr(v, key, value)

@@ -22,6 +22,36 @@ def _label(lm, tid: int) -> str:
     return token_label(lm.token_bytes(int(tid)))
 
 
+def installed_variants(folder: Path, info, vocab_size: int, quantized: bool) -> list:
+    """(key, name, load) of the model as installed (when the reference is dequantized
+    from it) and of other installed models that are the same model: same architecture,
+    parameter count and vocabulary."""
+    from engine.backends.mlx.loader import load_model
+    from engine.models.catalogue import list_models
+
+    out = []
+    if quantized:
+        out.append(("installed:" + info.name, f"{info.quantization}, as installed",
+                    lambda: load_model(folder)[0].model))  # fmt: skip
+    for other in list_models():
+        same = (other.architecture == info.architecture and other.parameters == info.parameters
+                and Path(other.path).resolve() != Path(folder).resolve())  # fmt: skip
+        if same and _vocab_size(Path(other.path)) == vocab_size:
+            name = f"{other.name} ({other.quantization}), as installed"
+            path = Path(other.path)
+            out.append(("installed:" + other.name, name, lambda p=path: load_model(p)[0].model))
+    return out
+
+
+def _vocab_size(folder: Path) -> int | None:
+    import json
+
+    try:
+        return int(json.loads((folder / "config.json").read_text())["vocab_size"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def quant_experiment(
     folder: Path, prompt, settings, bits=(8, 6, 4, 3), tokens: int = 24, progress=None
 ) -> dict:
@@ -41,16 +71,22 @@ def quant_experiment(
     def load_reference():
         return load_model(folder, prefer="speed")[0].model
 
-    answer, variants = run_quant_lab(
-        load_reference, ids, set(lm.tokenizer.eos_token_ids), tuple(bits), tokens, progress
-    )
     quantized = "bit" in info.quantization
+    answer, variants = run_quant_lab(
+        load_reference,
+        ids,
+        set(lm.tokenizer.eos_token_ids),
+        tuple(bits),
+        tokens,
+        progress,
+        installed_variants(folder, info, lm.vocab_size, quantized),
+    )
     reference = (
         f"float32, dequantized from the stored {info.quantization}"
         if quantized
         else f"as stored ({info.quantization})"
     )
-    tops = {str(v.bits): v.top for v in variants}
+    tops = {v.key: v.top for v in variants}
     words = {t for rows in tops.values() for row in rows for t, _p in row} | set(answer)
     return {
         "model": info.name,
@@ -62,6 +98,7 @@ def quant_experiment(
         "variants": [
             {
                 "name": v.name,
+                "key": v.key,
                 "bits": v.bits,
                 "weight_bytes": v.weight_bytes,
                 "mean_kl": v.mean_kl,
