@@ -123,7 +123,7 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
             fence = _fence(s["system_prompt"])
             lines += ["", "**System**", "", fence, s["system_prompt"], fence]
         answer = d.text if d else "".join(t.text for t in r.tokens)
-        if r.conversation:
+        if r.messages:
             lines += ["", f"**Conversation so far** (this is turn {r.conversation['turn'] + 1})"]
             for m in r.messages:
                 fence = _fence(m["content"])

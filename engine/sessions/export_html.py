@@ -132,6 +132,14 @@ def _polyline(xs, ys, color, px, py, dash=False) -> str:
     return f"<polyline fill='none' stroke='{color}' stroke-width='1.5'{extra} points='{pts}'/>"
 
 
+def _tick(v: float) -> str:
+    """An axis number short enough for the left margin: 950, 1.3k, 28k, 1.2M."""
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:.2g}{suffix}" if abs(v) < 10 * scale else f"{v / scale:.0f}{suffix}"
+    return f"{v:.3g}"
+
+
 def _axes(x0, x1, ymax, xlabel, ylabel, px, py) -> str:
     parts = [f"<line x1='{PAD_L}' y1='{H - PAD_B}' x2='{W - PAD_R}' y2='{H - PAD_B}' stroke='#888'/>",
              f"<line x1='{PAD_L}' y1='{PAD_T}' x2='{PAD_L}' y2='{H - PAD_B}' stroke='#888'/>"]  # fmt: skip
@@ -140,7 +148,7 @@ def _axes(x0, x1, ymax, xlabel, ylabel, px, py) -> str:
         y = ymax * i / 4
         parts.append(f"<text x='{px(x):.1f}' y='{H - PAD_B + 14}' text-anchor='middle'>"
                      f"{x:.3g}</text><text x='{PAD_L - 4}' y='{py(y) + 4:.1f}' "
-                     f"text-anchor='end'>{y:.3g}</text>")  # fmt: skip
+                     f"text-anchor='end'>{_tick(y)}</text>")  # fmt: skip
     parts.append(f"<text x='{(PAD_L + W - PAD_R) / 2}' y='{H - 4}' text-anchor='middle'>"
                  f"{_e(xlabel)}</text><text x='12' y='{H / 2}' text-anchor='middle' "
                  f"transform='rotate(-90 12 {H / 2})'>{_e(ylabel)}</text>")  # fmt: skip
@@ -221,7 +229,7 @@ def run_section(run: RunLog) -> str:
     error = f"<p><b>Error:</b> {_e(run.error.message)}</p>" if run.error else ""
     system = (f"<p><b>System</b></p><pre>{_e(s['system_prompt'])}</pre>"
               if s.get("system_prompt") else "")  # fmt: skip
-    if run.conversation:
+    if run.messages:
         system += (f"<details open><summary><b>Conversation so far</b> (this is turn "
                    f"{run.conversation['turn'] + 1})</summary>" + "".join(
                        f"<p><i>{_e(m['role'].capitalize())}</i></p><pre>{_e(m['content'])}</pre>"

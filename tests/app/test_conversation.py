@@ -59,6 +59,7 @@ def test_second_turn_continues_the_conversation_from_the_cache(qtbot, window):
     assert run.conversation["conversation_id"] == conv.conversation_id
     md = to_markdown(session, [run])
     assert "Conversation so far" in md and answer.strip() in md
+    assert "Conversation so far" not in to_markdown(session, [session.run(first.run_id)])
 
     # The count beside the prompt is the message, then the next turn with the conversation.
     window.prompt.setPlainText("One more?")
