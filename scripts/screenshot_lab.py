@@ -1,4 +1,4 @@
-"""Render the lab's two views after real experiments on the default model to PNG.
+"""Render the lab's views after real experiments on the default model to PNG.
 
 python scripts/screenshot_lab.py [OUT_DIR]        (default: docs/)
 """
@@ -24,11 +24,11 @@ def main() -> int:
     lab = open_lab(win)
     lab.speculative.draft_bits.setValue(4)  # the values the runs below use
     lab.speculative.ks.setText("1,2,4")
-    for tab, kind, params in ((0, "quant", {"bits": [8, 4, 3], "tokens": 24}),
-                              (1, "speculative", {"ks": [1, 2, 4], "draft_bits": 4,
-                                                  "tokens": 32}),
-                              (2, "batch", {"sizes": [1, 2, 4, 8], "tokens": 16})):  # fmt: skip
-        lab.tabs.setCurrentIndex(tab)
+    for kind, params in (("quant", {"bits": [8, 4, 3], "tokens": 24}),
+                         ("cache", {"turns": 5, "tokens": 16}),
+                         ("speculative", {"ks": [1, 2, 4], "draft_bits": 4, "tokens": 32}),
+                         ("batch", {"sizes": [1, 2, 4, 8], "tokens": 16})):  # fmt: skip
+        lab.tabs.setCurrentWidget(lab.views[kind])
         done = []
         lab.bridge.lab_done.connect(done.append)
         lab.start(kind, params)

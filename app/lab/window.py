@@ -1,7 +1,7 @@
 """The lab: experiments with the techniques that make inference cheap and fast, on
 the playground's model and prompt, each measured in the engine (never on the GUI
-thread), one at a time, with progress. Tabs: quantization A/B, speculative decoding,
-batching.
+thread), one at a time, with progress. Tabs: quantization A/B, conversations and the
+KV cache, speculative decoding, batching.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QTabWidget, QVB
 
 from app.bridge import EngineBridge
 from app.lab.batch_view import BatchView
+from app.lab.cache_view import CacheView
 from app.lab.quant_view import QuantView
 from app.lab.speculative_view import SpeculativeView
 
@@ -27,9 +28,12 @@ class LabWindow(QWidget):
         self.resize(1200, 760)
         self.bridge = EngineBridge(parent=self)
         self.quant, self.speculative, self.batch = QuantView(), SpeculativeView(), BatchView()
-        self.views = {"quant": self.quant, "speculative": self.speculative, "batch": self.batch}
+        self.cache = CacheView()
+        self.views = {"quant": self.quant, "speculative": self.speculative, "batch": self.batch,
+                      "cache": self.cache}  # fmt: skip
         self.tabs = QTabWidget()
         self.tabs.addTab(self.quant, "Quantization A/B")
+        self.tabs.addTab(self.cache, "KV cache")
         self.tabs.addTab(self.speculative, "Speculative decoding")
         self.tabs.addTab(self.batch, "Batching")
         self.status = QLabel("Experiments use the playground's model and prompt.")
@@ -47,6 +51,7 @@ class LabWindow(QWidget):
         self.quant.run_requested.connect(lambda p: self.start("quant", p))
         self.speculative.run_requested.connect(lambda p: self.start("speculative", p))
         self.batch.run_requested.connect(lambda p: self.start("batch", p))
+        self.cache.run_requested.connect(lambda p: self.start("cache", p))
         self.bridge.progress.connect(self._on_progress)
         self.bridge.lab_done.connect(self._on_done)
         self.bridge.failed.connect(lambda e: self._finish(f"The experiment failed: {e.message}"))

@@ -68,3 +68,32 @@ def test_batching_view(qtbot, window):
     assert list(xs) == [1, 4] and list(10**ys) == pytest.approx([r["total_tps"] for r in rows])
     assert "equals the unbatched one: yes" in lab.batch.summary.text()
     lab.close()
+
+
+def test_kv_cache_view(qtbot, window, default_model_path):
+    import json
+
+    window.prompt.setPlainText("Name a planet.")
+    lab = open_lab(window)
+    qtbot.addWidget(lab)
+    data = _run(qtbot, lab, "cache", {"turns": 3, "tokens": 4})
+    rows = data["rows"]
+    assert [r["turn"] for r in rows] == [1, 2, 3] and rows[0]["message"] == "Name a planet."
+    for before, r in zip(rows, rows[1:], strict=False):
+        # The turn before it (prompt and answer) came from the cache; only the new message not.
+        assert before["prompt_tokens"] <= r["cached_tokens"] < r["prompt_tokens"]
+        assert r["kv_cache_bytes"] > before["kv_cache_bytes"]
+    config = json.loads((default_model_path / "config.json").read_text())
+    per_token = 2 * config["num_hidden_layers"] * config["num_key_value_heads"] * 64 * 4
+    for r in rows:
+        assert r["same_tokens"] and r["max_logprob_difference"] < 1e-4
+        assert r["speedup"] == pytest.approx(r["cold_ttft_s"] / r["cached_ttft_s"])
+        held, rest = divmod(r["kv_cache_bytes"], per_token)  # float32 keys and values
+        assert rest == 0 and r["prompt_tokens"] <= held <= r["context_tokens"]
+    view = lab.cache
+    assert view.table.rowCount() == 3 and view.table.item(2, 2).text() == str(
+        rows[2]["cached_tokens"]
+    )
+    xs, ys = view.cold.getData()
+    assert list(xs) == [r["prompt_tokens"] for r in rows]
+    lab.close()

@@ -91,7 +91,19 @@ class MLXBackend:
             return lab_runs.batching_experiment(
                 folder, settings, self.record, sizes, int(params.get("tokens", 16)), progress
             )
-        raise SettingsError(f"unknown experiment '{kind}' (quant, speculative or batch)")
+        if kind == "cache":
+            from engine.backends.mlx.lab_cache import conversation_experiment
+            from engine.backends.mlx.loader import load_model
+            from engine.prompt import check_text
+
+            turns, tokens = int(params.get("turns", 4)), int(params.get("tokens", 12))
+            if not (1 <= turns <= 12 and 1 <= tokens <= 256):
+                raise SettingsError("the conversation takes 1-12 turns of 1-256 tokens")
+            lm = load_model(folder, prefer="speed")[0]
+            first = check_text(prompt) if isinstance(prompt, str) else prompt[-1]["content"]
+            return conversation_experiment(lm, first, turns, tokens, settings.system_prompt,
+                                           progress)  # fmt: skip
+        raise SettingsError(f"unknown experiment '{kind}' (quant, cache, speculative or batch)")
 
     def close(self) -> None:
         self.lm = self.key = self.record = None

@@ -25,6 +25,13 @@ def _run(lm: LoadedModel, prompt, settings: SamplingSettings) -> RunResult:
     return result
 
 
+def _agreement(a: RunResult, b: RunResult) -> tuple[bool, float]:
+    """(same tokens, largest logprob difference) of two runs of one prompt."""
+    same = [t.token_id for t in a.tokens] == [t.token_id for t in b.tokens]
+    pairs = zip(a.tokens, b.tokens, strict=False)
+    return same, max((abs(x.logprob - y.logprob) for x, y in pairs), default=0.0)
+
+
 def cache_experiment(lm: LoadedModel, system: str = LONG_SYSTEM, turns=TURNS,
                      tokens: int = 8, rounds: int = 3) -> dict:  # fmt: skip
     """Turn 2 of a conversation (system prompt, turn 1 and its answer before it) cold
@@ -43,9 +50,7 @@ def cache_experiment(lm: LoadedModel, system: str = LONG_SYSTEM, turns=TURNS,
                 _run(lm, turns[0], base.with_(prompt_cache=False))
                 cached.append(_run(lm, messages, base.with_(prompt_cache=True)))
     c0, c1 = min(cold, key=lambda r: r.done.ttft_s), min(cached, key=lambda r: r.done.ttft_s)
-    same = [t.token_id for t in c0.tokens] == [t.token_id for t in c1.tokens]
-    diff = max((abs(a.logprob - b.logprob) for a, b in zip(c0.tokens, c1.tokens, strict=False)),
-               default=0.0)  # fmt: skip
+    same, diff = _agreement(c0, c1)
     return {
         "prompt_tokens": c1.done.prompt_tokens, "cached_tokens": c1.done.cached_tokens,
         "cold_ttft_s": c0.done.ttft_s, "cached_ttft_s": c1.done.ttft_s,
@@ -54,3 +59,38 @@ def cache_experiment(lm: LoadedModel, system: str = LONG_SYSTEM, turns=TURNS,
         "cached_ttfts": [r.done.ttft_s for r in cached],
         "same_tokens": same, "max_logprob_difference": diff, "compute": lm.compute,
     }  # fmt: skip
+
+
+FOLLOW_UPS = ("Tell me more.", "Give one example.", "Why does that matter?",
+              "Summarise it in one sentence.", "What else should I know?")  # fmt: skip
+
+
+def conversation_experiment(lm: LoadedModel, first: str, turns: int = 4, tokens: int = 12,
+                            system: str | None = None, progress=None) -> dict:  # fmt: skip
+    """A conversation of `turns` turns (the prompt, then follow-ups), each turn run from
+    the cache (as the playground runs it) and then cold. Per turn: prompt tokens, how
+    many came from the cache, both TTFTs, the KV cache's bytes, and whether the two
+    runs chose the same tokens with the same logprobs."""
+    base = SamplingSettings(temperature=0, max_tokens=tokens, seed=0, system_prompt=system)
+    messages: list[dict] = []
+    rows = []
+    lm.prompt_cache = lm.cache_ids = None  # start from nothing, like a new conversation
+    for k in range(turns):
+        text = first if k == 0 else FOLLOW_UPS[(k - 1) % len(FOLLOW_UPS)]
+        if progress:
+            progress(f"Turn {k + 1} of {turns}: from the cache, then cold…", k / turns)
+        prompt = [*messages, {"role": "user", "content": text}] if messages else text
+        cached = _run(lm, prompt, base.with_(prompt_cache=True))
+        cold = _run(lm, prompt, base.with_(prompt_cache=False))  # leaves the same cache
+        same, diff = _agreement(cold, cached)
+        d = cached.done
+        rows.append({
+            "turn": k + 1, "message": text, "answer": d.text, "prompt_tokens": d.prompt_tokens,
+            "cached_tokens": d.cached_tokens, "cached_ttft_s": d.ttft_s,
+            "cold_ttft_s": cold.done.ttft_s, "speedup": cold.done.ttft_s / d.ttft_s,
+            "kv_cache_bytes": d.kv_cache_bytes,
+            "context_tokens": d.prompt_tokens + len(cached.tokens),
+            "same_tokens": same, "max_logprob_difference": diff,
+        })  # fmt: skip
+        messages += [{"role": "user", "content": text}, {"role": "assistant", "content": d.text}]
+    return {"rows": rows, "compute": lm.compute, "context_length": lm.context_length}
