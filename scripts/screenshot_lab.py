@@ -24,6 +24,8 @@ def main() -> int:
     lab = open_lab(win)
     lab.speculative.draft_bits.setValue(4)  # the values the runs below use
     lab.speculative.ks.setText("1,2,4")
+    lab.cache.turns.setValue(5)
+    lab.cache.tokens.setValue(16)
     for kind, params in (("quant", {"bits": [8, 4, 3], "tokens": 24}),
                          ("cache", {"turns": 5, "tokens": 16}),
                          ("speculative", {"ks": [1, 2, 4], "draft_bits": 4, "tokens": 32}),

@@ -74,6 +74,7 @@ def conversation_experiment(lm: LoadedModel, first: str, turns: int = 4, tokens:
     base = SamplingSettings(temperature=0, max_tokens=tokens, seed=0, system_prompt=system)
     messages: list[dict] = []
     rows = []
+    _run(lm, "Hello", base.with_(max_tokens=1, system_prompt=None))  # warm-up, not measured
     lm.prompt_cache = lm.cache_ids = None  # start from nothing, like a new conversation
     for k in range(turns):
         text = first if k == 0 else FOLLOW_UPS[(k - 1) % len(FOLLOW_UPS)]
