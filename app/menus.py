@@ -92,7 +92,8 @@ def build_menus(win) -> dict[str, QAction]:
                              "Ctrl+Shift+I", "Tokenizer, attention, logit lens, and prefill "
                              "vs decode against the hardware, for the selected step")  # fmt: skip
     acts["lab"] = _action(window, "&Lab…", lambda: _open_lab(win), "Ctrl+Shift+L",
-                          "Quantization A/B and speculative decoding on this model")  # fmt: skip
+                          "Quantization A/B, the KV cache, speculative decoding and batching "
+                          "on this model")  # fmt: skip
     help_menu = bar.addMenu("&Help")
     acts["about"] = _action(help_menu, "&About Logitscope", lambda: show_about(
         win, win.model_record.device if win.model_record else None))  # fmt: skip
