@@ -88,7 +88,7 @@ def _append_forever(path, records, ack) -> None:
         n += 1
 
 
-def test_sigkill_300_times_loses_no_acknowledged_record(tmp_path, real_records):
+def test_sigkill_200_times_loses_no_acknowledged_record(tmp_path, real_records):
     """Each child is killed at a random moment; every append that returned is readable
     afterwards, and the history lists every session (only a torn last line skipped)."""
     import multiprocessing as mp
@@ -97,7 +97,7 @@ def test_sigkill_300_times_loses_no_acknowledged_record(tmp_path, real_records):
     records = [to_dict(r) for r in real_records if r.type == "token"]
     rng = random.Random(0)
     acked: dict = {}
-    for k in range(300):
+    for k in range(200):
         path = tmp_path / f"s{k:03}.jsonl"
         Journal(path, path.stem)._write({"kind": "session", "session_id": path.stem,
                                          "started": float(k)})  # fmt: skip
@@ -118,7 +118,7 @@ def test_sigkill_300_times_loses_no_acknowledged_record(tmp_path, real_records):
         recv.close()
         acked[path] = last
     sessions, problems = list_sessions(tmp_path)
-    assert not problems and len(sessions) == 300
+    assert not problems and len(sessions) == 200
     total = 0
     for session in sessions:
         assert session.bad_lines <= 1  # at most the line being written when killed
@@ -129,7 +129,7 @@ def test_sigkill_300_times_loses_no_acknowledged_record(tmp_path, real_records):
         assert run is not None and [t.step for t in run.tokens][: last[1] + 1] == list(
             range(last[1] + 1))  # fmt: skip
         total += 1
-    assert total > 150  # most children were killed mid-stream, after some appends
+    assert total > 100  # most children were killed mid-stream, after some appends
 
 
 def test_json_export_import_export_round_trip(tmp_path, session_file):
