@@ -37,6 +37,7 @@ def main() -> int:
     wait(app, lambda: win.ab is None and not win.bridge.busy, 600)
     settle(app)
     shoot(app, win, out / "conversation.png", (1600, 1000))
+    c.system.setPlainText("")  # not remembered as the user's system prompt
     win.close()
     return 0
 

@@ -87,6 +87,8 @@ def main() -> int:
     win.show()
     wait(app, lambda: win.model_record is not None and not win.bridge.busy, 300)
     win.prompt.setPlainText(PROMPT)
+    win.controls.system.setPlainText("")  # the model's own default system block
+    win.controls.mode.setCurrentIndex(0)
     for w, h in SIZES:
         win.toggle_side_panel(w >= 1280)
         shoot(app, win, out / f"playground-{w}x{h}-before.png", (w, h))

@@ -102,6 +102,7 @@ class ContextChart(pg.PlotWidget):
             widths = [w for _, w in spans] + [w * zoom for _, w in spans]
             self.bars[name].setOpts(x0=x0, y=[0] * len(spans) + [1] * len(spans), width=widths)
         self.bars["cached"].setOpts(x0=[0], y=[1], width=[cached * zoom])
+        self.bars["cached"].setVisible(cached > 0)  # a zero-width outline still draws a line
         self.bars["free"].setOpts(x0=[min(used, ctx)], y=[0], width=[max(ctx - used, 0)])
         self.bars["over"].setOpts(x0=[ctx], y=[0], width=[over])
         if used:
