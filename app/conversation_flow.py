@@ -117,15 +117,15 @@ def start_turn(win, text: str, turn: int, cold: bool = False, drop: bool = False
             new_conversation(win)
         conv, turn = win.conversation, 0
     turn = min(turn, len(conv.turns))
-    if chat and turn and context_overflow(win, conv.prompt(text, turn), settings):
+    over = context_overflow(win, conv.prompt(text, turn), settings) if chat and turn else None
+    if over:
         if drop or win.actions_["drop_oldest"].isChecked():
             gone = fit_by_dropping(win, text, turn, settings)
             turn -= gone
             win.show_notice(f"Dropped the {gone} oldest turn{'s' * (gone != 1)} to fit the "
                             "context window (History keeps them)")  # fmt: skip
         else:
-            need = context_overflow(win, conv.prompt(text, turn), settings)
-            ask_about_context(win, *need, (text, turn, cold, from_box))
+            ask_about_context(win, *over, (text, turn, cold, from_box))
             return False
     prompt = conv.prompt(text, turn) if chat else text
     win.hide_error()

@@ -41,3 +41,23 @@ def start_journaled_run(
             notify(str(e))
 
     return run_id, sink
+
+
+def journal_window_run(win, prompt: str, settings, conversation: dict | None = None):
+    """Start the playground's run in its session journal (created at the first run);
+    return the per-record writer, or None when the history cannot be written (the run
+    still runs and shows; the user is told once where and what to do)."""
+    from engine.records import to_dict
+
+    try:
+        if win.journal is None:
+            win.journal = Journal.create()
+    except LogitscopeError as e:
+        win._on_journal_failed(str(e))
+        return None
+    model = to_dict(win.model_record) if win.model_record else None
+    run_id, sink = start_journaled_run(win.journal, prompt, settings.to_dict(), model,
+                                       win.journal_failed.emit,
+                                       conversation=conversation)  # fmt: skip
+    win.state.run_id = run_id
+    return sink

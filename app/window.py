@@ -25,7 +25,7 @@ from app import window_state
 from app.bridge import EngineBridge
 from app.charts.panel import CHARTS, ChartsPanel
 from app.conversation import Conversation
-from app.journal_sink import start_journaled_run
+from app.journal_sink import journal_window_run
 from app.menus import build_menus
 from app.model_picker import ModelPicker
 from app.prompt_panel import PromptPanel
@@ -42,10 +42,7 @@ from app.window_layout import (
     progress_idle,
     show_prefill,
 )
-from engine.errors import LogitscopeError
-from engine.records import to_dict
 from engine.sessions.journal import Journal, RunLog
-from engine.settings import SamplingSettings
 
 STATUS_MS = 250
 REDRAW_MS = 33  # one chart per tick while streaming: each chart ~6 Hz, no long paint stalls
@@ -211,27 +208,8 @@ class PlaygroundWindow(QMainWindow):
         self._dirty = list(CHARTS)
         self._save()
         model = self.model_record.path if self.model_record else self.picker.current()
-        sink = self._journal_sink(state.prompt, state.settings, conversation)
+        sink = journal_window_run(self, state.prompt, state.settings, conversation)
         self.bridge.generate(prompt, state.settings, model, sink=sink)
-
-    def _journal_sink(self, prompt: str, settings: SamplingSettings, conversation=None):
-        """Start this run in the session journal; return the per-record writer.
-
-        If the history cannot be written (read-only or full disk), the run still
-        runs and shows; the user is told once where and what to do.
-        """
-        try:
-            if self.journal is None:
-                self.journal = Journal.create()
-        except LogitscopeError as e:
-            self._on_journal_failed(str(e))
-            return None
-        model = to_dict(self.model_record) if self.model_record else None
-        run_id, sink = start_journaled_run(self.journal, prompt, settings.to_dict(), model,
-                                           self.journal_failed.emit,
-                                           conversation=conversation)  # fmt: skip
-        self.state.run_id = run_id
-        return sink
 
     def _on_journal_failed(self, message: str) -> None:
         self.show_error(f"This run is shown but not saved: {message[:1].upper()}{message[1:]}.")
