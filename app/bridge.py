@@ -140,3 +140,14 @@ class EngineBridge(QObject):
             self._thread.join(timeout=3)
         if self.owns_client:
             self.client.close()
+
+
+_PREFIX = {"model": "Model problem", "settings": "Check the settings", "server": "Server"}
+
+
+def error_text(record: ErrorRecord) -> str:
+    """One line for an ErrorRecord; an engine fault's message already says
+    "engine died/hung during <phase>"."""
+    if record.kind in ("engine_died", "engine_hung"):
+        return record.message[:1].upper() + record.message[1:]
+    return f"{_PREFIX.get(record.kind, 'Error')}: {record.message}"

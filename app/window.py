@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from app import conversation_flow as flow
 from app import window_state
-from app.bridge import EngineBridge
+from app.bridge import EngineBridge, error_text
 from app.charts.panel import CHARTS, ChartsPanel
 from app.conversation import Conversation
 from app.journal_sink import journal_window_run
@@ -327,10 +327,7 @@ class PlaygroundWindow(QMainWindow):
     def _on_failed(self, record) -> None:
         self.state.error = record
         self._dirty, self._stale = list(CHARTS), False  # show the partial run in full
-        prefix = {"engine_died": "The engine stopped", "engine_hung": "The engine stopped "
-                  "responding", "model": "Model problem",
-                  "settings": "Check the settings"}.get(record.kind, "Error")  # fmt: skip
-        self.show_error(f"{prefix}: {record.message}")
+        self.show_error(error_text(record))
         if record.kind == "model":  # the box shows the model runs will use, not the bad file
             self.picker.refresh(select=self.model_record.path if self.model_record else None)
         self._progress_idle()

@@ -5,7 +5,9 @@
 
 With --step N the prompt is first answered greedily for N + 1 tokens (as the
 window's run would be at T = 0) and step N of that answer is inspected; without
-it, the prompt alone (what it predicts next).
+it, the prompt alone (what it predicts next). An engine that dies or hangs while
+answering or inspecting ends the command with one line naming the phase and
+exit 1; nothing is printed as if it were a result.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 import sys
 
-from engine.errors import SettingsError
+from engine.errors import EngineFault, SettingsError, error_for
 from engine.settings import SamplingSettings
 
 
@@ -51,17 +53,15 @@ def cmd_inspect(args) -> int:
     from engine.client import EngineClient
 
     client = EngineClient()
+    request = {
+        "what": args.what,
+        "step": args.step,
+        "layer": args.layer,
+        "head": args.head,
+        "top_k": args.top_k,
+    }
     try:
-        continuation = _answer(client, prompt, settings, args) if args.step is not None else []
-        request = {
-            "what": args.what,
-            "step": args.step,
-            "continuation": continuation,
-            "layer": args.layer,
-            "head": args.head,
-            "top_k": args.top_k,
-        }
-        record = _last(client.inspect(prompt, settings, request, args.model))
+        record = _result(client.inspect_answer(prompt, settings, request, args.model))
     finally:
         client.close()
     if args.json:
@@ -73,31 +73,17 @@ def cmd_inspect(args) -> int:
     return 0
 
 
-def _last(records):
-    last = None
+def _result(records):
+    """The inspection's record; an error (an engine that died or hung, a refused
+    request) raises, and a stream that ends without a result is a failure too."""
     for record in records:
         if record.type == "error":
-            kind = SettingsError if record.kind == "settings" else RuntimeError
-            if kind is RuntimeError:
-                from engine.errors import ModelError
-
-                kind = ModelError
-            raise kind(record.message)
-        last = record
-    return last
-
-
-def _answer(client, prompt, settings, args) -> list[int]:
-    tokens = [
-        r.token_id for r in client.generate(prompt, settings, args.model) if r.type == "token"
-    ]
-    if len(tokens) <= args.step:
-        print(
-            f"logitscope: the answer ended after {len(tokens)} tokens; inspecting its end",
-            file=sys.stderr,
-        )
-        args.step = len(tokens)
-    return tokens
+            raise error_for(record)
+        if record.type == "progress" and record.message.startswith("the answer ended"):
+            print(f"logitscope: {record.message}", file=sys.stderr)
+        if record.type == "inspect":
+            return record
+    raise EngineFault("the engine ended the inspection without a result; run it again")
 
 
 def _tokens(prompt: str, args) -> int:

@@ -5,8 +5,13 @@ and may be consumed on any thread; `cancel()` may be called from another one.
 If the process dies mid-request, the iterator yields one ErrorRecord of kind
 `engine_died` and ends. If it sends nothing for `hang_timeout_s` during a run
 (`load_timeout_s` while a model is fetched, converted or loaded: those report
-progress), it is killed and the iterator yields `engine_hung`. Either way the
-records already received stand and the next request starts a fresh process.
+progress), it is killed and the iterator yields `engine_hung`. Both messages
+start with "engine died" / "engine hung" and name the phase the request was in
+(loading the model, prefill, decode, the inspection's forward pass, the
+experiment). Inspections and lab experiments send a heartbeat while they
+compute, so their silence limit is `hang_timeout_s` however long the pass.
+Either way the records already received stand and the next request starts a
+fresh process; an operation that ends without its result never looks finished.
 """
 
 from __future__ import annotations
@@ -15,12 +20,13 @@ import contextlib
 import itertools
 import multiprocessing as mp
 import os
+import pickle
 import threading
 import time
 from collections.abc import Iterator
 from multiprocessing.connection import wait
 
-from engine.records import ErrorRecord, Record, record_from_dict
+from engine.records import ErrorRecord, ProgressRecord, Record, record_from_dict
 from engine.settings import SamplingSettings
 
 POLL_S = 0.05
@@ -48,6 +54,7 @@ class EngineClient:
         )
         self.current = None  # id of the generation in flight
         self._last_op = None
+        self.phase = "starting the engine"  # what the request in flight is doing
         self._ctx = mp.get_context("spawn")
         self._proc = None
         self._send_lock = threading.Lock()
@@ -116,32 +123,46 @@ class EngineClient:
         (after killing it) if it goes silent for longer than the phase allows."""
         events, proc = self._events, self._proc
         last = time.monotonic()
-        self._loading = True  # until the run's first prefill or token record
+        self._loading = True  # until the model is in memory and the work itself starts
+        self.phase = LOADING
         while True:
             ready = wait([events, proc.sentinel], timeout=POLL_S)
             if events in ready or (not ready and events.poll()):
                 try:
                     msg = events.recv()
-                except (EOFError, OSError):
+                except (EOFError, OSError, pickle.UnpicklingError):  # cut off mid-message
                     proc.join(timeout=2)  # the pipe closes a moment before the exit is known
-                    yield _died(proc)
+                    yield _died(proc, self.phase)
                     return
                 last = time.monotonic()
-                if msg["id"] == rid:
-                    kind = msg.get("record", {}).get("type")
-                    if kind in ("prefill", "token"):
-                        self._loading = False
+                if msg.get("id") == rid:
+                    self._track(msg.get("record") or {})
                     yield msg
                 continue
             if proc.sentinel in ready and not events.poll():
                 proc.join(timeout=1)
-                yield _died(proc)
+                yield _died(proc, self.phase)
                 return
             limit = self.load_timeout_s if self._loading else self.hang_timeout_s
             if time.monotonic() - last > limit:
                 self._kill()
-                yield _hung(limit)
+                yield _hung(limit, self.phase)
                 return
+
+    def _track(self, record: dict) -> None:
+        """Follow the request's phase (for the watchdog's deadline and its message)."""
+        kind = record.get("type")
+        if kind == "progress" and self._loading:
+            self.phase = f"{LOADING} ({record.get('message')})"
+        elif kind == "progress":
+            self.phase = f"{_WORK.get(self._last_op, LOADING)} ({record.get('message')})"
+        elif kind == "model":
+            self.phase = _WORK.get(self._last_op, LOADING)
+            # inspections and experiments send heartbeats while they compute
+            self._loading = self._last_op not in ("inspect", "lab")
+        elif kind in ("prefill", "token"):
+            self._loading = False
+            self.phase = "prefill" if kind == "prefill" else "decode"
 
     def _kill(self) -> None:
         """SIGKILL (works on a stopped process too); the next request starts afresh."""
@@ -155,7 +176,7 @@ class EngineClient:
             if isinstance(msg, ErrorRecord):
                 yield msg
                 return
-            if "record" in msg:
+            if "record" in msg:  # anything else is a heartbeat
                 record = record_from_dict(msg["record"])
                 yield record
                 if record.type in ("done", "error", "inspect", "lab"):
@@ -200,6 +221,64 @@ class EngineClient:
         self.current = rid
         return self._records(rid)
 
+    def inspect_answer(
+        self,
+        prompt: str | list[dict],
+        settings: SamplingSettings,
+        request: dict,
+        model: str | None = None,
+        prefer: str | None = None,
+    ) -> Iterator[Record]:
+        """Inspect step `request["step"]` of the greedy answer to `prompt`.
+
+        The answer is produced first (T = 0, step + 1 tokens) unless `request` holds
+        its `continuation`; then that step is inspected. An answer that ends early
+        (end of sequence) is inspected at its end, with a progress notice saying so.
+
+        Args:
+            prompt: the prompt text or chat messages.
+            settings: the run's settings (temperature and max tokens are overridden).
+            request: what, step, layer, head, top_k (see `inspect`).
+            model: the model spec.
+            prefer: auto | speed | memory.
+
+        Yields:
+            progress and model records, then one InspectRecord, or one ErrorRecord
+            (an engine that died or hung while answering or inspecting, a refused
+            request, a cancel) and nothing after it: a result is never reported for
+            a step the answer did not reach.
+        """
+        step = request.get("step")
+        if step is None or request.get("continuation") is not None:
+            yield from self.inspect(prompt, settings, request, model, prefer)
+            return
+        greedy = settings.with_(temperature=0.0, max_tokens=int(step) + 1, seed=0)
+        tokens, end = [], None
+        for record in self.generate(prompt, greedy, model, prefer=prefer):
+            if record.type == "token":
+                tokens.append(record.token_id)
+            elif record.type in ("done", "error"):
+                end = record
+            elif record.type == "progress":
+                yield record
+        if end is None or end.type == "error":
+            why = end.message if end is not None else "the answer ended without a final record"
+            kind = end.kind if end is not None else "error"
+            yield ErrorRecord(f"{why} (while producing the greedy answer to inspect)", kind)
+            return
+        if end.finish_reason in ("cancelled", "error"):
+            kind = "settings" if end.finish_reason == "cancelled" else "error"
+            why = f"the greedy answer was {end.finish_reason}: nothing to inspect"
+            yield ErrorRecord(why, kind)
+            return
+        if len(tokens) <= int(step):
+            yield ProgressRecord(
+                f"the answer ended after {len(tokens)} tokens; inspecting its end", 1.0
+            )
+            step = len(tokens)
+        ask = {**request, "step": step, "continuation": tokens}
+        yield from self.inspect(prompt, settings, ask, model, prefer)
+
     def lab(self, kind: str, prompt, settings: SamplingSettings, params: dict,
             model: str | None = None) -> Iterator[Record]:  # fmt: skip
         """Run a lab experiment (quant | speculative); yields progress, then one lab record."""
@@ -222,15 +301,25 @@ class EngineClient:
             self._send({"op": "cancel", "id": 0, "target": self.current})
 
 
-def _hung(seconds: float) -> ErrorRecord:
+LOADING = "loading the model"
+_WORK = {  # what a request does once its model is in memory
+    "generate": "prefill",
+    "inspect": "the inspection's forward pass",
+    "lab": "the experiment",
+    "load": LOADING,
+}
+
+
+def _hung(seconds: float, phase: str) -> ErrorRecord:
     return ErrorRecord(
-        f"the engine process sent nothing for {seconds:g} s and was stopped; the partial "
-        "output is kept and a fresh engine starts with the next run",
+        f"engine hung during {phase}: the engine process sent nothing for {seconds:g} s "
+        "and was stopped; what was already made is kept and a fresh engine starts with "
+        "the next request",
         kind="engine_hung",
     )
 
 
-def _died(proc) -> ErrorRecord:
+def _died(proc, phase: str) -> ErrorRecord:
     code = proc.exitcode
     if code is None:
         how = "stopped responding"
@@ -239,7 +328,7 @@ def _died(proc) -> ErrorRecord:
     else:
         how = f"exited with code {code}"
     return ErrorRecord(
-        f"the engine process {how} during this run; the partial output is kept "
-        "and a fresh engine starts with the next run",
+        f"engine died during {phase}: the engine process {how}; what was already made "
+        "is kept and a fresh engine starts with the next request",
         kind="engine_died",
     )

@@ -18,3 +18,22 @@ class ServerError(LogitscopeError):
     """A remote server refused, failed or could not be reached."""
 
     kind = "server"
+
+
+class EngineFault(LogitscopeError):
+    """The engine process died or hung; the message names the phase it was in."""
+
+    def __init__(self, message: str, kind: str = "engine_died"):
+        super().__init__(message)
+        self.kind = kind
+
+
+def error_for(record) -> LogitscopeError:
+    """The exception an ErrorRecord stands for (bad input: SettingsError, exit 2)."""
+    if record.kind in ("engine_died", "engine_hung"):
+        return EngineFault(record.message, record.kind)
+    if record.kind == "settings":
+        return SettingsError(record.message)
+    if record.kind == "server":
+        return ServerError(record.message)
+    return ModelError(record.message)

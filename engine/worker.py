@@ -4,11 +4,15 @@
 `requests`; every reply is a dict `{"id": request_id, "record": {...}}` (or
 `{"id": ..., "reply": {...}}` for small queries) on `events`. A reader thread
 receives requests so that a cancel reaches a generation in progress: the loop
-checks the flag between prefill chunks and between tokens.
+checks the flag between prefill chunks and between tokens. While an inspection
+or a lab experiment computes (one long pass, no records of its own), a heartbeat
+thread sends `{"id": ..., "alive": True}` every HEARTBEAT_S so the client's
+watchdog can tell a long pass from a frozen process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import sys
@@ -17,15 +21,67 @@ import traceback
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
+HEARTBEAT_S = 0.5  # well inside the client's smallest silence limit
+FAULT_ENV = "LOGITSCOPE_FAULT"  # tests: "<phase>:kill|stop[:n]" signals this process there
+FAULT_PHASES = ("load", "progress", "prefill", "decode", "inspect", "lab")
+
+
+def _fault_plan() -> tuple[str, int, int] | None:
+    """The fault to inject (phase, signal, n-th occurrence), from LOGITSCOPE_FAULT.
+
+    Fault injection for the tests of the client's watchdog: the engine sends itself
+    a real SIGKILL or SIGSTOP at a chosen phase (the n-th token for "decode")."""
+    import signal
+
+    parts = os.environ.get(FAULT_ENV, "").split(":")
+    if len(parts) < 2 or parts[0] not in FAULT_PHASES or parts[1] not in ("kill", "stop"):
+        return None
+    sig = signal.SIGKILL if parts[1] == "kill" else signal.SIGSTOP
+    n = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else 1
+    return parts[0], sig, n
+
 
 class _Worker:
     def __init__(self, events):
         self.events = events
         self.backends: dict = {}  # kind -> Backend (each keeps its own model)
         self.cancelled: set[int] = set()
+        self._send_lock = threading.Lock()  # the heartbeat thread sends too
+        self._fault = _fault_plan()
+        self._seen: dict[str, int] = {}
+
+    def fault(self, phase: str) -> None:
+        """Signal this process if a test asked for a fault at this phase (see FAULT_ENV)."""
+        if self._fault is None or self._fault[0] != phase:
+            return
+        self._seen[phase] = self._seen.get(phase, 0) + 1
+        if self._seen[phase] == self._fault[2]:
+            os.kill(os.getpid(), self._fault[1])
 
     def send(self, rid: int, **msg) -> None:
-        self.events.send({"id": rid, **msg})
+        with self._send_lock:
+            self.events.send({"id": rid, **msg})
+
+    @contextlib.contextmanager
+    def heartbeat(self, rid: int):
+        """Say "alive" every HEARTBEAT_S while the block computes (MLX releases the
+        GIL while it evaluates, so the beat goes on during a long pass)."""
+        done = threading.Event()
+
+        def beat():
+            while not done.wait(HEARTBEAT_S):
+                try:
+                    self.send(rid, alive=True)
+                except (OSError, ValueError):
+                    return
+
+        thread = threading.Thread(target=beat, daemon=True, name="heartbeat")
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
 
     def send_record(self, rid: int, record) -> None:
         from engine.records import to_dict
@@ -53,7 +109,9 @@ class _Worker:
 
         def progress(message, fraction):
             self.send_record(rid, ProgressRecord(message, fraction))
+            self.fault("progress")
 
+        self.fault("load")
         self.send_record(rid, backend.load(spec, progress))
         return backend
 
@@ -82,6 +140,8 @@ class _Worker:
         stop = lambda: rid in self.cancelled  # noqa: E731
         for record in backend.generate(msg["prompt"], settings, stop):
             self.send_record(rid, record)
+            if record.type in ("prefill", "token"):
+                self.fault("decode" if record.type == "token" else "prefill")
 
     def op_inspect(self, rid: int, msg: dict) -> None:
         from engine.errors import SettingsError
@@ -94,7 +154,9 @@ class _Worker:
                 "looking inside the model needs its weights: open a local model "
                 "(a server reports only the tokens it chose)"
             )
-        record = backend.inspect(msg["prompt"], settings, msg["request"])
+        with self.heartbeat(rid):
+            self.fault("inspect")
+            record = backend.inspect(msg["prompt"], settings, msg["request"])
         if rid in self.cancelled:  # asked to stop while the pass ran: nothing to show
             raise SettingsError("cancelled")
         self.send_record(rid, record)
@@ -112,7 +174,10 @@ class _Worker:
         def progress(message, fraction):
             self.send_record(rid, ProgressRecord(message, fraction))
 
-        data = backend.lab(msg["kind"], msg["prompt"], settings, msg.get("params", {}), progress)
+        with self.heartbeat(rid):
+            self.fault("lab")
+            params = msg.get("params", {})
+            data = backend.lab(msg["kind"], msg["prompt"], settings, params, progress)
         self.send_record(rid, LabRecord(msg["kind"], data))
 
 

@@ -17,12 +17,13 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
+    QStackedWidget,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from app.bridge import EngineBridge
+from app.bridge import EngineBridge, error_text
 from app.inside.attention_view import AttentionView
 from app.inside.hardware_view import HardwareView
 from app.inside.lens_view import LensView
@@ -64,20 +65,26 @@ class InsideWindow(QWidget):
         head.addWidget(self.where, 1)
         head.addWidget(self.busy)
         head.addWidget(self.stop)
+        self.fault = _FaultPanel()
+        self.body = QStackedWidget()  # the views, or an engine fault in their place
+        self.body.addWidget(self.tabs)
+        self.body.addWidget(self.fault)
         layout = QVBoxLayout(self)
         layout.addLayout(head)
-        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.body, 1)
         self.state = None
         self.closed = False  # its engine is gone: open_inside makes a new window
         self.step: int | None = None
         self.cache: dict[tuple, object] = {}
         self.pending: tuple | None = None
+        self._asked: tuple | None = None  # the request in flight
         self.tabs.currentChanged.connect(lambda _i: self.refresh())
         self.attention.request.connect(lambda *_: self.refresh())
         self.bridge.inspected.connect(self._on_record)
         self.bridge.failed.connect(self._on_error)
         self.bridge.busy_changed.connect(self._on_busy)
         self.stop.clicked.connect(self.bridge.cancel)
+        self.fault.retry.clicked.connect(self._retry)
 
     # -- what to show ---------------------------------------------------------------
     def follow(self, state, step: int | None) -> None:
@@ -121,6 +128,7 @@ class InsideWindow(QWidget):
         return (self.state.run_id or id(self.state), _path(self.state), self.step, name, *detail)
 
     def refresh(self) -> None:
+        self.body.setCurrentWidget(self.tabs)  # a new question: the fault notice goes
         key = self._key()
         if key is None:
             return
@@ -165,6 +173,17 @@ class InsideWindow(QWidget):
 
     def _on_error(self, error) -> None:
         self.where.setText(f"Could not look inside: {error.message}")
+        if error.kind in ("engine_died", "engine_hung"):  # nothing computed: say so there
+            self.where.setText("Could not look inside: the engine stopped.")
+            if self.pending == self._asked:  # no automatic retry into the same fault
+                self.pending = None
+            self.fault.show_error(error_text(error))
+            self.body.setCurrentWidget(self.fault)
+
+    def _retry(self) -> None:
+        """Back to the views (their earlier results kept) and ask again."""
+        self.body.setCurrentWidget(self.tabs)
+        self.refresh()
 
     def _on_busy(self, busy: bool) -> None:
         self.busy.setVisible(busy)
@@ -176,6 +195,33 @@ class InsideWindow(QWidget):
         self.closed = True
         self.bridge.cleanup()
         super().closeEvent(event)
+
+
+class _FaultPanel(QWidget):
+    """Shown in place of the views when the engine died or hung while computing."""
+
+    def __init__(self):
+        super().__init__()
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setObjectName("insideFault")
+        self.message.setStyleSheet("QLabel#insideFault { color: #b3261e; font-size: 14px; }")
+        note = QLabel(
+            "Nothing was computed for this step. The views keep their earlier results; "
+            "a fresh engine starts when you try again."
+        )
+        note.setWordWrap(True)
+        self.retry = QPushButton("Try again")
+        self.retry.setToolTip("Start a fresh engine and compute this view again")
+        layout = QVBoxLayout(self)
+        layout.addStretch(1)
+        layout.addWidget(self.message)
+        layout.addWidget(note)
+        layout.addWidget(self.retry, 0, Qt.AlignLeft)
+        layout.addStretch(2)
+
+    def show_error(self, text: str) -> None:
+        self.message.setText(text)
 
 
 def _path(state) -> str | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QTabWidget, QVBoxLayout, QWidget
 
-from app.bridge import EngineBridge
+from app.bridge import EngineBridge, error_text
 from app.lab.batch_view import BatchView
 from app.lab.cache_view import CacheView
 from app.lab.quant_view import QuantView
@@ -54,7 +54,9 @@ class LabWindow(QWidget):
         self.cache.run_requested.connect(lambda p: self.start("cache", p))
         self.bridge.progress.connect(self._on_progress)
         self.bridge.lab_done.connect(self._on_done)
-        self.bridge.failed.connect(lambda e: self._finish(f"The experiment failed: {e.message}"))
+        self.bridge.failed.connect(
+            lambda e: self._finish(f"The experiment failed. {error_text(e)}")
+        )
         self.bridge.busy_changed.connect(self._on_busy)
 
     def start(self, kind: str, params: dict) -> bool:

@@ -3,6 +3,8 @@ view shows the engine's numbers for the selected step."""
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +71,22 @@ def test_lens_view_shows_every_layer_and_the_chosen_token(qtbot, inside):
     assert list(np.rint(ranks)) == [row["chosen_rank"] for row in record.data["rows"]]
     final = record.data["rows"][-1]
     assert final["chosen_prob"] == pytest.approx(window.state.tokens[3].prob, abs=1e-3)
+
+    # The engine freezes: the fault shows in place of the views, the lens keeps its rows.
+    client = win.bridge.client
+    client.hang_timeout_s = client.load_timeout_s = 2.0
+    os.kill(client.pid, signal.SIGSTOP)
+    click_token(qtbot, window, 5)
+    qtbot.waitUntil(lambda: win.body.currentWidget() is win.fault, timeout=30_000)
+    assert win.fault.message.text().startswith("Engine hung during ")
+    assert 5 not in {key[2] for key in win.cache}  # nothing computed for step 5
+    assert win.lens.table.rowCount() == 30  # the earlier result stays
+    qtbot.waitUntil(lambda: not win.bridge.busy, timeout=10_000)
+    client.hang_timeout_s = client.load_timeout_s = 120.0
+    win.fault.retry.click()  # a fresh engine computes it
+    assert win.body.currentWidget() is win.tabs
+    record = _wait_record(qtbot, win, "lens")
+    assert record.step == 5 and win.lens.table.rowCount() == 30
 
 
 def test_tokenizer_and_hardware_views(qtbot, inside):
