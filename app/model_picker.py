@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from engine.models.catalogue import list_models
 from engine.models.default_model import DEFAULT_MODEL_NAME
 from engine.records import ModelRecord
+from engine.settings import COMPUTE_PREFERENCES
 
 
 def describe(m: ModelRecord) -> str:
@@ -53,7 +54,7 @@ def _store():
 def compute_preference() -> str:
     """auto | speed | memory: how a local quantized model runs on the CPU (remembered)."""
     value = _store().value("model/prefer", "auto")
-    return value if value in ("auto", "speed", "memory") else "auto"
+    return value if value in COMPUTE_PREFERENCES else "auto"
 
 
 def set_compute_preference(value: str) -> None:
@@ -109,7 +110,7 @@ class ModelPicker(QWidget):
         self.server_button = QPushButton("Server…")
         self.prefer = QComboBox()
         self.prefer.addItems(["Auto", "Speed", "Memory"])
-        self.prefer.setCurrentIndex(["auto", "speed", "memory"].index(compute_preference()))
+        self.prefer.setCurrentIndex(COMPUTE_PREFERENCES.index(compute_preference()))
         self.prefer.setToolTip(
             "How a quantized model runs on the CPU. Auto: measured once, float32 on an "
             "optimised BLAS where that is faster and fits half the free memory. Speed: "
@@ -159,7 +160,7 @@ class ModelPicker(QWidget):
         self.model_chosen.emit(self.current())
 
     def _on_prefer(self, index: int) -> None:
-        set_compute_preference(("auto", "speed", "memory")[index])
+        set_compute_preference(COMPUTE_PREFERENCES[index])
         self.model_chosen.emit(self.current())  # reload the model the new way
 
     def add_server(self) -> None:

@@ -13,6 +13,7 @@ import json
 import sys
 
 from engine.errors import SettingsError
+from engine.settings import BIT_WIDTHS
 
 
 def add_parser(sub) -> None:
@@ -77,7 +78,7 @@ def _bits(text: str) -> tuple[int, ...]:
         bits = tuple(int(b) for b in text.split(",") if b.strip())
     except ValueError:
         raise SettingsError(f"--bits takes whole numbers like 8,6,4,3, not {text!r}") from None
-    bad = [b for b in bits if b not in (2, 3, 4, 5, 6, 8)]
+    bad = [b for b in bits if b not in BIT_WIDTHS]
     if bad or not bits:
         raise SettingsError(f"MLX quantizes to 2, 3, 4, 5, 6 or 8 bits, not {bad or text!r}")
     return bits

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from engine.errors import SettingsError
+from engine.settings import BIT_WIDTHS
 
 
 def cmd_speculative(args) -> int:
@@ -33,7 +34,7 @@ def cmd_speculative(args) -> int:
             )
         draft_model = draft.model
     else:
-        if args.draft_bits not in (2, 3, 4, 5, 6, 8):
+        if args.draft_bits not in BIT_WIDTHS:
             raise SettingsError("--draft-bits must be 2, 3, 4, 5, 6 or 8")
         draft_model = load_model(target_folder, prefer="speed")[0].model
         nn.quantize(draft_model, group_size=64, bits=args.draft_bits)

@@ -19,13 +19,13 @@ from __future__ import annotations
 import contextlib
 import itertools
 import multiprocessing as mp
-import os
 import pickle
 import threading
 import time
 from collections.abc import Iterator
 from multiprocessing.connection import wait
 
+from engine import environment
 from engine.records import ErrorRecord, ProgressRecord, Record, record_from_dict
 from engine.settings import SamplingSettings
 
@@ -34,22 +34,14 @@ HANG_TIMEOUT_S = 30.0  # silence allowed between records of a run
 LOAD_TIMEOUT_S = 600.0  # silence allowed while a model is fetched, converted or loaded
 
 
-def _env_seconds(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, default))
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
 class EngineClient:
     """One engine process, started on first use and restarted after a crash or hang."""
 
     def __init__(self, hang_timeout_s: float | None = None, load_timeout_s: float | None = None):
-        self.hang_timeout_s = hang_timeout_s or _env_seconds(
+        self.hang_timeout_s = hang_timeout_s or environment.seconds(
             "LOGITSCOPE_ENGINE_TIMEOUT", HANG_TIMEOUT_S
         )
-        self.load_timeout_s = load_timeout_s or _env_seconds(
+        self.load_timeout_s = load_timeout_s or environment.seconds(
             "LOGITSCOPE_LOAD_TIMEOUT", LOAD_TIMEOUT_S
         )
         self.current = None  # id of the generation in flight

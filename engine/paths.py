@@ -7,9 +7,9 @@ across temporary data directories this way).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from engine import environment
 from engine.errors import LogitscopeError
 
 APP_NAME = "Logitscope"
@@ -38,7 +38,7 @@ def _ensure_folder(path: Path, what: str, env: str) -> Path:
 
 def data_dir() -> Path:
     """The user data directory (created on first use)."""
-    env = os.environ.get("LOGITSCOPE_DATA_DIR")
+    env = environment.text("LOGITSCOPE_DATA_DIR")
     if env:
         path = Path(env)
     else:
@@ -50,7 +50,7 @@ def data_dir() -> Path:
 
 def models_dir() -> Path:
     """Folder holding converted models, one sub-folder each."""
-    env = os.environ.get("LOGITSCOPE_MODELS_DIR")
+    env = environment.text("LOGITSCOPE_MODELS_DIR")
     path = Path(env) if env else data_dir() / "models"
     return _ensure_folder(path, "models folder", "LOGITSCOPE_MODELS_DIR")
 

@@ -9,13 +9,28 @@ import numpy as np
 TPS_WINDOW = 8  # tokens in the moving average
 
 
-def decode_rate(elapsed) -> float | None:
-    """Decode tokens/s from the steps' arrival times: steps after the first over the
-    time from the first to the last. None with fewer than two steps."""
-    n = len(elapsed)
-    if n < 2 or elapsed[-1] <= elapsed[0]:
+def decode_tps(n_steps: int, first_s: float | None, last_s: float | None) -> float | None:
+    """Decode tokens/s, the one definition: the steps after the first over the time
+    from the first step's arrival to the last's (the first belongs to prefill).
+
+    Args:
+        n_steps: tokens generated.
+        first_s: when the first arrived (any clock), None if none did.
+        last_s: when the last arrived, on the same clock.
+
+    Returns:
+        tokens/s, or None with fewer than two steps or no time between them.
+    """
+    if n_steps < 2 or first_s is None or last_s is None or last_s <= first_s:
         return None
-    return (n - 1) / (elapsed[-1] - elapsed[0])
+    return (n_steps - 1) / (last_s - first_s)
+
+
+def decode_rate(elapsed) -> float | None:
+    """Decode tokens/s from the steps' arrival times (see `decode_tps`)."""
+    if len(elapsed) == 0:
+        return None
+    return decode_tps(len(elapsed), elapsed[0], elapsed[-1])
 
 
 def rolling_tps(elapsed) -> np.ndarray:

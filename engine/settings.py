@@ -19,6 +19,8 @@ DEFAULT_TOP_N = 10  # alternatives recorded per step
 MAX_TOP_N = 50
 MAX_TEMPERATURE = 2.0
 MAX_SEED = 2**63 - 1
+COMPUTE_PREFERENCES = ("auto", "speed", "memory")  # how a local quantized model runs
+BIT_WIDTHS = (2, 3, 4, 5, 6, 8)  # the widths MLX quantizes to (lab variants, drafts)
 DEFAULT_PREFILL_CHUNK = 512  # most tokens per prefill step (chunks adapt to ~0.5 s each)
 
 

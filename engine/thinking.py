@@ -83,8 +83,3 @@ class ThinkTracker:
             self.inside = False  # the closing marker is the block's last token
         self.count += thinking
         return thinking
-
-
-def tracker_for(tokenizer, prompt_ids: list[int]) -> ThinkTracker | None:
-    markers = find_markers(tokenizer)
-    return ThinkTracker(markers, prompt_ids) if markers else None

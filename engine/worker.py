@@ -33,7 +33,9 @@ def _fault_plan() -> tuple[str, int, int] | None:
     a real SIGKILL or SIGSTOP at a chosen phase (the n-th token for "decode")."""
     import signal
 
-    parts = os.environ.get(FAULT_ENV, "").split(":")
+    from engine import environment
+
+    parts = environment.text(FAULT_ENV).split(":")
     if len(parts) < 2 or parts[0] not in FAULT_PHASES or parts[1] not in ("kill", "stop"):
         return None
     sig = signal.SIGKILL if parts[1] == "kill" else signal.SIGSTOP
@@ -92,6 +94,7 @@ class _Worker:
         """The backend for the request's model spec, with that model loaded."""
         from engine.backends.base import backend_kind, open_backend
         from engine.records import ProgressRecord
+        from engine.settings import COMPUTE_PREFERENCES
 
         spec = msg.get("model")
         kind = backend_kind(spec)
@@ -104,7 +107,7 @@ class _Worker:
                     other.close()
         if msg.get("api_key") is not None:
             backend.api_key = msg["api_key"]
-        if msg.get("prefer") in ("auto", "speed", "memory") and hasattr(backend, "prefer"):
+        if backend.local and msg.get("prefer") in COMPUTE_PREFERENCES:
             backend.prefer = msg["prefer"]
 
         def progress(message, fraction):
@@ -149,7 +152,7 @@ class _Worker:
 
         settings = SamplingSettings.from_dict(msg["settings"]).validate()
         backend = self.backend(rid, msg)
-        if not hasattr(backend, "inspect"):
+        if not backend.local:
             raise SettingsError(
                 "looking inside the model needs its weights: open a local model "
                 "(a server reports only the tokens it chose)"
@@ -168,7 +171,7 @@ class _Worker:
 
         settings = SamplingSettings.from_dict(msg["settings"]).validate()
         backend = self.backend(rid, msg)
-        if not hasattr(backend, "lab"):
+        if not backend.local:
             raise SettingsError("the lab needs the model's weights: open a local model")
 
         def progress(message, fraction):

@@ -30,10 +30,13 @@ class Backend(Protocol):
     """Runs one kind of model and yields the engine's records.
 
     Fields a backend cannot provide are None (or empty), never invented; its
-    ModelRecord's `capabilities` say which views it can fill.
+    ModelRecord's `capabilities` say which views it can fill. `local` declares
+    whether it holds the model's weights: a local backend is a `LocalBackend`
+    (inspect, lab, a compute preference); the engine dispatches on this flag.
     """
 
     kind: str
+    local: bool
 
     def load(self, model: str | None, progress: Progress) -> ModelRecord: ...
 
@@ -42,6 +45,41 @@ class Backend(Protocol):
     ) -> Iterator[Record]: ...
 
     def close(self) -> None: ...
+
+
+class LocalBackend(Backend, Protocol):
+    """A backend that holds the weights: it can also look inside the model and run
+    the lab's experiments, and chooses how quantized weights run (`prefer`)."""
+
+    prefer: str  # one of engine.settings.COMPUTE_PREFERENCES
+
+    def inspect(self, prompt: Prompt, settings: SamplingSettings, request: dict) -> Record:
+        """Attention or the logit lens at one step (see mlx/inspect_step.py).
+
+        Args:
+            prompt: the run's prompt or conversation.
+            settings: the run's settings (the prompt is encoded as the run did).
+            request: what, step, continuation, layer, head, top_k.
+
+        Returns:
+            an InspectRecord.
+        """
+        ...
+
+    def lab(
+        self,
+        kind: str,
+        prompt: Prompt,
+        settings: SamplingSettings,
+        params: dict,
+        progress: Progress,
+    ) -> dict:
+        """Run one lab experiment (quant | speculative | batch | cache).
+
+        Returns:
+            the experiment's JSON-ready result.
+        """
+        ...
 
 
 @dataclass(frozen=True)

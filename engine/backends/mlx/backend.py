@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 
+from engine import environment
 from engine.backends.base import Progress, Prompt
 from engine.records import LOCAL_CAPABILITIES, ModelRecord, Record
 from engine.settings import SamplingSettings
@@ -14,6 +14,7 @@ class MLXBackend:
     """One model in memory at a time; every view's data is measured here."""
 
     kind = "mlx"
+    local = True  # a LocalBackend: inspect, lab, prefer
 
     def __init__(self):
         self.key: str | None = None
@@ -21,7 +22,7 @@ class MLXBackend:
         self.inspection = None  # cached forward passes for inspect (inside.py)
         self.record: ModelRecord | None = None
         # compute path: auto | speed | memory (the model picker; LOGITSCOPE_COMPUTE)
-        self.prefer = os.environ.get("LOGITSCOPE_COMPUTE", "auto")
+        self.prefer = environment.text("LOGITSCOPE_COMPUTE") or "auto"
 
     def load(self, model: str | None, progress: Progress) -> ModelRecord:
         from engine.backends.mlx.loader import device_name, load_model, resolve_model

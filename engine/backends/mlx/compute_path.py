@@ -20,7 +20,6 @@ import mlx.nn as nn
 
 from engine.runtime_cache import read_json, write_json
 
-PREFERENCES = ("auto", "speed", "memory")
 CACHE = "paths.json"  # measurements per model and machine
 BUDGET_SHARE = 0.5  # of the memory available now, for the float32 copy (auto)
 

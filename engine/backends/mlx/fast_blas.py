@@ -22,6 +22,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine import environment
+
 _STATUS = None
 
 
@@ -73,7 +75,7 @@ def enable(threads: int | None = None) -> BlasStatus:
 
 
 def _enable(threads: int | None) -> BlasStatus:
-    if os.environ.get("LOGITSCOPE_NO_FAST_BLAS"):
+    if environment.flag("LOGITSCOPE_NO_FAST_BLAS"):
         return BlasStatus(False, "turned off (LOGITSCOPE_NO_FAST_BLAS)")
     if sys.platform != "linux":
         return BlasStatus(False, "not needed here (MLX uses the platform's BLAS)")
@@ -101,7 +103,7 @@ def _enable(threads: int | None) -> BlasStatus:
         return BlasStatus(False, f"OpenBLAS could not be loaded ({e})")
     # One thread: decode is matrix-vector work that more threads slow down here, and
     # the engine shares the machine with the window (LOGITSCOPE_BLAS_THREADS overrides).
-    n = threads or int(os.environ.get("LOGITSCOPE_BLAS_THREADS", 0) or 0) or 1
+    n = threads or environment.whole("LOGITSCOPE_BLAS_THREADS", 1)
     with contextlib.suppress(AttributeError):
         lib.openblas_set_num_threads(ctypes.c_int(n))
     return BlasStatus(True, f"OpenBLAS ({blas.name}, {n} thread{'s' * (n > 1)})", n)

@@ -38,6 +38,7 @@ from engine.errors import SettingsError
 from engine.models.token_bytes import TextStream, bytes_table, vocabulary_strings
 from engine.prompt import encode_prompt
 from engine.records import DoneRecord, PrefillRecord, Record, TokenRecord
+from engine.series import decode_tps
 from engine.settings import SamplingSettings
 from engine.thinking import ThinkTracker, find_markers
 
@@ -296,7 +297,7 @@ class _Run:
             generated_tokens=self.n_text,
             ttft_s=(self.t_first - self.t0) if self.t_first is not None else None,
             prefill_tps=(n_prompt - cached) / prefill_s if prefill_s else None,
-            decode_tps=(self.n_steps - 1) / decode_s if decode_s else None,
+            decode_tps=decode_tps(self.n_steps, self.t_first, self.t_last),
             peak_memory_bytes=int(mx.get_peak_memory()),
             kv_cache_bytes=kv_cache_bytes(self.cache),
             context_length=self.lm.context_length,

@@ -51,6 +51,7 @@ CAPABILITIES = {
 
 class OpenAIBackend:
     kind = "openai"
+    local = False  # tokens and logprobs only: nothing inside the model
 
     def __init__(self, api_key: str | None = None):
         self.api_key = api_key

@@ -1,0 +1,70 @@
+"""The engine's environment settings: every `LOGITSCOPE_*` variable, documented
+and read here (at call time, so a test or a child process can set one).
+
+Nothing else in `engine/` reads `os.environ` for a Logitscope setting; the README
+lists the same table (`python -m engine.environment` prints it).
+"""
+
+from __future__ import annotations
+
+import os
+
+VARIABLES = {
+    "LOGITSCOPE_DATA_DIR": "the data folder (models, sessions, caches); default: the "
+    "platform's user data folder",
+    "LOGITSCOPE_MODELS_DIR": "the converted models' folder only; default: DATA_DIR/models",
+    "LOGITSCOPE_SMOLLM2_GGUF": "a local copy of the default model's GGUF (no download)",
+    "LOGITSCOPE_COMPUTE": "how a local quantized model runs: auto | speed | memory",
+    "LOGITSCOPE_NO_FAST_BLAS": "set: keep MLX's own BLAS on Linux (no OpenBLAS preload)",
+    "LOGITSCOPE_BLAS_THREADS": "OpenBLAS threads in the engine process (default 1)",
+    "LOGITSCOPE_ENGINE_TIMEOUT": "seconds of engine silence before a run counts as hung "
+    "(default 30)",
+    "LOGITSCOPE_LOAD_TIMEOUT": "the same while a model is fetched, converted or loaded "
+    "(default 600)",
+    "LOGITSCOPE_SERVER_TIMEOUT": "seconds a server may stall mid-request (default 120)",
+    "LOGITSCOPE_DEBUG": "set: the command line shows a bug's traceback",
+    "LOGITSCOPE_FAULT": "tests only: '<phase>:kill|stop[:n]' makes the engine process "
+    "signal itself at load, progress, prefill, decode, inspect or lab",
+    "LOGITSCOPE_CPU_ONLY": "set: `dev.py` installs MLX's CPU build even with an NVIDIA GPU",
+}
+
+
+def _name(name: str) -> str:
+    if name not in VARIABLES:
+        raise KeyError(f"{name} is not a documented Logitscope variable")
+    return name
+
+
+def text(name: str) -> str:
+    """The variable's value ('' when unset)."""
+    return os.environ.get(_name(name), "")
+
+
+def flag(name: str) -> bool:
+    """True when the variable is set to anything but '', '0' or 'false'."""
+    return text(name).strip().lower() not in ("", "0", "false", "no")
+
+
+def seconds(name: str, default: float) -> float:
+    """A positive number of seconds; `default` when unset or not a positive number."""
+    try:
+        value = float(text(name) or default)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def whole(name: str, default: int) -> int:
+    """A positive whole number; `default` when unset or not one."""
+    value = text(name).strip()
+    return int(value) if value.isdigit() and int(value) > 0 else default
+
+
+def describe() -> str:
+    """The table of variables, one per line (for the README and `--help`)."""
+    width = max(map(len, VARIABLES))
+    return "\n".join(f"{name:<{width}}  {what}" for name, what in VARIABLES.items())
+
+
+if __name__ == "__main__":
+    print(describe())
