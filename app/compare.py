@@ -35,7 +35,6 @@ from app.compare_divergence import draw_divergence
 from app.compare_lane import CompareLane
 from app.journal_sink import start_journaled_run
 from engine.compare_stats import first_divergence, summarize
-from engine.errors import LogitscopeError
 from engine.sessions.journal import Journal
 
 MAX_LANES = 4
@@ -363,18 +362,3 @@ class CompareWindow(QMainWindow):
     def cleanup(self) -> None:
         self.timer.stop()
         self.bridge.cleanup()
-
-
-def open_compare(win) -> CompareWindow:
-    """The playground's Compare window (made once), sharing its session journal."""
-    if win.journal is None:
-        try:
-            win.journal = Journal.create()
-        except LogitscopeError as e:
-            win._on_journal_failed(str(e))
-    if getattr(win, "compare_window", None) is None:
-        win.compare_window = CompareWindow(journal=win.journal)
-        win.compare_window.shared_prompt.setPlainText(win.prompt.toPlainText())
-    win.compare_window.show()
-    win.compare_window.raise_()
-    return win.compare_window

@@ -8,19 +8,32 @@ import html
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QTextBrowser
 
-from app.conversation import Conversation, Turn
+from app.session import Answer, Conversation
 from engine.units import human_bytes
 
 LINK = "color:#2a5db0; text-decoration:none;"
 
 
-def _links(i: int, shown: bool) -> str:
+def _links(conv: Conversation, i: int, shown: bool) -> str:
     show = "" if shown else f"<a style='{LINK}' href='show:{i}'>show</a> · "
-    return (f"<span style='font-size:8pt'>{show}<a style='{LINK}' href='edit:{i}'>edit</a> · "
-            f"<a style='{LINK}' href='regen:{i}'>regenerate</a></span>")  # fmt: skip
+    return (
+        f"<span style='font-size:8pt'>{_siblings(conv, i)}{show}"
+        f"<a style='{LINK}' href='edit:{i}'>edit</a> · "
+        f"<a style='{LINK}' href='regen:{i}'>regenerate</a></span>"
+    )
 
 
-def turn_stats(turn: Turn) -> str:
+def _siblings(conv: Conversation, i: int) -> str:
+    """'‹ 2/3 › · ' when turn i has several runs (regenerated or edited), else ''."""
+    answers, current = conv.siblings(i)
+    if len(answers) < 2:
+        return ""
+    prev = f"<a style='{LINK}' href='prev:{i}'>‹</a>" if current > 0 else "‹"
+    nxt = f"<a style='{LINK}' href='next:{i}'>›</a>" if current < len(answers) - 1 else "›"
+    return f"{prev} run {current + 1}/{len(answers)} {nxt} · "
+
+
+def turn_stats(turn: Answer) -> str:
     """'42 tokens · TTFT 0.31 s (140 of 155 from cache) · KV 7.1 MB', or '' while unknown."""
     s = turn.state
     d = s.done if s is not None else None
@@ -42,14 +55,16 @@ def turn_stats(turn: Turn) -> str:
 class ConversationView(QTextBrowser):
     """Turns before the one shown below; hidden while there are none."""
 
-    turn_link = Signal(str, int)  # ("show" | "edit" | "regen", turn index)
+    turn_link = Signal(str, int)  # ("show" | "edit" | "regen" | "prev" | "next", turn index)
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setOpenLinks(False)
         self.setMinimumHeight(60)
-        self.setToolTip("The conversation so far: each turn is sent again with the next "
-                        "message, its tokens reused from the KV cache")  # fmt: skip
+        self.setToolTip(
+            "The conversation so far: each turn is sent again with the next "
+            "message, its tokens reused from the KV cache"
+        )
         self.anchorClicked.connect(self._on_link)
         self.hide()
 
@@ -64,7 +79,7 @@ class ConversationView(QTextBrowser):
             answer = html.escape(turn.answer) or "<i>(no answer)</i>"
             rows.append(
                 f"<p style='margin:2px 0'><b>You</b> <span style='color:#777'>turn "
-                f"{conv.dropped + i + 1}</span> {_links(i, False)}<br>"
+                f"{conv.dropped + i + 1}</span> {_links(conv, i, False)}<br>"
                 f"{html.escape(turn.user)}</p><p style='margin:2px 0 8px 12px; color:#333'>"
                 f"<b>Assistant</b> <span style='color:#777;font-size:8pt'>{stats}</span><br>"
                 f"{answer}</p>"
@@ -101,8 +116,10 @@ class TurnLabel(QLabel):
         if len(text) > 300:
             text = text[:300] + "…"
         latest = "" if i == len(conv.turns) - 1 else " <i>(an earlier turn)</i>"
-        self.setText(f"<b>Turn {conv.dropped + i + 1}</b>{latest} · <b>You:</b> {text} "
-                     f"&nbsp; {_links(i, True)}")  # fmt: skip
+        self.setText(
+            f"<b>Turn {conv.dropped + i + 1}</b>{latest} · <b>You:</b> {text} "
+            f"&nbsp; {_links(conv, i, True)}"
+        )
         self.show()
 
     def _on_link(self, link: str) -> None:

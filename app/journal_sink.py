@@ -24,8 +24,9 @@ def start_journaled_run(
 ):
     """Start a run in `journal`; returns (run_id, sink) or (None, None) if it cannot."""
     try:
-        run_id = journal.start_run(prompt, settings, model, comparison=comparison,
-                                   conversation=conversation)  # fmt: skip
+        run_id = journal.start_run(
+            prompt, settings, model, comparison=comparison, conversation=conversation
+        )
     except LogitscopeError as e:
         notify(str(e))
         return None, None
@@ -43,21 +44,29 @@ def start_journaled_run(
     return run_id, sink
 
 
-def journal_window_run(win, prompt: str, settings, conversation: dict | None = None):
-    """Start the playground's run in its session journal (created at the first run);
-    return the per-record writer, or None when the history cannot be written (the run
-    still runs and shows; the user is told once where and what to do)."""
+def open_journal(session, notify: Callable[[str], None]) -> Journal | None:
+    """The session's journal, created at its first run; None (after `notify`) when the
+    history cannot be written."""
+    if session.journal is None:
+        try:
+            session.journal = Journal.create()
+        except LogitscopeError as e:
+            notify(str(e))
+    return session.journal
+
+
+def journal_session_run(session, state, conversation: dict | None, notify):
+    """Start the playground's run `state` in the session's journal; sets its run id and
+    returns the per-record writer, or None when the history cannot be written (the run
+    still runs and shows; `notify` tells the person once where and what to do)."""
     from engine.records import to_dict
 
-    try:
-        if win.journal is None:
-            win.journal = Journal.create()
-    except LogitscopeError as e:
-        win._on_journal_failed(str(e))
+    journal = open_journal(session, notify)
+    if journal is None:
         return None
-    model = to_dict(win.model_record) if win.model_record else None
-    run_id, sink = start_journaled_run(win.journal, prompt, settings.to_dict(), model,
-                                       win.journal_failed.emit,
-                                       conversation=conversation)  # fmt: skip
-    win.state.run_id = run_id
+    model = to_dict(state.model) if state.model else None
+    run_id, sink = start_journaled_run(
+        journal, state.prompt, state.settings.to_dict(), model, notify, conversation=conversation
+    )
+    state.run_id = run_id
     return sink

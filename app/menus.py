@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from PySide6.QtGui import QAction, QKeySequence
 
-from app import conversation_flow as flow
 from app import window_state
 
 
@@ -20,82 +19,109 @@ def _action(menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
     return action
 
 
-def _open_inside(win, step: int | None = None):
-    from app.inside.window import open_inside
-
-    return open_inside(win, step)
-
-
-def _open_lab(win):
-    from app.lab.window import open_lab
-
-    return open_lab(win)
-
-
-def build_menus(win) -> dict[str, QAction]:
-    """Create the menus of a PlaygroundWindow; returns the actions by name."""
-    from app.about import show_about
-
-    bar = win.menuBar()
+def build_menus(bar, do: dict) -> dict[str, QAction]:
+    """Fill the playground's menu `bar`; `do` maps each action's name to its slot
+    (new, open, server, import, export, quit, run, cold, regen, ab, stop, follow,
+    side, tokens, compare, inside, lab, about). Returns the actions by name."""
     acts = {}
     file = bar.addMenu("&File")
-    acts["new"] = _action(file, "&New conversation", win.new_conversation, QKeySequence.New,
-                          "Start a new conversation and session (history keeps all)")  # fmt: skip
-    acts["open"] = _action(file, "&Open model…", win.picker.open_dialog, QKeySequence.Open,
-                           "Open an MLX model folder or a .gguf file")  # fmt: skip
-    acts["server"] = _action(file, "Add &server…", win.picker.add_server, "Ctrl+Shift+O",
-                             "Use a model on an OpenAI-compatible server")  # fmt: skip
+    acts["new"] = _action(
+        file,
+        "&New conversation",
+        do["new"],
+        QKeySequence.New,
+        "Start a new conversation and session (history keeps all)",
+    )
+    acts["open"] = _action(
+        file,
+        "&Open model…",
+        do["open"],
+        QKeySequence.Open,
+        "Open an MLX model folder or a .gguf file",
+    )
+    acts["server"] = _action(
+        file,
+        "Add &server…",
+        do["server"],
+        "Ctrl+Shift+O",
+        "Use a model on an OpenAI-compatible server",
+    )
     file.addSeparator()
-    acts["import"] = _action(file, "&Import session…", win.history._on_import, "Ctrl+I",
-                             "Add an exported JSON session to the history")  # fmt: skip
-    acts["export"] = _action(file, "&Export…", win.export_current, "Ctrl+E",
-                             "Export the run shown (or the selected history item)")  # fmt: skip
+    acts["import"] = _action(
+        file,
+        "&Import session…",
+        do["import"],
+        "Ctrl+I",
+        "Add an exported JSON session to the history",
+    )
+    acts["export"] = _action(
+        file,
+        "&Export…",
+        do["export"],
+        "Ctrl+E",
+        "Export the run shown (or the selected history item)",
+    )
     file.addSeparator()
-    acts["quit"] = _action(file, "&Quit", win.close, "Ctrl+Q")
+    acts["quit"] = _action(file, "&Quit", do["quit"], "Ctrl+Q")
     run = bar.addMenu("&Run")
-    acts["run"] = _action(run, "&Run", win.run, "Ctrl+Return", "Run the prompt")
-    acts["cold"] = _action(run, "Run &cold (no prompt cache)", lambda: win.run(cold=True),
-                           "Ctrl+Shift+Return", "Prefill the whole prompt again, to compare "
-                           "its time to first token with a cached run's")  # fmt: skip
+    acts["run"] = _action(run, "&Run", do["run"], "Ctrl+Return", "Run the prompt")
+    acts["cold"] = _action(
+        run,
+        "Run &cold (no prompt cache)",
+        do["cold"],
+        "Ctrl+Shift+Return",
+        "Prefill the whole prompt again, to compare its time to first token with a cached run's",
+    )
     acts["regen"] = _action(
         run,
         "Re&generate last answer",
-        lambda: flow.regenerate(win),
+        do["regen"],
         "Ctrl+R",
         "Run the last turn again with the current settings",
     )
     acts["ab"] = _action(
         run,
         "Cold vs cached &A/B",
-        lambda: flow.start_ab(win),
+        do["ab"],
         "Ctrl+Shift+R",
         "Rerun the last turn cold, then cached: both TTFTs side by side",
     )
-    acts["drop_oldest"] = _action(run, "&Drop oldest turns when the context is full",
-                                  lambda on: window_state.remember_drop_oldest(on), None,
-                                  "Otherwise a full context stops and asks")  # fmt: skip
+    acts["drop_oldest"] = _action(
+        run,
+        "&Drop oldest turns when the context is full",
+        lambda on: window_state.remember_drop_oldest(on),
+        None,
+        "Otherwise a full context stops and asks",
+    )
     acts["drop_oldest"].setCheckable(True)
     acts["drop_oldest"].setChecked(window_state.drop_oldest())
     run.addSeparator()
-    acts["stop"] = _action(run, "&Stop", win.stop, "Esc", "Stop; the partial answer is kept")
-    acts["follow"] = _action(run, "&Follow latest token", lambda: win.select_step(None),
-                             "Ctrl+L")  # fmt: skip
+    acts["stop"] = _action(run, "&Stop", do["stop"], "Esc", "Stop; the partial answer is kept")
+    acts["follow"] = _action(run, "&Follow latest token", do["follow"], "Ctrl+L")
     view = bar.addMenu("&View")
-    acts["side"] = _action(view, "&Settings and history panel", win.toggle_side_panel,
-                           "Ctrl+B", "Show or hide the side panel")  # fmt: skip
+    acts["side"] = _action(
+        view, "&Settings and history panel", do["side"], "Ctrl+B", "Show or hide the side panel"
+    )
     acts["side"].setCheckable(True)
     acts["side"].setChecked(True)
-    acts["tokens"] = _action(view, "Prompt as &tokens", win.show_tokens.toggle, "Ctrl+T")
+    acts["tokens"] = _action(view, "Prompt as &tokens", do["tokens"], "Ctrl+T")
     window = bar.addMenu("&Window")
-    acts["compare"] = _action(window, "&Compare runs…", win.open_compare, "Ctrl+K")
-    acts["inside"] = _action(window, "&Inside the model…", lambda: _open_inside(win),
-                             "Ctrl+Shift+I", "Tokenizer, attention, logit lens, and prefill "
-                             "vs decode against the hardware, for the selected step")  # fmt: skip
-    acts["lab"] = _action(window, "&Lab…", lambda: _open_lab(win), "Ctrl+Shift+L",
-                          "Quantization A/B, the KV cache, speculative decoding and batching "
-                          "on this model")  # fmt: skip
+    acts["compare"] = _action(window, "&Compare runs…", do["compare"], "Ctrl+K")
+    acts["inside"] = _action(
+        window,
+        "&Inside the model…",
+        do["inside"],
+        "Ctrl+Shift+I",
+        "Tokenizer, attention, logit lens, and prefill "
+        "vs decode against the hardware, for the selected step",
+    )
+    acts["lab"] = _action(
+        window,
+        "&Lab…",
+        do["lab"],
+        "Ctrl+Shift+L",
+        "Quantization A/B, the KV cache, speculative decoding and batching on this model",
+    )
     help_menu = bar.addMenu("&Help")
-    acts["about"] = _action(help_menu, "&About Logitscope", lambda: show_about(
-        win, win.model_record.device if win.model_record else None))  # fmt: skip
-    win.answer.inspect_requested.connect(lambda step: _open_inside(win, step))
+    acts["about"] = _action(help_menu, "&About Logitscope", do["about"])
     return acts

@@ -1,9 +1,11 @@
 """PlaygroundWindow: prompt and streaming output beside live charts.
 
-The window only starts, cancels and draws: every model operation goes through
-EngineBridge (engine process + background thread), whose batches arrive at
-~30 Hz. Charts redraw when a batch lands; the status line at most 4 times a
-second.
+The window only starts, cancels and draws. Its state is the Session model
+(app/session/, no Qt), changed through one adapter (SessionSignals) whose
+signals every view follows: the answer, the five charts, the status line, the
+transcript, Inside. Model work goes through EngineBridge (engine process +
+background thread), whose batches arrive at ~30 Hz. Charts redraw when a batch
+lands; the status line at most 4 times a second.
 """
 
 from __future__ import annotations
@@ -13,23 +15,18 @@ import time
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import (
-    QMainWindow,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
-from app import conversation_flow as flow
 from app import window_state
 from app.bridge import EngineBridge, error_text
 from app.charts.panel import CHARTS, ChartsPanel
-from app.conversation import Conversation
-from app.journal_sink import journal_window_run
+from app.conversation_flow import FlowUi, TurnFlow, state_of
+from app.journal_sink import journal_session_run, open_journal
 from app.menus import build_menus
 from app.model_picker import ModelPicker
 from app.prompt_panel import PromptPanel
-from app.run_state import RunState
+from app.session import Session
+from app.session_signals import SessionSignals
 from app.status_line import status_text
 from app.window_layout import (
     CENTER_MIN,
@@ -38,11 +35,11 @@ from app.window_layout import (
     build_center,
     build_side,
     build_status,
-    fit_to_screen,
+    first_size,
     progress_idle,
     show_prefill,
 )
-from engine.sessions.journal import Journal, RunLog
+from engine.sessions.journal import RunLog
 
 STATUS_MS = 250
 REDRAW_MS = 33  # one chart per tick while streaming: each chart ~6 Hz, no long paint stalls
@@ -57,34 +54,60 @@ class PlaygroundWindow(QMainWindow):
         super().__init__()
         self.setWindowTitle("Logitscope — Playground")
         self.bridge = bridge or EngineBridge(parent=self)
-        self.state = RunState()
-        self.model_record = None
-        self.journal: Journal | None = None  # this session's log, created at the first run
-        self.viewing: RunLog | None = None  # a past run being shown, or None
-        self.conversation = Conversation()
-        self.shown_turn: int | None = None  # the turn the answer view shows
-        self.editing_turn: int | None = None  # a turn put back in the prompt box to edit
-        self.ab, self.ab_result = None, None  # cold-vs-cached A/B in progress / its result
+        self.model = SessionSignals(Session(), self)
+        self.session = self.model.session
         self.store = window_state.open_store()
         self.side_visible = True
+        self.compare_window = self.inside = self.lab = None  # made on first use
+        self._busy = False
         self._build()
         self._connect()
-        fit_to_screen(self)
-        window_state.restore(self)
+        self._fit_to_screen()
+        restored, side = window_state.restore(
+            self.store, self.prompt, self.controls, self.picker, self, self.split
+        )
+        if not side:
+            self.toggle_side_panel(False)
         if load_on_start:
             self.load_model(self.picker.current())
+
+    # -- the session, as views and tests read it ----------------------------------------
+    @property
+    def state(self):
+        """The run on screen."""
+        return self.session.shown
+
+    @property
+    def conversation(self):
+        return self.session.conversation
+
+    @property
+    def journal(self):
+        return self.session.journal
+
+    @property
+    def model_record(self):
+        """The loaded model (the run on screen may have run with another)."""
+        return self.session.model
 
     # -- layout -------------------------------------------------------------------
     def _build(self) -> None:
         self.picker = ModelPicker()
-        side = build_side(self)
-
+        side = build_side()
+        self.side_tabs, self.controls, self.history = side.tabs, side.controls, side.history
         self.prompt_panel = pp = PromptPanel(self.controls, self)
         self.prompt, self.prompt_tokens, self.prompt_stack = pp.prompt, pp.tokens_view, pp.stack
         self.token_count, self.show_tokens = pp.token_count, pp.show_tokens
-        pp.next_prompt = lambda text: flow.next_prompt(self, text)
-        center = build_center(self)
-
+        c = build_center(pp)
+        self.run_button, self.stop_button, self.follow_button = (
+            c.run_button,
+            c.stop_button,
+            c.follow_button,
+        )
+        self.regen_button, self.ab_button, self.banner = c.regen_button, c.ab_button, c.banner
+        self.viewing_label, self.output, self.thinking = c.viewing_label, c.output, c.thinking
+        self.answer, self.transcript, self.turn_label = c.answer, c.transcript, c.turn_label
+        self.ab_label = c.ab_label
         self.charts = charts = ChartsPanel()
         self.dist_chart, self.temp_chart = charts.dist, charts.temp
         self.timeline_chart, self.throughput_chart = charts.timeline, charts.throughput
@@ -94,8 +117,11 @@ class PlaygroundWindow(QMainWindow):
         self.split = split = QSplitter()
         split.setChildrenCollapsible(False)
         side_min = max(SIDE_MIN, self.controls.minimumSizeHint().width() + 40)
-        for widget, minimum, stretch in ((side, side_min, 0), (center, CENTER_MIN, 2),
-                                         (charts, CHARTS_MIN, 3)):  # fmt: skip
+        for widget, minimum, stretch in (
+            (side.tabs, side_min, 0),
+            (c.widget, CENTER_MIN, 2),
+            (charts, CHARTS_MIN, 3),
+        ):
             widget.setMinimumWidth(minimum)
             split.addWidget(widget)
             split.setStretchFactor(split.count() - 1, stretch)
@@ -105,9 +131,22 @@ class PlaygroundWindow(QMainWindow):
         rl.addWidget(self.picker)
         rl.addWidget(split, 1)
         self.setCentralWidget(root)
-        self.actions_ = build_menus(self)
-
-        build_status(self)
+        self.flow = TurnFlow(
+            self.model,
+            self.bridge,
+            self.controls,
+            pp,
+            FlowUi(
+                show_error=self.show_error,
+                hide_error=self.hide_error,
+                show_notice=self.show_notice,
+                start_run=self.begin_run,
+                show_ab=self._show_ab,
+                drop_oldest=lambda: self.actions_["drop_oldest"].isChecked(),
+            ),
+        )
+        self.actions_ = build_menus(self.menuBar(), self._menu_slots())
+        self.status_label, self.progress = build_status(self.statusBar())
         self._progress_idle()
         self.status_timer = QTimer(self)
         self.status_timer.setInterval(STATUS_MS)
@@ -116,6 +155,40 @@ class PlaygroundWindow(QMainWindow):
         self._dirty: list[str] = []  # charts waiting for a redraw, oldest first
         self._last_mark = 0.0
         self._stale = False  # tokens arrived that the charts do not show yet
+
+    def _menu_slots(self) -> dict:
+        from app.about import show_about
+
+        return {
+            "new": self.new_conversation,
+            "open": self.picker.open_dialog,
+            "server": self.picker.add_server,
+            "import": self.history._on_import,
+            "export": self.export_current,
+            "quit": self.close,
+            "run": self.run,
+            "cold": lambda: self.run(cold=True),
+            "regen": lambda: self.flow.regenerate(),
+            "ab": self.flow.start_ab,
+            "stop": self.stop,
+            "follow": lambda: self.select_step(None),
+            "side": self.toggle_side_panel,
+            "tokens": self.show_tokens.toggle,
+            "compare": self.open_compare,
+            "inside": lambda: self.open_inside(),
+            "lab": self.open_lab,
+            "about": lambda: show_about(
+                self, self.model_record.device if self.model_record else None
+            ),
+        }
+
+    def _fit_to_screen(self) -> None:
+        screen = self.screen().availableGeometry() if self.screen() else None
+        width, height, sizes, side = first_size(screen)
+        self.resize(width, height)
+        self.split.setSizes(sizes)
+        if not side:
+            self.toggle_side_panel(False)
 
     def toggle_side_panel(self, visible: bool | None = None) -> None:
         self.side_visible = (not self.side_visible) if visible is None else bool(visible)
@@ -127,19 +200,13 @@ class PlaygroundWindow(QMainWindow):
         if self.bridge.busy:
             self.show_error("Stop the current run before starting a new conversation.")
             return
-        if self.journal is not None:
-            self.journal.close()
-            self.journal = None
-        self.state = RunState(model=self.model_record)
-        self.viewing, self.editing_turn = None, None
-        self.viewing_label.clear()
-        self.answer.clear_tokens()
+        if self.session.journal is not None:
+            self.session.journal.close()
+            self.session.journal = None
         self.hide_error()
-        flow.new_conversation(self)
-        self.ab_label.hide()
+        self._show_ab(None)
+        self.model.new_conversation()
         self.prompt.setFocus()
-        self._redraw()
-        self._refresh_status()
 
     def export_current(self) -> None:
         """Export the run on screen, or what is selected in the history panel."""
@@ -157,15 +224,22 @@ class PlaygroundWindow(QMainWindow):
         b.finished.connect(self._on_finished)
         b.failed.connect(self._on_failed)
         b.busy_changed.connect(self._on_busy)
+        m = self.model
+        m.shown_changed.connect(self._on_shown)
+        m.step_selected.connect(self._on_step_selected)
+        m.conversation_changed.connect(self._on_conversation)
         self.run_button.clicked.connect(self.run)
-        self.regen_button.clicked.connect(lambda: flow.regenerate(self))
-        self.ab_button.clicked.connect(lambda: flow.start_ab(self))
-        self.transcript.turn_link.connect(lambda kind, i: flow.on_link(self, kind, i))
-        self.turn_label.turn_link.connect(lambda kind, i: flow.on_link(self, kind, i))
-        self.banner.linkActivated.connect(lambda link: flow.on_banner_link(self, link))
+        self.regen_button.clicked.connect(lambda: self.flow.regenerate())
+        self.ab_button.clicked.connect(self.flow.start_ab)
+        self.transcript.turn_link.connect(self.flow.on_link)
+        self.turn_label.turn_link.connect(self.flow.on_link)
+        self.banner.linkActivated.connect(
+            lambda link: self.flow.on_banner_link(link, self.new_conversation)
+        )
         self.stop_button.clicked.connect(self.stop)
         self.follow_button.clicked.connect(lambda: self.select_step(None))
         self.answer.step_clicked.connect(self.select_step)
+        self.answer.inspect_requested.connect(lambda step: self.open_inside(step))
         self.controls.temperature_changed.connect(self.temp_chart.set_temperature)
         self.picker.model_chosen.connect(self.load_model)
         self.journal_failed.connect(self._on_journal_failed)
@@ -186,29 +260,16 @@ class PlaygroundWindow(QMainWindow):
         self.status_label.setText("Loading model…")
 
     def run(self, cold: bool = False) -> None:
-        """Send the prompt box as the conversation's next turn (or in place of the turn
-        being edited); the last turn's own message (still in the box) or an empty box
-        runs the last turn again. `cold`: prefill it all (no reuse of the KV cache)."""
-        if self.bridge.busy:
-            return
-        text, conv = self.prompt.toPlainText(), self.conversation
-        turn = flow.next_turn(self, text)
-        if turn < len(conv.turns) and self.editing_turn is None:
-            flow.regenerate(self, cold=cold)
-            return
-        if flow.start_turn(self, text, turn, cold, from_box=True):
-            self.editing_turn = None
+        """Send the prompt box as the conversation's next turn (see TurnFlow.run_box).
+        `cold`: prefill it all (no reuse of the KV cache)."""
+        self.flow.run_box(cold)
 
-    def begin_run(self, state: RunState, prompt, conversation: dict | None) -> None:
-        """Start the engine on `prompt` (text or messages); `state` shows it as it streams."""
-        self.state = state
-        self.viewing = None
-        self.viewing_label.clear()
-        self.answer.clear_tokens()
-        self._dirty = list(CHARTS)
+    def begin_run(self, state, prompt, conversation: dict | None) -> None:
+        """Start the engine on `prompt` (text or messages); `state`, already on screen
+        (TurnFlow put it there through the session), shows it as it streams."""
         self._save()
         model = self.model_record.path if self.model_record else self.picker.current()
-        sink = journal_window_run(self, state.prompt, state.settings, conversation)
+        sink = journal_session_run(self.session, state, conversation, self.journal_failed.emit)
         self.bridge.generate(prompt, state.settings, model, sink=sink)
 
     def _on_journal_failed(self, message: str) -> None:
@@ -220,35 +281,58 @@ class PlaygroundWindow(QMainWindow):
         if self.bridge.busy:
             self.show_error("Stop the current run before opening one from history.")
             return
-        state = flow.state_of(run)
+        state = state_of(run)
         self.hide_error()
-        self.show_state(state)
-        self.viewing = run
+        if state.settings.chat_template:
+            same = [s for s in self.history.sessions if s.session_id == run.session_id]
+            self.model.restore(run, state, same[0].runs if same else (), state_of)
+        else:
+            self.model.new_conversation()
+            self.model.show(state, viewing=run)
         if run.error:
             self.show_error(f"This run ended with an error: {run.error.message}")
-        self.viewing_label.setText(
-            f"Viewing “{run.title}” from history ({run.run_id}). Prompt: {run.prompt[:200]}"
-        )
-        if state.settings.chat_template:
-            flow.restore(self, run, state)
-            self._redraw()
-        else:
-            flow.new_conversation(self)
 
-    def show_state(self, state: RunState) -> None:
-        """Show a finished run (a history run, an earlier turn) in the answer and charts."""
-        self.state = state
-        self.answer.clear_tokens()
-        self.answer.append_tokens(state.tokens)
-        self.follow_button.setEnabled(False)
-        self._redraw()
-        self._refresh_status()
+    def show_state(self, state) -> None:
+        """Show a finished run (not part of the conversation) in the answer and charts."""
+        self.model.show(state)
 
     def open_compare(self):
         """The Compare window: its own engine process, this session's journal."""
-        from app.compare import open_compare
+        from app.compare import CompareWindow
 
-        return open_compare(self)
+        if self.compare_window is None:
+            journal = open_journal(self.session, self._on_journal_failed)
+            self.compare_window = CompareWindow(journal=journal)
+            self.compare_window.shared_prompt.setPlainText(self.prompt.toPlainText())
+        self.compare_window.show()
+        self.compare_window.raise_()
+        return self.compare_window
+
+    def open_inside(self, step: int | None = None):
+        """Inside the model (made once), following the session's run on screen and step."""
+        from app.inside.window import TABS, InsideWindow
+
+        if self.inside is None or self.inside.closed:
+            self.inside = InsideWindow(self.model, self)  # its own window, closed with us
+        self.inside.follow(self.state, step if step is not None else self.state.selected)
+        if step is not None:
+            self.inside.tabs.setCurrentIndex(TABS.index("attention"))
+        self.inside.show()
+        self.inside.raise_()
+        return self.inside
+
+    def open_lab(self):
+        from app.lab.window import LabWindow
+
+        if self.lab is None or self.lab.closed:
+            self.lab = LabWindow(self._lab_source, parent=self)  # its own window, closed with us
+        self.lab.show()
+        self.lab.raise_()
+        return self.lab
+
+    def _lab_source(self):
+        """What the lab's experiments run on: the loaded model, the prompt, the settings."""
+        return self.model_record, self.prompt.toPlainText(), self.controls.settings()
 
     def show_notice(self, message: str) -> None:
         self.statusBar().showMessage(message, 8000)
@@ -258,10 +342,7 @@ class PlaygroundWindow(QMainWindow):
             self.bridge.cancel()
 
     def select_step(self, step: int | None) -> None:
-        self.state.selected = step
-        self.answer.select_step(step)
-        self.follow_button.setEnabled(step is not None)
-        self._redraw()
+        self.model.select(step)
 
     def _progress_idle(self) -> None:
         progress_idle(self.progress)
@@ -275,8 +356,44 @@ class PlaygroundWindow(QMainWindow):
         self.banner.hide()
         self.banner.clear()
 
+    def _show_ab(self, text: str | None) -> None:
+        self.ab_label.setText(text or "")
+        self.ab_label.setVisible(bool(text))
+
+    # -- session events ----------------------------------------------------------------
+    def _on_shown(self, state) -> None:
+        """Another run is on screen: every view starts from it, no readout stays."""
+        run = self.session.viewing
+        self.viewing_label.setText(
+            f"Viewing “{run.title}” from history ({run.run_id}). Prompt: {run.prompt[:200]}"
+            if run is not None
+            else ""
+        )
+        self.answer.clear_tokens()
+        if state.tokens:
+            self.answer.append_tokens(state.tokens)
+        self.follow_button.setEnabled(False)
+        self.charts.reset_readouts()
+        self._redraw()
+        self._refresh_status()
+
+    def _on_step_selected(self, step) -> None:
+        self.answer.select_step(step)
+        self.follow_button.setEnabled(step is not None)
+        self._redraw()
+
+    def _on_conversation(self) -> None:
+        conv, shown = self.session.conversation, self.session.shown_turn
+        self.transcript.show_conversation(conv, shown)
+        self.turn_label.show_turn(conv, shown)
+        idle, turns = not self._busy, len(conv)
+        self.regen_button.setEnabled(turns > 0 and idle)
+        self.ab_button.setEnabled(turns > 0 and idle and not self.state.remote)
+        self.prompt_panel.timer.start()  # the count beside the prompt includes the conversation
+
     # -- engine events ---------------------------------------------------------------
     def _on_busy(self, busy: bool) -> None:
+        self._busy = busy
         if not busy and self.journal is not None:
             self.history.refresh()
         self.run_button.setEnabled(not busy)
@@ -284,7 +401,7 @@ class PlaygroundWindow(QMainWindow):
         self.picker.setEnabled(not busy)
         if not busy:
             self._progress_idle()
-            flow.on_run_ended(self)
+            self.flow.on_run_ended()
 
     def _on_progress(self, message: str, fraction: float) -> None:
         self.progress.setVisible(True)
@@ -295,10 +412,7 @@ class PlaygroundWindow(QMainWindow):
         self.status_label.setText(message)
 
     def _on_model_loaded(self, record) -> None:
-        same = self.model_record is not None and self.model_record.path == record.path
-        self.model_record = record
-        self.state.model = record
-        if same:  # every run re-announces its model; nothing to reload
+        if not self.model.set_model(record):  # every run re-announces its model
             return
         gc.freeze()  # what exists now lives forever: keep it out of GC pauses mid-stream
         self.picker.show_model(record)
@@ -316,7 +430,7 @@ class PlaygroundWindow(QMainWindow):
         self._stale = True  # the redraw timer picks it up, at most every STREAM_REFRESH_S
 
     def _on_finished(self, record) -> None:
-        self.state.done = record
+        self.model.finish(record)
         if record.seed is not None and not self.controls.seed_lock.isChecked():
             self.controls.seed.blockSignals(True)
             self.controls.seed.setValue(record.seed)
@@ -325,7 +439,7 @@ class PlaygroundWindow(QMainWindow):
         self._refresh_status()
 
     def _on_failed(self, record) -> None:
-        self.state.error = record
+        self.model.finish(record)
         self._dirty, self._stale = list(CHARTS), False  # show the partial run in full
         self.show_error(error_text(record))
         if record.kind == "model":  # the box shows the model runs will use, not the bad file
@@ -353,12 +467,21 @@ class PlaygroundWindow(QMainWindow):
         self.charts.draw(name, self.state, self.controls.temp_spin.value())
 
     def _refresh_status(self) -> None:
-        text = status_text(self.state, self.model_record)
+        text = status_text(self.state, self.session.shown_model)
         if text is not None and self.status_label.text() != text:
             self.status_label.setText(text)
 
     def _save(self) -> None:
-        window_state.save(self)
+        path = self.model_record.path if self.model_record else None
+        window_state.save(
+            self.store,
+            self.prompt,
+            self.controls,
+            path,
+            self,
+            self.split,
+            self.side_tabs.isVisible(),
+        )
 
     def closeEvent(self, event) -> None:
         self._save()
@@ -370,7 +493,7 @@ class PlaygroundWindow(QMainWindow):
         self.redraw_timer.stop()
         self.prompt_panel.timer.stop()
         self.bridge.cleanup()
-        if getattr(self, "compare_window", None) is not None:
+        if self.compare_window is not None:
             self.compare_window.cleanup()
-        if self.journal is not None:
-            self.journal.close()
+        if self.session.journal is not None:
+            self.session.journal.close()

@@ -1,8 +1,11 @@
-"""How the playground is laid out: the prompt/answer column, the probability legend,
-and a first window size that fits the screen. Widgets are set on the window
-(`win.run_button`, `win.output`, …) so the window's own code reads as before."""
+"""How the playground is laid out: the side tabs, the prompt/answer column, the
+status line, the probability legend, and a first window size that fits the
+screen. Each builder returns its widgets (a small dataclass); it never touches
+the window, which keeps what it needs."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -42,31 +45,39 @@ def legend_widget() -> QLabel:
     return label
 
 
-def build_side(win) -> QTabWidget:
+@dataclass
+class Side:
+    tabs: QTabWidget
+    controls: SamplingPanel
+    history: HistoryPanel
+
+
+def build_side() -> Side:
     """The Settings (sampling controls, never scrolled sideways) and History tabs."""
-    win.controls = SamplingPanel()
+    controls = SamplingPanel()
     scroll = QScrollArea()
-    scroll.setWidget(win.controls)
+    scroll.setWidget(controls)
     scroll.setWidgetResizable(True)
     scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-    win.history = HistoryPanel()
-    win.side_tabs = side = QTabWidget()
-    side.addTab(scroll, "Settings")
-    side.addTab(win.history, "History")
-    return side
+    history = HistoryPanel()
+    tabs = QTabWidget()
+    tabs.addTab(scroll, "Settings")
+    tabs.addTab(history, "History")
+    return Side(tabs, controls, history)
 
 
-def build_status(win) -> None:
+def build_status(status_bar) -> tuple[QLabel, QProgressBar]:
     """The status line and a progress bar hidden when idle (its space kept: no re-layout)."""
-    win.progress = QProgressBar()
-    win.progress.setMaximumWidth(260)
-    win.progress.setRange(0, 1000)
-    policy = win.progress.sizePolicy()
+    progress = QProgressBar()
+    progress.setMaximumWidth(260)
+    progress.setRange(0, 1000)
+    policy = progress.sizePolicy()
     policy.setRetainSizeWhenHidden(True)
-    win.progress.setSizePolicy(policy)
-    win.status_label = QLabel("Starting…")
-    win.statusBar().addWidget(win.status_label, 1)
-    win.statusBar().addPermanentWidget(win.progress)
+    progress.setSizePolicy(policy)
+    label = QLabel("Starting…")
+    status_bar.addWidget(label, 1)
+    status_bar.addPermanentWidget(progress)
+    return label, progress
 
 
 def progress_idle(bar: QProgressBar) -> None:
@@ -86,81 +97,114 @@ def show_prefill(bar: QProgressBar, record) -> None:
         progress_idle(bar)
 
 
-def build_center(win) -> QWidget:
+@dataclass
+class Center:
+    widget: QWidget
+    run_button: QPushButton
+    stop_button: QPushButton
+    follow_button: QPushButton
+    regen_button: QPushButton
+    ab_button: QPushButton
+    banner: QLabel
+    viewing_label: QLabel
+    output: TokenView
+    thinking: ThinkingBlock
+    answer: AnswerViews
+    transcript: ConversationView
+    turn_label: TurnLabel
+    ab_label: QLabel
+
+
+def _button(text: str, tip: str, enabled: bool = True) -> QPushButton:
+    button = QPushButton(text)
+    button.setToolTip(tip)
+    button.setEnabled(enabled)
+    return button
+
+
+def build_center(prompt_panel) -> Center:
     """The prompt, its bar of buttons, the error banner and the streamed answer."""
-    win.run_button = QPushButton("▶ Run")
-    win.run_button.setToolTip("Run the prompt (Ctrl+Enter)")
-    win.run_button.setDefault(True)
-    win.stop_button = QPushButton("■ Stop")
-    win.stop_button.setToolTip("Stop; the partial answer is kept (Esc)")
-    win.stop_button.setEnabled(False)
-    win.follow_button = QPushButton("Follow")
-    win.follow_button.setToolTip("Charts follow the newest token again (Ctrl+L)")
-    win.follow_button.setEnabled(False)
-    win.regen_button = QPushButton("↻ Regenerate")
-    win.regen_button.setToolTip("Run the last turn again with the current settings (Ctrl+R)")
-    win.ab_button = QPushButton("Cold vs cached")
-    win.ab_button.setToolTip("Rerun the last turn without the prompt cache, then with it, "
-                             "and show both times to first token (Ctrl+Shift+R)")  # fmt: skip
-    for b in (win.regen_button, win.ab_button):
-        b.setEnabled(False)
+    run = _button("▶ Run", "Run the prompt (Ctrl+Enter)")
+    run.setDefault(True)
+    stop = _button("■ Stop", "Stop; the partial answer is kept (Esc)", False)
+    follow = _button("Follow", "Charts follow the newest token again (Ctrl+L)", False)
+    regen = _button(
+        "↻ Regenerate",
+        "Run the last turn again with the current settings "
+        "(Ctrl+R); the earlier run stays, ‹ › switches between them",
+        False,
+    )
+    ab = _button(
+        "Cold vs cached",
+        "Rerun the last turn without the prompt cache, then with "
+        "it, and show both times to first token (Ctrl+Shift+R)",
+        False,
+    )
     # Two rows, so every button keeps its whole label down to a 1024-px window.
     count_bar = QHBoxLayout()
-    win.token_count.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # clip, not squeeze
-    count_bar.addWidget(win.token_count, 1)
-    for w in (win.show_tokens, win.ab_button):
+    count = prompt_panel.token_count
+    count.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # clip, not squeeze
+    count_bar.addWidget(count, 1)
+    for w in (prompt_panel.show_tokens, ab):
         count_bar.addWidget(w)
     prompt_bar = QHBoxLayout()
-    prompt_bar.addWidget(win.follow_button)
+    prompt_bar.addWidget(follow)
     prompt_bar.addStretch(1)
-    for w in (win.regen_button, win.stop_button, win.run_button):
+    for w in (regen, stop, run):
         prompt_bar.addWidget(w)
 
-    win.banner = QLabel()
-    win.banner.setWordWrap(True)
-    win.banner.setObjectName("errorBanner")
-    win.banner.setStyleSheet(
+    banner = QLabel()
+    banner.setWordWrap(True)
+    banner.setObjectName("errorBanner")
+    banner.setStyleSheet(
         "#errorBanner { background: #fde2e1; color: #8a1c1c; border: 1px solid #e8a4a1;"
         " border-radius: 4px; padding: 6px; }"
     )
-    win.banner.hide()
-    win.viewing_label = QLabel()
-    win.viewing_label.setStyleSheet("color: #555; font-style: italic;")
-    win.viewing_label.setWordWrap(True)
-    win.output = TokenView()
-    win.thinking = ThinkingBlock()
-    win.answer = AnswerViews(win.output, win.thinking)
-    win.transcript = ConversationView()
-    win.turn_label = TurnLabel()
-    win.ab_label = QLabel()
-    win.ab_label.setWordWrap(True)
-    win.ab_label.setStyleSheet("background:#eef4fb; border:1px solid #c9dbef; padding:4px;")
-    win.ab_label.hide()
+    banner.hide()
+    viewing = QLabel()
+    viewing.setStyleSheet("color: #555; font-style: italic;")
+    viewing.setWordWrap(True)
+    output, thinking = TokenView(), ThinkingBlock()
+    transcript, turn_label = ConversationView(), TurnLabel()
+    ab_label = QLabel()
+    ab_label.setWordWrap(True)
+    ab_label.setStyleSheet("background:#eef4fb; border:1px solid #c9dbef; padding:4px;")
+    ab_label.hide()
     center = QWidget()
     cl = QVBoxLayout(center)
-    cl.addWidget(win.transcript, 3)
-    cl.addWidget(win.prompt_stack, 2)
+    cl.addWidget(transcript, 3)
+    cl.addWidget(prompt_panel.stack, 2)
     cl.addLayout(count_bar)
     cl.addLayout(prompt_bar)
-    cl.addWidget(win.banner)
-    cl.addWidget(win.ab_label)
-    cl.addWidget(win.viewing_label)
-    cl.addWidget(win.turn_label)
-    cl.addWidget(win.thinking)
-    cl.addWidget(win.output, 5)
+    for w in (banner, ab_label, viewing, turn_label, thinking):
+        cl.addWidget(w)
+    cl.addWidget(output, 5)
     cl.addWidget(legend_widget())
-    return center
+    return Center(
+        center,
+        run,
+        stop,
+        follow,
+        regen,
+        ab,
+        banner,
+        viewing,
+        output,
+        thinking,
+        AnswerViews(output, thinking),
+        transcript,
+        turn_label,
+        ab_label,
+    )
 
 
-def fit_to_screen(win) -> None:
-    """A first size that fits the screen; small screens start with the side panel
+def first_size(available) -> tuple[int, int, list[int], bool]:
+    """(width, height, splitter sizes, side panel shown) for a first window on a screen
+    with `available` geometry (None: unknown). Small screens start with the side panel
     hidden (View ▸ Settings and history panel, Ctrl+B, brings it back)."""
-    screen = win.screen().availableGeometry() if win.screen() else None
-    width = min(DEFAULT_SIZE[0], int(screen.width() * 0.95)) if screen else DEFAULT_SIZE[0]
-    height = min(DEFAULT_SIZE[1], int(screen.height() * 0.95)) if screen else DEFAULT_SIZE[1]
-    win.resize(width, height)
+    width = min(DEFAULT_SIZE[0], int(available.width() * 0.95)) if available else DEFAULT_SIZE[0]
+    height = min(DEFAULT_SIZE[1], int(available.height() * 0.95)) if available else DEFAULT_SIZE[1]
     side = SIDE_WIDTH if width >= COMPACT_BELOW else 0
     rest = max(width - side - 30, CENTER_MIN + CHARTS_MIN)
-    win.split.setSizes([side or SIDE_MIN, int(rest * 0.4), rest - int(rest * 0.4)])
-    if width < COMPACT_BELOW:
-        win.toggle_side_panel(False)
+    sizes = [side or SIDE_MIN, int(rest * 0.4), rest - int(rest * 0.4)]
+    return width, height, sizes, width >= COMPACT_BELOW

@@ -18,41 +18,39 @@ def open_store() -> QSettings:
     return QSettings(str(data_dir() / "settings.ini"), QSettings.IniFormat)
 
 
-def restore(win) -> bool:
-    """Apply what was saved; returns True if a window geometry was restored."""
-    store = win.store
-    win.prompt.setPlainText(store.value("prompt", DEFAULT_PROMPT))
+def restore(store: QSettings, prompt, controls, picker, window, split) -> tuple[bool, bool]:
+    """Apply what was saved to these widgets; returns (a window geometry was restored,
+    the side panel is shown)."""
+    prompt.setPlainText(store.value("prompt", DEFAULT_PROMPT))
     raw = store.value("settings")
     if raw:
         try:
             settings = SamplingSettings.from_dict(json.loads(raw))
-            win.controls.apply(settings, store.value("seed_locked", "false") == "true")
+            controls.apply(settings, store.value("seed_locked", "false") == "true")
         except (ValueError, TypeError):
             pass  # an unreadable settings file must not stop the app
     model = store.value("model")
     if model:
-        win.picker.refresh(select=model)
+        picker.refresh(select=model)
     geometry = store.value("window/geometry")
-    restored = isinstance(geometry, QByteArray) and win.restoreGeometry(geometry)
+    restored = isinstance(geometry, QByteArray) and window.restoreGeometry(geometry)
     splitter = store.value("window/splitter")
     if isinstance(splitter, QByteArray):
-        win.split.restoreState(splitter)
-    if store.value("window/side_visible", "true") == "false":
-        win.toggle_side_panel(False)
-    return bool(restored)
+        split.restoreState(splitter)
+    return bool(restored), store.value("window/side_visible", "true") != "false"
 
 
-def save(win) -> None:
-    store = win.store
-    store.setValue("prompt", win.prompt.toPlainText())
-    settings = win.controls.settings(draw_seed=False)
+def save(store: QSettings, prompt, controls, model_path, window, split, side_visible) -> None:
+    """Remember the prompt, settings, model, geometry, splitter and side panel."""
+    store.setValue("prompt", prompt.toPlainText())
+    settings = controls.settings(draw_seed=False)
     store.setValue("settings", json.dumps(settings.to_dict()))
-    store.setValue("seed_locked", "true" if win.controls.seed_lock.isChecked() else "false")
-    if win.model_record:
-        store.setValue("model", win.model_record.path)
-    store.setValue("window/geometry", win.saveGeometry())
-    store.setValue("window/splitter", win.split.saveState())
-    store.setValue("window/side_visible", "true" if win.side_tabs.isVisible() else "false")
+    store.setValue("seed_locked", "true" if controls.seed_lock.isChecked() else "false")
+    if model_path:
+        store.setValue("model", model_path)
+    store.setValue("window/geometry", window.saveGeometry())
+    store.setValue("window/splitter", split.saveState())
+    store.setValue("window/side_visible", "true" if side_visible else "false")
     store.sync()
 
 

@@ -19,7 +19,6 @@ TURNS = ("Name a large city in Japan.", "What is it known for?", "Say that in fi
 
 
 def main() -> int:
-    from app import conversation_flow as flow
 
     app, win, out = open_playground(default_model=True)
     win.new_conversation()
@@ -33,8 +32,8 @@ def main() -> int:
         win.run()
         wait(app, lambda: win.state.done is not None or win.state.error is not None, 300)
         wait(app, lambda: not win.bridge.busy, 30)
-    flow.start_ab(win)
-    wait(app, lambda: win.ab is None and not win.bridge.busy, 600)
+    win.flow.start_ab()
+    wait(app, lambda: win.session.ab is None and not win.bridge.busy, 600)
     settle(app)
     shoot(app, win, out / "conversation.png", (1600, 1000))
     c.system.setPlainText("")  # not remembered as the user's system prompt

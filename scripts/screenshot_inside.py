@@ -17,7 +17,7 @@ from scripts.screenshots import open_playground, settle, shoot, wait  # noqa: E4
 
 
 def main() -> int:
-    from app.inside.window import TABS, open_inside
+    from app.inside.window import TABS
 
     app, win, out = open_playground(default_model=True)
     win.controls.mode.setCurrentIndex(win.controls.mode.findText("Raw completion"))
@@ -27,7 +27,7 @@ def main() -> int:
     win.run()
     wait(app, lambda: win.state.done is not None or win.state.error is not None, 300)
     wait(app, lambda: not win.bridge.busy, 30)
-    inside = open_inside(win, 0)
+    inside = win.open_inside(0)
     inside.attention.layer.setValue(9)
 
     def ready(name):

@@ -16,12 +16,11 @@ from scripts.screenshots import open_playground, settle, shoot, wait  # noqa: E4
 
 
 def main() -> int:
-    from app.lab.window import open_lab
 
     app, win, out = open_playground(default_model=True)
     win.controls.mode.setCurrentIndex(win.controls.mode.findText("Chat (template)"))
     win.prompt.setPlainText("List the planets of the solar system.")
-    lab = open_lab(win)
+    lab = win.open_lab()
     lab.speculative.draft_bits.setValue(4)  # the values the runs below use
     lab.speculative.ks.setText("1,2,4")
     lab.cache.turns.setValue(5)

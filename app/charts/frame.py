@@ -64,6 +64,9 @@ class ChartFrame(QFrame):
             self.readout.setText(text)
         return text
 
+    def reset_readout(self) -> None:
+        self.readout.setText(HINT)
+
     def _on_click(self, event) -> None:
         if event.double():
             self.enlarge_requested.emit(self.name)

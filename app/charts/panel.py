@@ -110,6 +110,11 @@ class ChartsPanel(QWidget):
             if self.columns:
                 frame.setVisible(self.enlarged in (None, name))
 
+    def reset_readouts(self) -> None:
+        """Another run is on screen: no footer keeps a value read from the last one."""
+        for frame in self.frames.values():
+            frame.reset_readout()
+
     # -- drawing -------------------------------------------------------------------------
     def draw(self, name: str, state: RunState, temperature: float) -> None:
         """Feed one chart (by name in CHARTS) from the run; ~5-15 ms of paint each."""

@@ -65,6 +65,10 @@ class AttentionView(QWidget):
         self.head.currentIndexChanged.connect(self._changed)
         self.plot.scene().sigMouseMoved.connect(self._on_move)
 
+    def reset_readout(self) -> None:
+        """Another run or step: the hover line keeps nothing read from the last one."""
+        self.hover.setText("Hover a cell for its weight")
+
     def _changed(self, *_):
         self.request.emit(self.layer.value(), self.head.currentData())
 

@@ -34,7 +34,9 @@ TABS = ("tokenizer", "attention", "lens", "hardware")
 
 
 class InsideWindow(QWidget):
-    def __init__(self, parent=None):
+    def __init__(self, model=None, parent=None):
+        """`model`: the playground's SessionSignals; the window follows the run on
+        screen and its selected step (a run started, finished, reopened, a click)."""
         super().__init__(parent, Qt.Window)
         self.setWindowTitle("Inside the model — Logitscope")
         self.resize(1200, 800)
@@ -85,8 +87,17 @@ class InsideWindow(QWidget):
         self.bridge.busy_changed.connect(self._on_busy)
         self.stop.clicked.connect(self.bridge.cancel)
         self.fault.retry.clicked.connect(self._retry)
+        if model is not None:
+            session = model.session
+            model.shown_changed.connect(lambda s: self._follow_if_open(s, s.selected))
+            model.run_finished.connect(lambda _r: self._follow_if_open(session.shown, None))
+            model.step_selected.connect(lambda step: self._follow_if_open(session.shown, step))
 
     # -- what to show ---------------------------------------------------------------
+    def _follow_if_open(self, state, step) -> None:
+        if not self.closed and self.isVisible():
+            self.follow(state, step)
+
     def follow(self, state, step: int | None) -> None:
         """The playground's run (a RunState) and its selected step."""
         from engine.models.catalogue import list_models
@@ -104,16 +115,30 @@ class InsideWindow(QWidget):
                 except (OSError, ValueError):
                     tok = None
             done = state.done
+            models, own = list_models(), state.model
+            if self.available() and all(str(m.path) != str(own.path) for m in models):
+                models = [own, *models]  # the run's own model counts too, installed or not
             self.tokenizer.set_model(
                 tok,
-                list_models(),
+                models,
                 done.prefill_tps if done else None,
-                state.model.context_length if state.model else None,
+                own.context_length if own else None,
             )
         self.hardware.show_timeline(
             timeline(state.model, state.tokens, state.done, state.prompt_tokens or None)
         )
+        self.where.setText(self._describe())
+        self.attention.reset_readout()
         self.refresh()
+
+    def _describe(self) -> str:
+        """Which run and step the views show (the playground's run on screen)."""
+        s = self.state
+        if s is None or (not s.tokens and s.done is None):
+            return "Run a prompt in the playground, then pick a token to inspect."
+        name = s.model.name if s.model else "an unknown model"
+        step = "the prompt alone" if self.step is None else f"step {self.step}"
+        return f"{name} · {step} of “{' '.join(s.prompt.split())[:80]}”"
 
     def available(self) -> bool:
         s = self.state
@@ -226,24 +251,3 @@ class _FaultPanel(QWidget):
 
 def _path(state) -> str | None:
     return state.model.path if state is not None and state.model is not None else None
-
-
-def open_inside(win, step: int | None = None) -> InsideWindow:
-    """Show (creating once) the playground's Inside window on its run and step."""
-    inside = getattr(win, "inside", None)
-    if inside is None or inside.closed:
-        inside = win.inside = InsideWindow(win)  # a window of its own, closed with the playground
-        win.answer.step_clicked.connect(lambda s: inside.follow(win.state, s))
-
-        def run_changed(*_):  # a run finished, or one was opened from History
-            if inside.isVisible():
-                inside.follow(win.state, win.state.selected)
-
-        win.bridge.finished.connect(run_changed)
-        win.history.open_run.connect(run_changed)
-    inside.follow(win.state, step if step is not None else win.state.selected)
-    if step is not None:
-        inside.tabs.setCurrentIndex(TABS.index("attention"))
-    inside.show()
-    inside.raise_()
-    return inside

@@ -20,7 +20,8 @@ from app.lab.speculative_view import SpeculativeView
 
 class LabWindow(QWidget):
     def __init__(self, source, parent=None):
-        """`source`: the playground window (its model, prompt and settings are used)."""
+        """`source() -> (model record, prompt text, settings)`: the playground's, used by
+        every experiment."""
         super().__init__(parent, Qt.Window)
         self.source = source
         self.closed = False  # its engine is gone: open_lab makes a new window
@@ -60,12 +61,11 @@ class LabWindow(QWidget):
         self.bridge.busy_changed.connect(self._on_busy)
 
     def start(self, kind: str, params: dict) -> bool:
-        model = self.source.model_record
+        model, prompt, settings = self.source()
         if model is None or model.backend != "mlx" or not Path(model.path).is_dir():
             self._finish("The lab needs a local model's weights: load one in the playground.")
             return False
-        prompt = self.source.prompt.toPlainText().strip() or "Explain why the sky is blue."
-        settings = self.source.controls.settings()
+        prompt = prompt.strip() or "Explain why the sky is blue."
         if not self.bridge.lab(kind, prompt, settings, params, model.path):
             self.status.setText("An experiment is already running; wait for it to finish.")
             return False
@@ -92,12 +92,3 @@ class LabWindow(QWidget):
         self.closed = True
         self.bridge.cleanup()
         super().closeEvent(event)
-
-
-def open_lab(win) -> LabWindow:
-    lab = getattr(win, "lab", None)
-    if lab is None or lab.closed:
-        lab = win.lab = LabWindow(win, parent=win)  # its own window, closed with the playground
-    lab.show()
-    lab.raise_()
-    return lab

@@ -8,7 +8,6 @@ from dataclasses import replace
 
 import pytest
 
-from app import conversation_flow as flow
 from engine.sessions.export import to_markdown
 from engine.sessions.session_log import read_session
 from tests.app.conftest import RUN_MS, run_and_wait
@@ -71,9 +70,11 @@ def test_second_turn_continues_the_conversation_from_the_cache(qtbot, window):
 
     # Cold vs cached: the same turn rerun without the cache, then with it; same tokens,
     # same logprobs (1e-4), both TTFTs shown.
-    flow.start_ab(window)
-    qtbot.waitUntil(lambda: window.ab is None and not window.bridge.busy, timeout=2 * RUN_MS)
-    cold, cached = window.ab_result
+    window.flow.start_ab()
+    qtbot.waitUntil(
+        lambda: window.session.ab is None and not window.bridge.busy, timeout=2 * RUN_MS
+    )
+    cold, cached = window.session.ab_result
     assert cold.cached_tokens == 0 and cached.cached_tokens == cold.prompt_tokens - 1
     assert len(window.conversation.turns) == 2  # reruns replace the turn, never add one
     runs = read_session(window.journal.path).visible_runs
@@ -98,7 +99,7 @@ def test_second_turn_continues_the_conversation_from_the_cache(qtbot, window):
 def test_edit_regenerate_and_a_failed_turn(qtbot, window):
     run_and_wait(qtbot, window, "Say hi.", max_tokens=3)
     run_and_wait(qtbot, window, "Say bye.", max_tokens=3)
-    flow.edit(window, 0)
+    window.flow.edit(0)
     assert window.prompt.toPlainText() == "Say hi."
     window.prompt.setPlainText("Say hello.")
     window.run()
@@ -137,7 +138,7 @@ def test_a_full_context_is_a_choice_never_truncation(qtbot, window):
     run_and_wait(qtbot, window, "Name a fruit.", max_tokens=4)
     first_prompt = window.state.done.prompt_tokens
     # A context that holds one turn but not two (the real one is 8192 tokens).
-    window.model_record = replace(window.model_record, context_length=first_prompt + 12)
+    window.session.model = replace(window.model_record, context_length=first_prompt + 12)
     start = len(read_session(window.journal.path).runs)
     window.prompt.setPlainText("Name a vegetable.")
     window.controls.max_tokens.setValue(4)
@@ -146,7 +147,7 @@ def test_a_full_context_is_a_choice_never_truncation(qtbot, window):
     assert "context window" in window.banner.text() and window.banner.isVisible()
     assert window.prompt.toPlainText() == "Name a vegetable."  # nothing sent, nothing lost
     assert len(read_session(window.journal.path).runs) == start
-    flow.on_banner_link(window, "drop")
+    window.flow.on_banner_link("drop", window.new_conversation)
     wait_idle(qtbot, window)
     conv = window.conversation
     assert [t.user for t in conv.turns] == ["Name a vegetable."] and conv.dropped == 1

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.inside.window import TABS, open_inside
+from app.inside.window import TABS
 from tests.app.conftest import run_and_wait
 from tests.app.test_playground import click_token
 
@@ -21,7 +21,7 @@ PROMPT = "The cat sat on the mat because it was warm."
 def inside(qtbot, window):
     state = run_and_wait(qtbot, window, PROMPT, max_tokens=8)
     assert state.done is not None
-    win = open_inside(window, 3)
+    win = window.open_inside(3)
     qtbot.addWidget(win)
     yield window, win
     win.close()
@@ -116,7 +116,7 @@ def test_a_past_run_without_its_model_says_so(qtbot, inside, tmp_path):
 def test_closing_and_reopening_gives_a_working_window(qtbot, inside):
     window, win = inside
     win.close()
-    again = open_inside(window, 2)
+    again = window.open_inside(2)
     qtbot.addWidget(again)
     assert again is not win and not again.closed
     record = _wait_record(qtbot, again, "attention")

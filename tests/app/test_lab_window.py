@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from app.lab.window import open_lab
-
 
 def _run(qtbot, lab, kind, params):
     got = []
@@ -18,7 +16,7 @@ def _run(qtbot, lab, kind, params):
 
 def test_quantization_ab_view(qtbot, window):
     window.prompt.setPlainText("Name a colour.")
-    lab = open_lab(window)
+    lab = window.open_lab()
     qtbot.addWidget(lab)
     data = _run(qtbot, lab, "quant", {"bits": [3], "tokens": 4})
     view = lab.quant
@@ -38,7 +36,7 @@ def test_quantization_ab_view(qtbot, window):
 
 def test_speculative_view(qtbot, window):
     window.prompt.setPlainText("Count to three.")
-    lab = open_lab(window)
+    lab = window.open_lab()
     qtbot.addWidget(lab)
     data = _run(qtbot, lab, "speculative", {"ks": [1, 2], "draft_bits": 4, "tokens": 6})
     assert [r["k"] for r in data["runs"]] == [1, 2]
@@ -56,7 +54,7 @@ def test_speculative_view(qtbot, window):
 
 
 def test_batching_view(qtbot, window):
-    lab = open_lab(window)
+    lab = window.open_lab()
     qtbot.addWidget(lab)
     data = _run(qtbot, lab, "batch", {"sizes": [1, 4], "tokens": 4})
     rows = data["rows"]
@@ -74,7 +72,7 @@ def test_kv_cache_view(qtbot, window, default_model_path):
     import json
 
     window.prompt.setPlainText("Name a planet.")
-    lab = open_lab(window)
+    lab = window.open_lab()
     qtbot.addWidget(lab)
     data = _run(qtbot, lab, "cache", {"turns": 3, "tokens": 4})
     rows = data["rows"]

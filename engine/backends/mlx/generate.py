@@ -167,6 +167,14 @@ class _Plan:
     reuse: Reuse
 
 
+class PromptTooLong(SettingsError):
+    """The prompt does not fit the context window (its size travels with the error)."""
+
+    def __init__(self, message: str, tokens: int, system_tokens: int):
+        super().__init__(message)
+        self.tokens, self.system_tokens = tokens, system_tokens
+
+
 def plan_run(lm: LoadedModel, prompt, settings: SamplingSettings) -> _Plan:
     """Encode the prompt, seed the sampler and build the step function.
 
@@ -177,9 +185,11 @@ def plan_run(lm: LoadedModel, prompt, settings: SamplingSettings) -> _Plan:
     enc = encode_prompt(lm.tokenizer, prompt, settings)
     n_prompt = len(enc.ids)
     if n_prompt >= lm.context_length:
-        raise SettingsError(
+        raise PromptTooLong(
             f"the prompt is {n_prompt:,} tokens but the model's context window is "
-            f"{lm.context_length:,}: shorten it by {n_prompt - lm.context_length + 1:,} tokens"
+            f"{lm.context_length:,}: shorten it by {n_prompt - lm.context_length + 1:,} tokens",
+            n_prompt,
+            enc.system_tokens,
         )
     seed = settings.seed if settings.seed is not None else random.randrange(2**31)
     mx.random.seed(seed)
@@ -218,7 +228,11 @@ def generate_records(
     """
     lm.token_bytes(0)  # the vocabulary's byte table, built once, before any clock starts
     t0 = time.perf_counter()
-    plan = plan_run(lm, prompt, settings)
+    try:
+        plan = plan_run(lm, prompt, settings)
+    except PromptTooLong as e:  # the prompt's size first, so the context chart can show it
+        yield PrefillRecord(0, e.tokens, time.perf_counter() - t0, e.system_tokens)
+        raise
     mx.reset_peak_memory()
     enc, n_prompt = plan.enc, len(plan.enc.ids)
     run = _Run(lm, enc, plan.seed, t0, plan.cache)

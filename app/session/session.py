@@ -1,0 +1,198 @@
+"""Session: the playground's whole state, without Qt, and the rules that change it.
+
+What it holds: the conversation tree, the run on screen (`shown`, with its
+selected step), which turn that is, a turn being edited, a past run reopened
+from History, the loaded model, the cold-vs-cached A/B in progress and its
+result, and the journal handle. Every view draws from it (through the Qt
+adapter in app/session_signals.py); its rules are plain methods, tested
+without widgets (tests/app/test_session_model.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.run_state import RunState
+from app.session.conversation import Answer, Conversation
+
+
+@dataclass
+class ABTest:
+    """Cold vs cached: the same turn run without the prompt cache, then with it."""
+
+    turn: int
+    cold: object = None  # DoneRecord of the cold run
+    cached: object = None  # DoneRecord of the cached run
+
+
+class Session:
+    """The state every playground view shows (see the module's docstring)."""
+
+    def __init__(self):
+        self.conversation = Conversation()
+        self.shown = RunState()  # the run on screen
+        self.shown_turn: int | None = None  # its turn in the conversation, if it has one
+        self.editing_turn: int | None = None  # a turn put back in the prompt box
+        self.viewing = None  # a past run (RunLog) reopened from History
+        self.model = None  # the loaded model's ModelRecord
+        self.ab: ABTest | None = None
+        self.ab_result: tuple | None = None  # (cold DoneRecord, cached DoneRecord)
+        self.journal = None  # this session's Journal, created at the first run
+        self._running: Answer | None = None  # the answer whose run is streaming
+
+    # -- the run on screen ----------------------------------------------------------------
+    def show(self, state: RunState, turn: int | None = None, viewing=None) -> None:
+        """Put `state` on screen (a new run, an earlier turn, a reopened run)."""
+        self.shown, self.shown_turn, self.viewing = state, turn, viewing
+
+    def select(self, step: int | None) -> None:
+        """Select a step of the run on screen (None: follow the latest token)."""
+        self.shown.selected = step
+
+    @property
+    def shown_model(self):
+        """The model of the run on screen (its own, not the one loaded now)."""
+        return self.shown.model if self.shown.model is not None else self.model
+
+    def set_model(self, record) -> bool:
+        """The engine loaded `record`; True if it is a different model. A run being
+        prepared or streaming takes it as its own; a finished or reopened one keeps
+        the model it ran with."""
+        changed = self.model is None or self.model.path != record.path
+        self.model = record
+        if self.shown.done is None and self.shown.error is None and self.viewing is None:
+            self.shown.model = record
+        return changed
+
+    # -- conversation rules -----------------------------------------------------------------
+    def new_conversation(self) -> None:
+        self.conversation = Conversation()
+        self.shown = RunState(model=self.model)
+        self.shown_turn = self.editing_turn = self.viewing = None
+        self.ab = None
+
+    def next_turn(self, text: str) -> int:
+        """The turn Run would give `text`: the turn being edited, the last turn again
+        (its own message, or an empty box), or a new turn."""
+        turns = self.conversation.turns
+        if self.editing_turn is not None:
+            return min(self.editing_turn, len(turns))
+        if turns and text in ("", turns[-1].user):
+            return len(turns) - 1
+        return len(turns)
+
+    def next_prompt(self, text: str, chat: bool) -> tuple[int, object]:
+        """(turn number shown to the person, what Run would send) for `text`."""
+        if not chat:
+            return 1, text
+        turn = self.next_turn(text)
+        return self.conversation.dropped + turn + 1, self.conversation.prompt(text, turn)
+
+    def fit_by_dropping(self, text: str, upto: int, overflows: Callable[[object], bool]) -> int:
+        """Drop the oldest turns until `text` after turns[:upto] fits; returns how many.
+        `overflows(prompt)` says whether a prompt and its answer exceed the context."""
+        conv, dropped = self.conversation, 0
+        while upto > 0 and overflows(conv.prompt(text, upto)):
+            conv.drop_oldest()
+            upto -= 1
+            dropped += 1
+        return dropped
+
+    def begin(self, text: str, turn: int, state: RunState) -> tuple[object, dict | None]:
+        """Start `state` as turn `turn` answering `text`: a new sibling run there (the
+        runs it replaces stay in the tree and in History). Returns (what the engine
+        is sent, the journal's conversation field); raw completion is single-turn."""
+        chat = state.settings.chat_template
+        if not chat:
+            if self.conversation.root is not None:
+                self.conversation = Conversation()
+            turn = 0
+        conv = self.conversation
+        turn = min(turn, len(conv))
+        prompt = conv.prompt(text, turn) if chat else text
+        state.earlier = conv.earlier_spans(turn)
+        state.kv_growth = conv.kv_growth(turn)
+        state.sent = prompt
+        if state.model is None:
+            state.model = self.model
+        info = conv.journal_info(turn) if chat else None
+        self._running = conv.add_run(turn, text, state) if chat else None
+        self.show(state, turn if chat else None)
+        self.editing_turn = None
+        return prompt, info
+
+    def run_ended(self) -> str | None:
+        """A run that failed or was cancelled before its first token takes its turn
+        back; returns its message (for the prompt box), else None."""
+        state, answer, self._running = self.shown, self._running, None
+        failed = state.error is not None or (
+            state.done is not None and state.done.finish_reason == "cancelled"
+        )
+        if not failed or state.tokens or answer is None or answer.state is not state:
+            return None
+        self.conversation.remove(answer)
+        self.shown_turn = None
+        return answer.user
+
+    def show_turn(self, turn: int) -> RunState | None:
+        """Put an earlier turn on screen; None when only its text is known."""
+        turns = self.conversation.turns
+        if not 0 <= turn < len(turns) or turns[turn].state is None:
+            return None
+        self.show(turns[turn].state, turn)
+        return self.shown
+
+    def switch_sibling(self, turn: int, sibling: int) -> RunState | None:
+        """Show another run of turn `turn` (a regenerate or an edit), with what followed it."""
+        answer = self.conversation.switch(turn, sibling)
+        if answer.state is not None:
+            self.show(answer.state, turn)
+        return answer.state
+
+    def restore(self, run, state: RunState, same_session_runs, state_of) -> None:
+        """Reopen `run` (a RunLog) from History as the conversation it ended; earlier
+        turns get their own runs back from the same session's runs when recorded."""
+        info = run.conversation or {}
+        messages = run.messages
+        users = sum(m["role"] == "user" for m in messages)
+        first = int(info.get("turn", users)) - users
+        conv = Conversation.from_messages(info.get("conversation_id"), messages, first)
+        turns = conv.turns
+        for other in same_session_runs if info else ():
+            c = other.conversation or {}
+            j = int(c.get("turn", -1)) - conv.dropped
+            same = c.get("conversation_id") == conv.conversation_id and 0 <= j < len(turns)
+            if same and turns[j].user == other.prompt and other.done is not None:
+                turns[j].state = state_of(other)
+        conv.add_run(len(turns), run.prompt, state)
+        self.conversation = conv
+        turn = len(turns)
+        state.earlier = conv.earlier_spans(turn)
+        state.kv_growth = conv.kv_growth(turn)
+        self.show(state, turn, viewing=run)
+
+    # -- cold vs cached A/B -------------------------------------------------------------------
+    def start_ab(self) -> int | None:
+        """Begin the A/B on the last turn; returns that turn (None: no turn yet)."""
+        if not self.conversation.turns:
+            return None
+        self.ab = ABTest(len(self.conversation.turns) - 1)
+        return self.ab.turn
+
+    def ab_next(self) -> str | None:
+        """After a run of the A/B ended: 'cached' (run it from the cache next),
+        'result' (both done: `ab_result` holds them) or 'stopped' (it failed)."""
+        ab = self.ab
+        if ab is None:
+            return None
+        done = self.shown.done
+        if done is None or self.shown.error is not None:
+            self.ab = None
+            return "stopped"
+        if ab.cold is None:
+            ab.cold = done
+            return "cached"
+        ab.cached = done
+        self.ab_result, self.ab = (ab.cold, ab.cached), None
+        return "result"
