@@ -230,6 +230,11 @@ def cmd_generate(args) -> int:
                 if not args.json:
                     print(f"logitscope: error: {record.message}", file=sys.stderr)
                 status = 2 if record.kind == "settings" else 1
+            elif record.type == "done" and record.finish_reason == "error":
+                if not args.json:  # the stats line says [error]: say what happened
+                    print(f"logitscope: error: {record.error or 'the run failed'}",
+                          file=sys.stderr)  # fmt: skip
+                status = 1
     finally:
         client.close()
         log.close()
@@ -251,7 +256,8 @@ def _print_plain(record) -> None:
             f"TTFT {fmt_or_na(record.ttft_s, '.2f', 's')}, "
             f"prefill {fmt_or_na(record.prefill_tps, '.1f', 'tok/s')}, "
             f"decode {fmt_or_na(record.decode_tps, '.1f', 'tok/s')}, "
-            f"peak {fmt_mb(record.peak_memory_bytes)}",
+            f"peak {fmt_mb(record.peak_memory_bytes)}, "
+            f"seed {record.seed if record.seed is not None else 'n/a'}",
             file=sys.stderr,
         )
 

@@ -111,7 +111,7 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
     runs = session.visible_runs if runs is None else runs
     lines = [f"# Logitscope session {session.session_id}", ""]
     for r in runs:
-        s, d, m = r.settings, r.done, r.model or {}
+        s, d, m = r.settings_used, r.done, r.model or {}
         lines += [f"## {'★ ' if r.starred else ''}{_md_escape(r.title)}", "",
                   f"Run {_code(r.run_id)} · model {_code(m.get('name', '?'))} "
                   f"({_code(m.get('quantization', '?'))}, {_code(m.get('device', '?'))})", "",

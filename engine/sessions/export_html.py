@@ -189,7 +189,7 @@ def svg_distribution(run: RunLog) -> str:
 
 
 def run_section(run: RunLog) -> str:
-    d, m, s = run.done, run.model or {}, run.settings
+    d, m, s = run.done, run.model or {}, run.settings_used
     tokens = run.tokens
     steps = [t.step for t in tokens]
     times = [t.elapsed_s for t in tokens]

@@ -25,6 +25,7 @@ from engine.backends.openai.http import (
     CONNECT_S,
     Cancelled,
     SSEStream,
+    Stalled,
     post_json,
     stall_seconds,
 )
@@ -42,6 +43,7 @@ from engine.records import ModelRecord, ProgressRecord, Record
 from engine.settings import SamplingSettings
 
 BASE_CAPS = ("chosen_logprob", "raw_top", "entropy_top_k")
+END_GRACE_S = 5.0  # after max_tokens, how long the usage and finish chunks may take
 CAPABILITIES = {
     "llama.cpp": (*BASE_CAPS, "sampled_top", "timings", "token_ids", "context"),
     "vllm": (*BASE_CAPS, "context"),
@@ -52,8 +54,9 @@ CAPABILITIES = {
 class OpenAIBackend:
     kind = "openai"
 
-    def __init__(self, api_key: str | None = None):
+    def __init__(self, api_key: str | None = None, stall_s: float | None = None):
         self.api_key = api_key
+        self.stall_s = stall_s or stall_seconds()  # silence allowed between tokens
         self._http: httpx.Client | None = None
         self.info: ServerInfo | None = None
         self.record: ModelRecord | None = None
@@ -140,34 +143,62 @@ class OpenAIBackend:
         body = self._body(prompt, settings, seed, stream=True)
         t0 = time.perf_counter()
         run = RemoteRun(t0, settings.top_n, seed, self.record.context_length)
-        sse = SSEStream(self.http, self._url(settings), body, self.api_key, stall_seconds())
-        finish = None
+        sse = SSEStream(self.http, self._url(settings), body, self.api_key, self.stall_s)
+        finish, limit = None, settings.max_tokens
         try:
             for chunk in sse.events(should_stop):
                 if isinstance(chunk, float):  # silence: say so (and feed the watchdog)
                     what = "the first token" if not run.tokens else "the next token"
                     yield ProgressRecord(f"Waiting for {what} from the server… {chunk:.0f} s", 0)
                     continue
-                if isinstance(chunk.get("usage"), dict):
-                    run.usage = chunk["usage"]
-                if isinstance(chunk.get("timings"), dict):
-                    run.timings = chunk["timings"]
+                run.note_usage(chunk)
                 text, entries, reason = chunk_entries(chunk)
-                infos = [parse_entry(e) for e in entries]
-                now, reasoning = time.perf_counter(), chunk_reasoning(chunk)
+                reasoning = chunk_reasoning(chunk)
+                if (text or entries or reasoning) and len(run.tokens) >= limit:
+                    finish = "length"  # the server ignores max_tokens: stop it here
+                    break
+                if text or entries or reasoning or reason:
+                    sse.progressed()
+                infos = [parse_entry(e) for e in entries[: limit - len(run.tokens)]]
+                if len(infos) < len(entries):
+                    text = ""  # cut to max_tokens: the entries' own text counts
+                now = time.perf_counter()
                 if reasoning:  # logprobs in a reasoning-only chunk are the reasoning's
                     yield from run.add_chunk(reasoning, [] if text else infos, now, True)
                 if text or not reasoning:
                     yield from run.add_chunk(text, infos, now)
                 finish = reason or finish
+                if len(run.tokens) >= limit and finish is None:
+                    sse.set_deadline(min(END_GRACE_S, self.stall_s))  # for usage, timings
         except Cancelled:
             yield run.done("cancelled")
             return
+        except Stalled as e:
+            if not run.tokens:
+                raise
+            if len(run.tokens) < limit:
+                yield run.done("error", str(e))
+                return
+            finish = "length"  # all tokens came; the server never said it had finished
         except ServerError as e:
             if not run.tokens:
                 raise
             yield run.done("error", str(e))
             return
+        finally:
+            sse.close()
+        yield from self._finish(prompt, settings, seed, run, finish)
+
+    def _finish(self, prompt, settings, seed, run: RemoteRun, finish) -> Iterator[Record]:
+        if finish == "error":
+            message = ("the server ended the answer with finish_reason 'error' and gave no "
+                       "reason: check its log")  # fmt: skip
+            if not run.tokens:
+                raise ServerError(message)
+            yield run.done("error", message + "; the partial answer is kept")
+            return
+        if finish is None and run.tokens and len(run.tokens) >= settings.max_tokens:
+            finish = "length"  # every token asked for came; the server never said so
         if finish is None:
             if not run.tokens:
                 raise ServerError("the server ended the stream without an answer")
@@ -228,5 +259,6 @@ def _finish_reason(finish: str, settings: SamplingSettings) -> str:
     return "stop"
 
 
-def create(api_key: str | None = None, **_options) -> OpenAIBackend:
-    return OpenAIBackend(api_key)
+def create(api_key: str | None = None, stall_s: float | None = None,
+           **_options) -> OpenAIBackend:  # fmt: skip
+    return OpenAIBackend(api_key, stall_s)

@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +21,9 @@ CONNECT_S = 10.0
 STALL_S = 120.0  # silence allowed from a server mid-request (env LOGITSCOPE_SERVER_TIMEOUT)
 POLL_S = 0.05
 HEARTBEAT_S = 5.0
+MAX_EVENT_BYTES = 8 * 2**20  # one SSE line: room for a 1 MB token with its bytes listed
+QUEUE_LINES = 256  # lines read ahead of the consumer; a flooding server waits
+ERROR_BODY_BYTES = 64 * 1024  # of an HTTP error's body, enough for its message
 
 
 def stall_seconds() -> float:
@@ -36,7 +40,10 @@ def auth_headers(api_key: str | None) -> dict:
 
 def describe_status(status: int, body: str, url: str) -> str:
     """One line for an HTTP error, with what to do about it."""
-    detail = body.strip().replace("\n", " ")
+    detail = " ".join(body.split())
+    if detail[:200].lower().lstrip().startswith(("<!doctype", "<html")):
+        title = re.search(r"<title[^>]*>(.*?)</title", detail, re.I | re.S)
+        detail = f"an HTML page: {title.group(1).strip()}" if title else "an HTML page"
     try:
         err = json.loads(body).get("error")
         detail = err.get("message", detail) if isinstance(err, dict) else str(err or detail)
@@ -102,22 +109,47 @@ class Cancelled(Exception):
     """The run was cancelled: the stream has been closed."""
 
 
+class Stalled(ServerError):
+    """No content arrived within the stall deadline (keep-alives do not count)."""
+
+
 class SSEStream:
     """POST a streaming request and read its `data:` events on a background thread.
 
     `events(should_stop)` yields each event's JSON object; it raises Cancelled
     when `should_stop()` (closing the connection, so the server stops too),
-    and ServerError for HTTP errors, a malformed event, a stall longer than
-    `stall_s`, or a stream cut before `[DONE]` or a finish reason.
+    Stalled when the caller has not reported content (`progressed()`) for
+    `stall_s` (comments, blank lines and empty events do not count), and
+    ServerError for HTTP errors, a malformed event, an event over
+    `max_event_bytes`, or a stream cut before `[DONE]` or a finish reason.
     """
 
     def __init__(self, client: httpx.Client, url: str, body: dict, api_key: str | None,
-                 stall_s: float):  # fmt: skip
+                 stall_s: float, max_event_bytes: int = MAX_EVENT_BYTES):  # fmt: skip
         self.client, self.url, self.body, self.api_key = client, url, body, api_key
-        self.stall_s = stall_s
-        self._q: queue.Queue = queue.Queue()
+        self.stall_s, self.max_event_bytes = stall_s, max_event_bytes
+        self._q: queue.Queue = queue.Queue(maxsize=QUEUE_LINES)  # a flood waits for us
         self._response = None
         self._closed = threading.Event()
+        self._last_content = time.monotonic()
+
+    def progressed(self) -> None:
+        """The last event carried content: the stall deadline starts again."""
+        self._last_content = time.monotonic()
+
+    def set_deadline(self, stall_s: float) -> None:
+        """A new stall deadline, counted from now (e.g. a short one after max_tokens)."""
+        self.stall_s = stall_s
+        self.progressed()
+
+    def _put(self, item) -> bool:
+        while not self._closed.is_set():
+            try:
+                self._q.put(item, timeout=POLL_S)
+                return True
+            except queue.Full:
+                continue
+        return False
 
     def _read(self) -> None:
         try:
@@ -127,15 +159,18 @@ class SSEStream:
                                     headers=auth_headers(self.api_key)) as r:  # fmt: skip
                 self._response = r
                 if r.status_code >= 400:
-                    body = r.read().decode("utf-8", "replace")
-                    self._q.put(("error", describe_status(r.status_code, body, self.url)))
+                    body = _bounded_body(r, ERROR_BODY_BYTES)
+                    self._put(("error", describe_status(r.status_code, body, self.url)))
                     return
-                for line in r.iter_lines():
-                    self._q.put(("line", line))
-            self._q.put(("end", None))
+                for line in sse_lines(r.iter_bytes(), self.max_event_bytes):
+                    if not self._put(("line", line)):
+                        return
+            self._put(("end", None))
+        except ServerError as e:
+            self._put(("error", str(e)))
         except Exception as e:  # noqa: BLE001 - every failure becomes a message
             if not self._closed.is_set():
-                self._q.put(("error", describe_exception(e, self.url)))
+                self._put(("error", describe_exception(e, self.url)))
 
     def close(self) -> None:
         self._closed.set()
@@ -145,41 +180,74 @@ class SSEStream:
                 r.close()
 
     def events(self, should_stop: Callable[[], bool]) -> Iterator[dict | float]:
-        """Each event's JSON; while the server is silent, the seconds waited so far
+        """Each event's JSON; while no content arrives, the seconds waited so far
         (about every HEARTBEAT_S), so the caller can say it is still waiting."""
         threading.Thread(target=self._read, daemon=True, name="sse-reader").start()
-        last = beat = time.monotonic()
+        beat = time.monotonic()
+        self.progressed()
         try:
             while True:
                 try:
                     kind, value = self._q.get(timeout=POLL_S)
                 except queue.Empty:
-                    if should_stop():
-                        raise Cancelled() from None
-                    quiet = time.monotonic() - last
-                    if quiet > self.stall_s:
-                        raise ServerError(
-                            f"the server sent nothing for {self.stall_s:g} s and the request "
-                            "was stopped; the partial answer is kept"
-                        ) from None
-                    if time.monotonic() - beat > HEARTBEAT_S:
-                        beat = time.monotonic()
-                        yield quiet
-                    continue
-                last = beat = time.monotonic()
-                if kind == "error":
-                    raise ServerError(value)
-                if kind == "end":
-                    return
-                event = _event(value)
-                if event is _DONE:
-                    return
-                if event is not None:
-                    yield event
+                    kind = value = None
                 if should_stop():
                     raise Cancelled()
+                now = time.monotonic()
+                quiet = now - self._last_content
+                if quiet > self.stall_s:  # checked on every line: a flood of nothing stalls too
+                    raise Stalled(
+                        f"the server sent no tokens for {self.stall_s:g} s and the request was "
+                        "stopped; the partial answer is kept (a slow server: raise "
+                        "LOGITSCOPE_SERVER_TIMEOUT)"
+                    )
+                if now - beat > HEARTBEAT_S:
+                    beat = now
+                    yield quiet
+                if kind is None or kind == "line" and (event := _event(value)) is None:
+                    continue
+                if kind == "error":
+                    raise ServerError(value)
+                if kind == "end" or event is _DONE:
+                    return
+                yield event
         finally:
             self.close()
+
+
+def sse_lines(chunks: Iterator[bytes], max_bytes: int) -> Iterator[str]:
+    """The lines of a byte stream, decoded (bad UTF-8 replaced), none over `max_bytes`.
+
+    Raises:
+        ServerError: a line (one event's data) longer than `max_bytes`.
+    """
+    buf = bytearray()
+    for chunk in chunks:
+        buf += chunk
+        start = 0
+        while (end := buf.find(b"\n", start)) >= 0:
+            if end - start > max_bytes:
+                break
+            yield bytes(buf[start:end]).rstrip(b"\r").decode("utf-8", "replace")
+            start = end + 1
+        del buf[:start]
+        if len(buf) > max_bytes:
+            raise ServerError(
+                f"the server sent one event of more than {max_bytes / 2**20:g} MB and the "
+                "request was stopped; the partial answer is kept"
+            )
+    if buf:
+        yield bytes(buf).decode("utf-8", "replace")
+
+
+def _bounded_body(r: httpx.Response, limit: int) -> str:
+    """The start of an error response's body (a server may send an endless one)."""
+    data = bytearray()
+    for chunk in r.iter_bytes():
+        data += chunk
+        if len(data) >= limit:
+            break
+    return bytes(data[:limit]).decode("utf-8", "replace")
 
 
 _DONE = object()
