@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 import httpx
 
 from engine.backends.base import Progress, Prompt, parse_remote
-from engine.backends.openai.catalogue import TOP_N_LIMIT, ServerInfo, server_info
+from engine.backends.openai.catalogue import TOP_N_LIMIT, ServerInfo, ServerModel, server_info
 from engine.backends.openai.http import (
     CONNECT_S,
     Cancelled,
@@ -37,12 +37,14 @@ from engine.backends.openai.shapes import (
     parse_entry,
     zip_mlx_lm,
 )
-from engine.errors import ModelError, ServerError
+from engine.errors import ModelError, ServerError, SettingsError
 from engine.prompt import as_messages, check_text
 from engine.records import ModelRecord, ProgressRecord, Record
 from engine.settings import SamplingSettings
 
 BASE_CAPS = ("chosen_logprob", "raw_top", "entropy_top_k")
+MODELS_TIMEOUT_S = 10.0  # for /v1/models: a slow listing is skipped, not waited for
+MAX_MODEL_ID = 512  # characters of a server model name (real ones are under 100)
 END_GRACE_S = 5.0  # after max_tokens, how long the usage and finish chunks may take
 CAPABILITIES = {
     "llama.cpp": (*BASE_CAPS, "sampled_top", "timings", "token_ids", "context"),
@@ -61,6 +63,7 @@ class OpenAIBackend:
         self.info: ServerInfo | None = None
         self.record: ModelRecord | None = None
         self.model = ""
+        self.listing_error: str | None = None  # why /v1/models failed, when it did
 
     @property
     def http(self) -> httpx.Client:
@@ -70,11 +73,26 @@ class OpenAIBackend:
 
     def load(self, model: str | None, progress: Progress) -> ModelRecord:
         spec = parse_remote(model or "")
+        if len(spec.model) > MAX_MODEL_ID:
+            raise SettingsError(f"the server model name is {len(spec.model)} characters long "
+                                f"(at most {MAX_MODEL_ID}): check --remote-model")  # fmt: skip
         t0 = time.perf_counter()
         progress(f"Asking {spec.base_url} for its models…", 0.5)
-        info = server_info(self.http, spec.base_url, self.api_key)
+        self.listing_error = None
+        try:
+            info = server_info(self.http, spec.base_url, self.api_key,
+                               min(MODELS_TIMEOUT_S, self.stall_s))  # fmt: skip
+        except ServerError as e:
+            if getattr(e, "unreachable", False) or getattr(e, "status", None) in (401, 403):
+                raise  # the request itself would fail the same way
+            # Some servers list models badly (mlx_lm.server crashes without a Hugging
+            # Face cache) yet answer requests: try, and say why only if that fails too.
+            self.listing_error = str(e)
+            progress(f"The model list failed ({e}); trying the request anyway…", 0.5)
+            listed = (ServerModel(spec.model),) if spec.model else ()
+            info = ServerInfo(spec.base_url, "openai", listed)
         ids = [m.id for m in info.models]
-        if not ids:
+        if not ids and self.listing_error is None:
             raise ModelError(f"{info.label} at {spec.base_url} lists no models")
         if spec.model and spec.model not in ids:
             raise ModelError(
@@ -82,15 +100,15 @@ class OpenAIBackend:
                 + ", ".join(ids[:8])
                 + (" …" if len(ids) > 8 else "")
             )
-        m = info.models[ids.index(spec.model or ids[0])]
+        m = info.models[ids.index(spec.model or ids[0])] if ids else ServerModel("")
         host = spec.base_url.split("://", 1)[1].split("/", 1)[0]
         self.info, self.model = info, m.id
         caps = CAPABILITIES.get(info.flavour, BASE_CAPS)
         if m.context_length and "context" not in caps:
             caps = (*caps, "context")
         self.record = ModelRecord(
-            name=m.id, path=f"{spec.base_url}#{m.id}", architecture="not reported",
-            quantization="not reported", size_bytes=m.size_bytes,
+            name=m.id or "the server's default model", path=f"{spec.base_url}#{m.id}",
+            architecture="not reported", quantization="not reported", size_bytes=m.size_bytes,
             context_length=m.context_length, device=f"{info.label} at {host}",
             load_s=time.perf_counter() - t0, backend="openai", capabilities=caps,
         )  # fmt: skip
@@ -100,8 +118,10 @@ class OpenAIBackend:
     def _body(self, prompt: Prompt, s: SamplingSettings, seed: int, stream: bool) -> dict:
         flavour = self.info.flavour
         top_n = min(s.top_n, TOP_N_LIMIT.get(flavour, s.top_n))
-        body: dict = {"model": self.model, "stream": stream, "max_tokens": s.max_tokens,
+        body: dict = {"stream": stream, "max_tokens": s.max_tokens,
                       "temperature": s.temperature, "seed": seed}  # fmt: skip
+        if self.model:  # unnamed (the listing failed): the server's default model
+            body = {"model": self.model, **body}
         if s.chat_template:
             body["messages"] = as_messages(prompt, s)
         elif isinstance(prompt, str):
@@ -182,6 +202,9 @@ class OpenAIBackend:
             finish = "length"  # all tokens came; the server never said it had finished
         except ServerError as e:
             if not run.tokens:
+                if self.listing_error:
+                    raise ServerError(f"{e} (before that, the model list failed: "
+                                      f"{self.listing_error})") from None  # fmt: skip
                 raise
             yield run.done("error", str(e))
             return

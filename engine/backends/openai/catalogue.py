@@ -61,13 +61,17 @@ def _flavour(models: list[dict], headers: httpx.Headers) -> str:
     return "openai"
 
 
-def server_info(client: httpx.Client, base_url: str, api_key: str | None) -> ServerInfo:
+def server_info(client: httpx.Client, base_url: str, api_key: str | None,
+                timeout: float | None = None) -> ServerInfo:  # fmt: skip
     """Ask a server what it is and which models it serves.
+
+    Args:
+        timeout: seconds the listing may take (default: the client's).
 
     Raises:
         ServerError: unreachable, an HTTP error, or not an OpenAI-compatible answer.
     """
-    data, headers = get_json(client, f"{base_url}/models", api_key)
+    data, headers = get_json(client, f"{base_url}/models", api_key, timeout)
     entries = data.get("data")
     if not isinstance(entries, list):
         raise ServerError(

@@ -21,7 +21,7 @@ CONNECT_S = 10.0
 STALL_S = 120.0  # silence allowed from a server mid-request (env LOGITSCOPE_SERVER_TIMEOUT)
 POLL_S = 0.05
 HEARTBEAT_S = 5.0
-MAX_EVENT_BYTES = 8 * 2**20  # one SSE line: room for a 1 MB token with its bytes listed
+MAX_EVENT_BYTES = 32 * 2**20  # one SSE line: room for a 1 MB token, its bytes listed twice
 QUEUE_LINES = 256  # lines read ahead of the consumer; a flooding server waits
 ERROR_BODY_BYTES = 64 * 1024  # of an HTTP error's body, enough for its message
 
@@ -76,29 +76,42 @@ def _first(e: Exception) -> str:
     return (str(e).splitlines() or [type(e).__name__])[0][:160]
 
 
+class RequestFailed(ServerError):
+    """A request that failed; `status` is the HTTP status (None: no answer), and
+    `unreachable` says nothing could connect."""
+
+    def __init__(self, message: str, status: int | None = None, unreachable: bool = False):
+        super().__init__(message)
+        self.status, self.unreachable = status, unreachable
+
+
 def _request(client: httpx.Client, method: str, url: str, api_key: str | None,
-             body: dict | None = None) -> tuple[dict, httpx.Headers]:  # fmt: skip
-    """One JSON request; every failure becomes a ServerError with a readable message."""
+             body: dict | None = None, timeout: float | None = None,
+             ) -> tuple[dict, httpx.Headers]:  # fmt: skip
+    """One JSON request; every failure becomes a RequestFailed with a readable message."""
+    kw = {"timeout": httpx.Timeout(timeout, connect=CONNECT_S)} if timeout else {}
     try:
-        r = client.request(method, url, json=body, headers=auth_headers(api_key))
+        r = client.request(method, url, json=body, headers=auth_headers(api_key), **kw)
     except httpx.HTTPError as e:
-        raise ServerError(describe_exception(e, url)) from None
+        raise RequestFailed(describe_exception(e, url), None,
+                            isinstance(e, httpx.ConnectError)) from None  # fmt: skip
     if r.status_code >= 400:
-        raise ServerError(describe_status(r.status_code, r.text, url))
+        raise RequestFailed(describe_status(r.status_code, r.text, url), r.status_code)
     try:
         data = r.json()
     except ValueError:
-        raise ServerError(
-            f"{url} did not answer with JSON: is it an OpenAI-compatible server?"
+        raise RequestFailed(
+            f"{url} did not answer with JSON: is it an OpenAI-compatible server?", r.status_code
         ) from None
     if not isinstance(data, dict):
-        raise ServerError(f"{url} answered with unexpected JSON (not an object)")
+        raise RequestFailed(f"{url} answered with unexpected JSON (not an object)", r.status_code)
     return data, r.headers
 
 
-def get_json(client: httpx.Client, url: str, api_key: str | None) -> tuple[dict, httpx.Headers]:
+def get_json(client: httpx.Client, url: str, api_key: str | None,
+             timeout: float | None = None) -> tuple[dict, httpx.Headers]:  # fmt: skip
     """GET a JSON object, with the response's headers (they tell servers apart)."""
-    return _request(client, "GET", url, api_key)
+    return _request(client, "GET", url, api_key, timeout=timeout)
 
 
 def post_json(client: httpx.Client, url: str, body: dict, api_key: str | None) -> dict:
@@ -219,7 +232,8 @@ def sse_lines(chunks: Iterator[bytes], max_bytes: int) -> Iterator[str]:
     """The lines of a byte stream, decoded (bad UTF-8 replaced), none over `max_bytes`.
 
     Raises:
-        ServerError: a line (one event's data) longer than `max_bytes`.
+        ServerError: a line (one event's data) longer than `max_bytes`, or a last
+            line cut off by the end of the stream.
     """
     buf = bytearray()
     for chunk in chunks:
@@ -236,8 +250,11 @@ def sse_lines(chunks: Iterator[bytes], max_bytes: int) -> Iterator[str]:
                 f"the server sent one event of more than {max_bytes / 2**20:g} MB and the "
                 "request was stopped; the partial answer is kept"
             )
-    if buf:
-        yield bytes(buf).decode("utf-8", "replace")
+    if buf.strip():  # an event without its end: the connection was cut inside it
+        raise ServerError(
+            "the server closed the connection mid-answer (inside an event); the partial "
+            "answer is kept"
+        )
 
 
 def _bounded_body(r: httpx.Response, limit: int) -> str:

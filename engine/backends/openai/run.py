@@ -71,7 +71,7 @@ class RemoteRun:
             tid = stand_in_id(info.raw, info.text)
         else:
             tid = -1
-        lp = info.logprob if info.logprob is not None and info.logprob > -math.inf else None
+        lp = None if info.logprob == -math.inf else info.logprob  # -inf: filtered out
         lp = clean_logprob(lp, "the log-probability", notes)
         post = info.post_sampling
         logz, ent = sweep_top_k(list(top)) if top and not post else ((), ())
