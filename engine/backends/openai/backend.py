@@ -26,6 +26,8 @@ from engine.backends.openai.http import (
     Cancelled,
     SSEStream,
     Stalled,
+    check_api_key,
+    check_model_id,
     post_json,
     stall_seconds,
 )
@@ -37,14 +39,13 @@ from engine.backends.openai.shapes import (
     parse_entry,
     zip_mlx_lm,
 )
-from engine.errors import ModelError, ServerError, SettingsError
+from engine.errors import ModelError, ServerError
 from engine.prompt import as_messages, check_text
 from engine.records import ModelRecord, ProgressRecord, Record
 from engine.settings import SamplingSettings
 
 BASE_CAPS = ("chosen_logprob", "raw_top", "entropy_top_k")
 MODELS_TIMEOUT_S = 10.0  # for /v1/models: a slow listing is skipped, not waited for
-MAX_MODEL_ID = 512  # characters of a server model name (real ones are under 100)
 END_GRACE_S = 5.0  # after max_tokens, how long the usage and finish chunks may take
 CAPABILITIES = {
     "llama.cpp": (*BASE_CAPS, "sampled_top", "timings", "token_ids", "context"),
@@ -73,9 +74,9 @@ class OpenAIBackend:
 
     def load(self, model: str | None, progress: Progress) -> ModelRecord:
         spec = parse_remote(model or "")
-        if len(spec.model) > MAX_MODEL_ID:
-            raise SettingsError(f"the server model name is {len(spec.model)} characters long "
-                                f"(at most {MAX_MODEL_ID}): check --remote-model")  # fmt: skip
+        check_model_id(spec.model)
+        if self.api_key is not None:
+            check_api_key(self.api_key)
         t0 = time.perf_counter()
         progress(f"Asking {spec.base_url} for its models…", 0.5)
         self.listing_error = None

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 import httpx
 
-from engine.errors import ServerError
+from engine.errors import ServerError, SettingsError
 
 CONNECT_S = 10.0
 STALL_S = 120.0  # silence allowed from a server mid-request (env LOGITSCOPE_SERVER_TIMEOUT)
@@ -32,6 +32,36 @@ def stall_seconds() -> float:
     except ValueError:
         return STALL_S
     return value if value > 0 else STALL_S
+
+
+MAX_MODEL_ID = 512  # characters of a server model name (real ones are under 100)
+
+
+def check_api_key(key: str, where: str = "the API key") -> str:
+    """The key, if it can be sent in an HTTP header (printable ASCII).
+
+    Raises:
+        SettingsError: non-ASCII, control or invalid characters in the key.
+    """
+    if not (key.isascii() and key.isprintable()):
+        raise SettingsError(f"{where} holds characters an API key cannot have (non-ASCII "
+                            "or control characters): copy the key again")  # fmt: skip
+    return key
+
+
+def check_model_id(model: str) -> str:
+    """The server model name, if it is one a server could have.
+
+    Raises:
+        SettingsError: too long, or holding control characters or invalid text.
+    """
+    if len(model) > MAX_MODEL_ID:
+        raise SettingsError(f"the server model name is {len(model)} characters long (at "
+                            f"most {MAX_MODEL_ID}): check --remote-model")  # fmt: skip
+    if any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in model):
+        raise SettingsError("the server model name holds control characters or invalid "
+                            "text: check --remote-model")  # fmt: skip
+    return model
 
 
 def auth_headers(api_key: str | None) -> dict:
@@ -92,7 +122,7 @@ def _request(client: httpx.Client, method: str, url: str, api_key: str | None,
     kw = {"timeout": httpx.Timeout(timeout, connect=CONNECT_S)} if timeout else {}
     try:
         r = client.request(method, url, json=body, headers=auth_headers(api_key), **kw)
-    except httpx.HTTPError as e:
+    except (httpx.HTTPError, httpx.InvalidURL) as e:
         raise RequestFailed(describe_exception(e, url), None,
                             isinstance(e, httpx.ConnectError)) from None  # fmt: skip
     if r.status_code >= 400:
