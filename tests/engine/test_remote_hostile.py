@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
 import math
 import time
 
@@ -253,3 +254,69 @@ def test_a_refused_api_key_still_stops_at_the_model_list(server, tmp_path):
     shown, _ = journaled_run(server, tmp_path)
     ends_with_error(shown, "HTTP 401 (bad key)", 0)
     assert [r["path"] for r in server.requests] == ["/v1/models"]
+
+
+# -- through the command line: one clear line, the right exit code ------------------
+def cli(server, tmp_path, *args):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LOGITSCOPE_DATA_DIR": str(tmp_path / "data"),
+           "LOGITSCOPE_SERVER_TIMEOUT": str(STALL_S)}  # fmt: skip
+    argv = [sys.executable, "-m", "engine", "generate", "--endpoint", server.url, "--prompt", "q"]
+    p = subprocess.run([*argv, *args], capture_output=True, env=env, timeout=120)
+    err = p.stderr.decode()
+    assert "Traceback" not in err and "internal error" not in err, err
+    return p.returncode, p.stdout.decode(), err.splitlines()
+
+
+def _then(*chunks, filler=None):
+    def stream(write):
+        for c in chunks:
+            write(c)
+        if filler:
+            forever(write, filler, 0.01)
+
+    return stream
+
+
+@pytest.mark.parametrize(
+    ("stream", "words"),
+    [(_then(token("a"), finish("error"), DONE), "finish_reason 'error'"),
+     (_then(token("a"), filler=KEEP_ALIVE), "no tokens for 1 s"),
+     (_then(token("a"), b'data: {"choi'), "closed the connection mid-answer")],
+    ids=["finish_reason error", "stall", "cut mid-event"],
+)  # fmt: skip
+def test_the_plain_cli_says_why_a_run_failed(server, tmp_path, stream, words):
+    server.stream = stream
+    code, out, err = cli(server, tmp_path, "--temp", "0")
+    errors = [ln for ln in err if ln[:1] != "["]
+    assert code == 1 and out == "a\n" and err[-2].startswith("[error] 1 tokens")
+    assert len(errors) == 1 and errors[0].startswith("logitscope: error: ") and words in errors[0]
+
+
+def test_an_html_error_page_in_json_mode(server, tmp_path):
+    server.status, server.error_body = 500, b"<html><title>Oops</title><body>\n</body></html>"
+    code, out, err = cli(server, tmp_path, "--json")
+    records = [json.loads(line) for line in out.splitlines()]
+    assert code == 1 and err == []
+    assert (
+        records[-1]["type"] == "error" and "HTTP 500 (an HTML page: Oops)" in records[-1]["message"]
+    )
+
+
+def test_the_seed_drawn_is_in_the_stats_line_and_the_exports(server, tmp_path):
+    server.stream = lambda write: [write(e) for e in (token("a"), finish("stop"), DONE)]
+    code, out, err = cli(server, tmp_path, "--temp", "0.7")  # no --seed: one is drawn
+    seed = server.requests[-1]["body"]["seed"]
+    assert code == 0 and err[-1].startswith("[eos] 1 tokens") and err[-1].endswith(f"seed {seed}")
+    from engine.sessions.export import render
+    from engine.sessions.journal import read_session
+
+    (path,) = (tmp_path / "data" / "sessions").glob("*.jsonl")
+    session = read_session(path)
+    run = session.runs[0]
+    assert run.settings["seed"] is None and run.done.seed == seed
+    assert f"| seed | `{seed}` |" in render("md", session, [run])
+    assert f"seed={seed}" in render("html", session, [run])
