@@ -47,6 +47,7 @@ class HostileServer:
         self.status = 200  # of the chat answer
         self.error_body = b""
         self.content_type = "text/html"
+        self.server_header = "hostile"  # Python's own (BaseHTTP/…) would mean mlx_lm.server
         self.requests: list[dict] = []
         self.closing = threading.Event()
         outer = self
@@ -56,6 +57,9 @@ class HostileServer:
 
             def log_message(self, *a):
                 pass
+
+            def version_string(self):
+                return outer.server_header
 
             def do_GET(self):
                 outer.requests.append({"path": self.path})

@@ -241,6 +241,21 @@ def test_a_failing_model_list_does_not_stop_the_run(server, tmp_path, models, mo
     assert shown.model.name == (model or "the server's default model")
 
 
+def test_mlx_lm_server_without_a_model_list_still_gets_its_logprobs_pass(server, tmp_path):
+    server.models, server.server_header = "CRASH", "BaseHTTP/0.6 Python/3.11"
+    server.stream = lambda write: [
+        write(e)
+        for e in (
+            event({"choices": [{"index": 0, "delta": {"content": "a"}, "finish_reason": None}]}),
+            finish("stop"),
+            DONE,
+        )
+    ]
+    journaled_run(server, tmp_path, settings=dataclasses.replace(SETTINGS, top_n=20))
+    second = server.requests[-1]["body"]  # mlx_lm.server's non-streamed pass, its top-k cap
+    assert second["stream"] is False and second["top_logprobs"] == 10 and second["seed"] == 3
+
+
 def test_when_the_request_fails_too_both_failures_are_said(server, tmp_path):
     server.models = (500, b"boom", 0.0)
     server.status, server.error_body = 404, b'{"error": {"message": "no such route"}}'

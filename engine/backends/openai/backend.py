@@ -13,6 +13,7 @@ What each server reports (see README "Remote servers"):
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -211,6 +212,11 @@ class OpenAIBackend:
             return
         finally:
             sse.close()
+        if self.listing_error and self.info.flavour == "openai" and sse.server.startswith(
+                "basehttp"):  # fmt: skip
+            # Python's http.server answering, no model list: mlx_lm.server, which
+            # streams no logprobs (from now on, its own passes fetch them).
+            self.info = dataclasses.replace(self.info, flavour="mlx_lm")
         yield from self._finish(prompt, settings, seed, run, finish)
 
     def _finish(self, prompt, settings, seed, run: RemoteRun, finish) -> Iterator[Record]:

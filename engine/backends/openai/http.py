@@ -175,6 +175,7 @@ class SSEStream:
         self._response = None
         self._closed = threading.Event()
         self._last_content = time.monotonic()
+        self.server = ""  # the answer's Server header, lower case (tells servers apart)
 
     def progressed(self) -> None:
         """The last event carried content: the stall deadline starts again."""
@@ -201,6 +202,7 @@ class SSEStream:
             with self.client.stream("POST", self.url, json=self.body, timeout=no_read_limit,
                                     headers=auth_headers(self.api_key)) as r:  # fmt: skip
                 self._response = r
+                self.server = r.headers.get("server", "").lower()
                 if r.status_code >= 400:
                     body = _bounded_body(r, ERROR_BODY_BYTES)
                     self._put(("error", describe_status(r.status_code, body, self.url)))
