@@ -147,10 +147,19 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
                       f"| decode | {_unit(d.decode_tps, '.1f', 'tok/s')} |",
                       f"| peak memory | {_unit(_mb(d.peak_memory_bytes), '.1f', 'MB')} |",
                       ]  # fmt: skip
+            lines += [f"| {k} | {_code(v)} |" for k, v in _problems(r) if v]
         if r.error:
             lines += ["", f"> Error: {_md_escape(r.error.message)}"]
         lines.append("")
     return "\n".join(lines)
+
+
+def _problems(r: RunLog) -> tuple[tuple[str, str | None], ...]:
+    """Why a run failed and what odd values a server sent: rows for either report."""
+    from engine.sessions.sanitize import oddities_summary
+
+    return (("error", r.done.error if r.done else None),
+            ("odd values from the server", oddities_summary(r.tokens)))  # fmt: skip
 
 
 def _md_escape(text: str) -> str:

@@ -164,3 +164,14 @@ def sanitize(record):
     if isinstance(record, ErrorRecord) and _SURROGATE.search(record.message):
         return dataclasses.replace(record, message=clean_text(record.message)[0])
     return record
+
+
+def oddities_summary(tokens) -> str | None:
+    """One line for a report: how many steps held odd values and what was done
+    about them (None when none did)."""
+    odd = [t for t in tokens if t.oddities]
+    if not odd:
+        return None
+    notes = list(dict.fromkeys(n for t in odd for n in t.oddities))
+    more = f"; and {len(notes) - 4} more" if len(notes) > 4 else ""
+    return f"{len(odd)} step(s) made valid: " + "; ".join(notes[:4]) + more

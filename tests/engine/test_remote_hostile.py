@@ -154,6 +154,9 @@ def test_odd_steps_are_kept_sanitised_and_flagged(server, tmp_path):
     assert tokens[8].token_id < 0 and "out of range" in odd["o"]
     assert [c.token_id < 0 for c in tokens[8].top] == [True, True]
     assert tokens[9].bytes is None and "bytes are not kept" in odd["k"]
+    session = read_session(next(tmp_path.glob("*.jsonl")))
+    for fmt in ("md", "html"):  # the reports say so too
+        assert "10 step(s) made valid: " in render(fmt, session, session.runs)
 
 
 # -- 12. what used to be internal errors --------------------------------------------
@@ -208,6 +211,10 @@ def test_finish_reason_error_says_so(server, tmp_path):
     server.stream = lambda write: [write(e) for e in (token("a"), finish("error"), DONE)]
     shown, _ = journaled_run(server, tmp_path)
     ends_with_error(shown, "finish_reason 'error'", 1)
+    session = read_session(next(tmp_path.glob("*.jsonl")))
+    assert "| error | `the server ended the answer with finish_reason 'error'" in render(
+        "md", session, session.runs)  # fmt: skip
+    assert "finish_reason &#x27;error&#x27;" in render("html", session, session.runs)
 
 
 @pytest.mark.parametrize("reset", [False, True], ids=["closed", "reset"])
