@@ -198,6 +198,16 @@ def test_lone_surrogates_and_wrong_types_are_not_internal_errors(server, tmp_pat
     assert d.decode_tps is None and math.isclose(d.prefill_tps, 600.0)
 
 
+def test_invalid_text_in_errors_and_model_ids(server, tmp_path):
+    server.models = (200, b'{"data": [{"id": "bad\\ud800"}, {"id": "m"}]}', 0.0)
+    server.stream = lambda write: write(
+        token("a") + b'data: {"error": {"message": "x\\udcff\\n"}}\n\n'
+    )
+    shown, _ = journaled_run(server, tmp_path, model="")
+    assert shown.model.name == "m"  # an id no request could name is left out
+    ends_with_error(shown, "error mid-answer: x\ufffd", 1)
+
+
 def test_http_500_with_an_html_page(server, tmp_path):
     server.status, server.error_body = 500, b"<!DOCTYPE html>\n<html><head><title>Internal\n" \
         b"Server Error</title></head><body>" + b"<p>x</p>" * 10_000 + b"</body></html>"  # fmt: skip

@@ -8,6 +8,7 @@ import httpx
 
 from engine.backends.openai.http import CONNECT_S, get_json
 from engine.errors import ServerError
+from engine.sessions.sanitize import clean_text
 
 FLAVOURS = {
     "llama.cpp": "llama.cpp server",
@@ -81,8 +82,8 @@ def server_info(client: httpx.Client, base_url: str, api_key: str | None,
     n_ctx = _llama_cpp_context(client, base_url, api_key) if flavour == "llama.cpp" else None
     models = []
     for m in entries:
-        if not isinstance(m, dict) or not isinstance(m.get("id"), str):
-            continue
+        if not isinstance(m, dict) or not isinstance(m.get("id"), str) or clean_text(m["id"])[1]:
+            continue  # no id, or one no request could name (invalid text, megabytes)
         meta = m.get("meta") if isinstance(m.get("meta"), dict) else {}
         ctx = _int_or_none(m.get("max_model_len")) or n_ctx or _int_or_none(
             meta.get("n_ctx_train"))  # fmt: skip

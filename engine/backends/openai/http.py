@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 import httpx
 
 from engine.errors import ServerError, SettingsError
+from engine.sessions.sanitize import clean_text
 
 CONNECT_S = 10.0
 STALL_S = 120.0  # silence allowed from a server mid-request (env LOGITSCOPE_SERVER_TIMEOUT)
@@ -79,7 +80,7 @@ def describe_status(status: int, body: str, url: str) -> str:
         detail = err.get("message", detail) if isinstance(err, dict) else str(err or detail)
     except (ValueError, AttributeError):
         pass
-    detail = detail[:200]
+    detail = clean_text(detail[:200])[0]  # a lone surrogate from a JSON escape: not printable
     hint = {
         401: "the server wants an API key: set one with Add server… (or --api-key-env)",
         403: "the API key was refused: check it with Add server…",
@@ -320,5 +321,6 @@ def _event(line: str):
     if "error" in obj and "choices" not in obj:
         err = obj["error"]
         msg = err.get("message") if isinstance(err, dict) else str(err)
-        raise ServerError(f"the server reported an error mid-answer: {str(msg)[:200]}")
+        msg = clean_text(" ".join(str(msg).split())[:200])[0]  # one printable line
+        raise ServerError(f"the server reported an error mid-answer: {msg}")
     return obj
