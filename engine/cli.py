@@ -101,8 +101,11 @@ def _server_args(g) -> None:
 def _api_key(args) -> str | None:
     from engine.backends.openai.http import check_api_key
 
-    if not args.api_key_env:
+    if args.api_key_env is None:
         return None
+    if not args.api_key_env:
+        raise SettingsError("--api-key-env needs the name of the environment variable "
+                            "holding the server's API key")  # fmt: skip
     key = os.environ.get(args.api_key_env)
     if not key:
         raise SettingsError(f"the environment variable {args.api_key_env} is not set "
@@ -281,7 +284,7 @@ def cmd_models(args) -> int:
     from engine.backends.mlx.loader import ensure_default_model
     from engine.models.catalogue import list_models
 
-    if args.endpoint:
+    if args.endpoint is not None:  # an empty one is a mistake, not "list local models"
         return _server_models(args)
     if args.fetch_default:
         ensure_default_model(lambda msg, f: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True))

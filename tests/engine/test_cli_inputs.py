@@ -174,6 +174,20 @@ def test_bad_generate_input_is_exit_2(tmp_path, case):
     assert not (tmp_path / "data" / "models").exists()  # nothing ran locally
 
 
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [(["--endpoint", ""], "give the server's address"),
+     (["--endpoint", "http://h:abc"], "Port could not be cast"),
+     (["--endpoint", "127.0.0.1:9", "--api-key-env", ""], "needs the name of")],
+    ids=["empty endpoint", "port abc", "empty key variable"],
+)  # fmt: skip
+def test_bad_server_listing_input_is_exit_2(tmp_path, args, words):
+    p = run(["models", *args], tmp_path)
+    line = one_line_error(p)
+    assert p.returncode == 2 and words in line, line
+    assert not (tmp_path / "data" / "models").exists()  # nothing ran locally
+
+
 @pytest.mark.parametrize("key", ["sk-caf\u00e9", "sk-\udcff", "sk-\x01x"],
                          ids=["non-ASCII", "invalid UTF-8", "control character"])  # fmt: skip
 def test_bad_api_keys_are_exit_2(tmp_path, key):
