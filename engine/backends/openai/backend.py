@@ -24,9 +24,6 @@ from engine.backends.base import Progress, Prompt, parse_remote
 from engine.backends.openai.catalogue import TOP_N_LIMIT, ServerInfo, ServerModel, server_info
 from engine.backends.openai.http import (
     CONNECT_S,
-    Cancelled,
-    SSEStream,
-    Stalled,
     check_api_key,
     check_model_id,
     post_json,
@@ -40,6 +37,7 @@ from engine.backends.openai.shapes import (
     parse_entry,
     zip_mlx_lm,
 )
+from engine.backends.openai.sse import Cancelled, SSEStream, Stalled
 from engine.errors import ModelError, ServerError
 from engine.prompt import as_messages, check_text
 from engine.records import ModelRecord, ProgressRecord, Record
