@@ -51,7 +51,11 @@ def write_atomic(path: Path | str, data: str | bytes, overwrite: bool = True) ->
         FileExistsError: `overwrite` is False and `path` exists.
     """
     path = Path(path)
-    if not overwrite and path.exists():
+    try:
+        exists = path.exists()
+    except OSError as e:  # a name too long, or not valid on this file system
+        raise WriteError(describe_os_error(e, path)) from e
+    if not overwrite and exists:
         raise FileExistsError(f"{path} already exists")
     raw = data.encode("utf-8") if isinstance(data, str) else data
     tmp = None

@@ -99,26 +99,42 @@ def _server_args(g) -> None:
 
 
 def _api_key(args) -> str | None:
-    if not args.api_key_env:
+    from engine.backends.openai.http import check_api_key
+
+    if args.api_key_env is None:
         return None
+    if not args.api_key_env:
+        raise SettingsError("--api-key-env needs the name of the environment variable "
+                            "holding the server's API key")  # fmt: skip
     key = os.environ.get(args.api_key_env)
     if not key:
         raise SettingsError(f"the environment variable {args.api_key_env} is not set "
                             "(it should hold the server's API key)")  # fmt: skip
-    return key
+    return check_api_key(key, f"the environment variable {args.api_key_env}")
+
+
+def _base_url(endpoint: str) -> str:
+    """--endpoint as a base URL; a malformed one is bad input (exit 2)."""
+    from engine.backends.base import normalize_base_url
+    from engine.errors import ModelError
+
+    try:
+        return normalize_base_url(endpoint)
+    except ModelError as e:
+        raise SettingsError(f"--endpoint: {e}") from None
 
 
 def _model_spec(args) -> str | None:
     """The model spec of `generate`: a local model, or URL#name with --endpoint."""
-    if not args.endpoint:
-        if args.remote_model:
+    if args.endpoint is None:
+        if args.remote_model is not None:
             raise SettingsError("--remote-model needs --endpoint (the server's address)")
         return args.model
     if args.model:
         raise SettingsError("give either --model (local) or --endpoint (a server), not both")
-    from engine.backends.base import normalize_base_url
+    from engine.backends.openai.http import check_model_id
 
-    return f"{normalize_base_url(args.endpoint)}#{args.remote_model or ''}"
+    return f"{_base_url(args.endpoint)}#{check_model_id(args.remote_model or '')}"
 
 
 _ELSEWHERE = {"inspect": ("engine.cli_inspect", "cmd_inspect"),
@@ -230,6 +246,11 @@ def cmd_generate(args) -> int:
                 if not args.json:
                     print(f"logitscope: error: {record.message}", file=sys.stderr)
                 status = 2 if record.kind == "settings" else 1
+            elif record.type == "done" and record.finish_reason == "error":
+                if not args.json:  # the stats line says [error]: say what happened
+                    print(f"logitscope: error: {record.error or 'the run failed'}",
+                          file=sys.stderr)  # fmt: skip
+                status = 1
     finally:
         client.close()
         log.close()
@@ -251,7 +272,8 @@ def _print_plain(record) -> None:
             f"TTFT {fmt_or_na(record.ttft_s, '.2f', 's')}, "
             f"prefill {fmt_or_na(record.prefill_tps, '.1f', 'tok/s')}, "
             f"decode {fmt_or_na(record.decode_tps, '.1f', 'tok/s')}, "
-            f"peak {fmt_mb(record.peak_memory_bytes)}",
+            f"peak {fmt_mb(record.peak_memory_bytes)}, "
+            f"seed {record.seed if record.seed is not None else 'n/a'}",
             file=sys.stderr,
         )
 
@@ -262,7 +284,7 @@ def cmd_models(args) -> int:
     from engine.backends.mlx.loader import ensure_default_model
     from engine.models.catalogue import list_models
 
-    if args.endpoint:
+    if args.endpoint is not None:  # an empty one is a mistake, not "list local models"
         return _server_models(args)
     if args.fetch_default:
         ensure_default_model(lambda msg, f: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True))
@@ -287,10 +309,9 @@ def cmd_models(args) -> int:
 def _server_models(args) -> int:
     from dataclasses import asdict
 
-    from engine.backends.base import normalize_base_url
     from engine.backends.openai.catalogue import list_server_models
 
-    info = list_server_models(normalize_base_url(args.endpoint), _api_key(args))
+    info = list_server_models(_base_url(args.endpoint), _api_key(args))
     if args.json:
         print(json.dumps({"server": info.label, "base_url": info.base_url,
                           "models": [asdict(m) for m in info.models]}, indent=2))  # fmt: skip
@@ -359,6 +380,7 @@ def cmd_export(args) -> int:
     if args.output == "-":
         sys.stdout.write(text)
         return 0
+    _check_output_name(args.output)
     try:
         write_atomic(Path(args.output), text, overwrite=args.force)
     except FileExistsError:
@@ -367,6 +389,24 @@ def cmd_export(args) -> int:
         ) from None
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
+
+
+MAX_NAME_BYTES = 255  # of one file or folder name, on every common file system
+
+
+def _check_output_name(name: str) -> None:
+    """Raise SettingsError for an output name no file system takes."""
+    try:
+        encoded = name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SettingsError("the output name holds bytes that are not valid text: "
+                            "choose a name in UTF-8") from None  # fmt: skip
+    if b"\0" in encoded:
+        raise SettingsError("the output name holds a NUL character: choose another name")
+    longest = max(len(part) for part in encoded.split(b"/"))
+    if longest > MAX_NAME_BYTES:
+        raise SettingsError(f"the output name is too long ({longest} bytes; at most "
+                            f"{MAX_NAME_BYTES}): choose a shorter one")  # fmt: skip
 
 
 def cmd_import(args) -> int:

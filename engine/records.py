@@ -7,6 +7,7 @@ shape documented in the README; `record_from_dict` reverses it.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import asdict, dataclass, field, fields
 
 # Temperatures at which each step's distribution is summarised on the device,
@@ -50,6 +51,13 @@ def token_label(raw: bytes | tuple[int, ...] | list[int] | None, fallback: str =
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return "".join(f"<0x{b:02X}>" for b in raw)
+
+
+def stand_in_id(raw: bytes | tuple[int, ...] | None, text: str) -> int:
+    """A negative id for a token a server named only by its bytes or text (the same
+    token always gets the same one; it is never a vocabulary id)."""
+    data = bytes(raw) if raw is not None else text.encode("utf-8", "surrogatepass")
+    return -1 - (zlib.crc32(data) & 0x7FFFFFFF)
 
 
 @dataclass(frozen=True)
@@ -134,6 +142,7 @@ class TokenRecord:
     eos: bool = False
     sampled_probs: tuple[float, ...] = ()
     thinking: bool = False  # part of the model's reasoning (engine/thinking.py), not the answer
+    oddities: tuple[str, ...] = ()  # what was invalid as received and how it was made valid
     type: str = "token"
 
     @property
@@ -250,7 +259,7 @@ def record_from_dict(d: dict) -> Record:
     if cls is TokenRecord:
         for key in ("top", "sampled_top"):
             kw[key] = tuple(_top(t) for t in kw.get(key, ()))
-        for key in ("sweep_logz", "sweep_entropy", "sampled_probs"):
+        for key in ("sweep_logz", "sweep_entropy", "sampled_probs", "oddities"):
             kw[key] = tuple(kw.get(key, ()))
         if kw.get("bytes") is not None:
             kw["bytes"] = tuple(kw["bytes"])

@@ -17,6 +17,7 @@ DEFAULT_REPETITION_CONTEXT = 20
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_TOP_N = 10  # alternatives recorded per step
 MAX_TOP_N = 50
+MAX_TOP_K = 1_000_000  # more than any vocabulary: a larger top-k is a typo
 MAX_TEMPERATURE = 2.0
 MAX_SEED = 2**63 - 1
 COMPUTE_PREFERENCES = ("auto", "speed", "memory")  # how a local quantized model runs
@@ -56,8 +57,8 @@ class SamplingSettings:
             f"top-p must be in (0, 1] (1 = off), got {self.top_p}",
         )
         _check(
-            isinstance(self.top_k, int) and self.top_k >= 0,
-            f"top-k must be a whole number >= 0 (0 = off), got {self.top_k}",
+            isinstance(self.top_k, int) and 0 <= self.top_k <= MAX_TOP_K,
+            f"top-k must be a whole number from 0 to {MAX_TOP_K} (0 = off), got {self.top_k}",
         )
         _check(
             _finite(self.min_p) and 0 <= self.min_p < 1,

@@ -12,6 +12,8 @@ imports this module pulls in MLX or HTTP code.
 from __future__ import annotations
 
 import importlib
+import ipaddress
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
@@ -97,28 +99,63 @@ def is_remote(spec: str | None) -> bool:
     return bool(spec) and spec.lower().startswith(("http://", "https://"))
 
 
+MAX_URL = 2048  # characters of a server address
+MAX_HOST = 253  # characters of a host name (DNS), each dot-separated label at most 63
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:(?!\d)")  # `javascript:`, not `host:8080`
+
+
 def normalize_base_url(url: str) -> str:
     """`host:8080`, `http://host:8080` or `http://host:8080/v1/` -> `http://host:8080/v1`.
 
     Raises:
-        ModelError: not an http(s) URL.
+        ModelError: not a well-formed http(s) URL (one sentence saying what is wrong).
     """
     url = url.strip()
     if not url:
         raise ModelError("give the server's address, e.g. http://127.0.0.1:8080/v1")
+    example = "give one like http://127.0.0.1:8080/v1"
+    if len(url) > MAX_URL:
+        raise ModelError(f"the server address is {len(url)} characters long: {example}")
+    shown = url.encode("utf-8", "backslashreplace").decode()[:80]
+    if "://" not in url and _SCHEME.match(url):
+        raise ModelError(f"'{shown}' is not an http(s) address; {example}")
     if "://" not in url:
         url = "http://" + url
     scheme, _, rest = url.partition("://")
     if scheme.lower() not in ("http", "https") or not rest.split("/")[0]:
-        raise ModelError(
-            f"'{url}' is not an http(s) address; give one like http://127.0.0.1:8080/v1"
-        )
+        raise ModelError(f"'{shown}' is not an http(s) address; {example}")
     if any(c in url for c in "# \t\n"):
-        raise ModelError(f"'{url}' contains a space or '#': give the server's base URL only")
+        raise ModelError(f"'{shown}' contains a space or '#': give the server's base URL only")
+    _check_url(url, shown, example)
     url = url.rstrip("/")
     if not url.endswith("/v1") and url.count("/") <= 2:
         url += "/v1"  # the OpenAI routes live under /v1 on every server we know
     return url
+
+
+def _check_url(url: str, shown: str, example: str) -> None:
+    """Raise ModelError for what no server address holds: control characters or
+    invalid text, a malformed IPv6 address or port, an overlong host."""
+    from urllib.parse import unquote, urlsplit
+
+    if any(ord(c) < 32 or ord(c) == 127 or 0xD800 <= ord(c) <= 0xDFFF for c in unquote(url)):
+        raise ModelError(f"'{shown}' holds control characters or invalid text: {example}")
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises for `abc` or out of range
+        host = parts.hostname or ""
+    except ValueError as e:
+        raise ModelError(f"'{shown}' is not a valid address ({e}): {example}") from None
+    if "[" in parts.netloc:
+        try:
+            ipaddress.IPv6Address(host.split("%")[0])
+        except ValueError:
+            raise ModelError(f"'{shown}' has a malformed IPv6 address: {example}") from None
+    elif not host or "%" in host or len(host) > MAX_HOST or any(
+            len(label) > 63 for label in host.split(".")):  # fmt: skip
+        raise ModelError(f"'{shown}' has no valid host name: {example}")
+    if port == 0:
+        raise ModelError(f"'{shown}' has port 0: {example}")
 
 
 def parse_remote(spec: str) -> RemoteSpec:

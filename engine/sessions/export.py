@@ -111,7 +111,7 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
     runs = session.visible_runs if runs is None else runs
     lines = [f"# Logitscope session {session.session_id}", ""]
     for r in runs:
-        s, d, m = r.settings, r.done, r.model or {}
+        s, d, m = r.settings_used, r.done, r.model or {}
         lines += [f"## {'★ ' if r.starred else ''}{_md_escape(r.title)}", "",
                   f"Run {_code(r.run_id)} · model {_code(m.get('name', '?'))} "
                   f"({_code(m.get('quantization', '?'))}, {_code(m.get('device', '?'))})", "",
@@ -147,10 +147,19 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
                       f"| decode | {_unit(d.decode_tps, '.1f', 'tok/s')} |",
                       f"| peak memory | {_unit(_mb(d.peak_memory_bytes), '.1f', 'MB')} |",
                       ]  # fmt: skip
+            lines += [f"| {k} | {_code(v)} |" for k, v in _problems(r) if v]
         if r.error:
             lines += ["", f"> Error: {_md_escape(r.error.message)}"]
         lines.append("")
     return "\n".join(lines)
+
+
+def _problems(r: RunLog) -> tuple[tuple[str, str | None], ...]:
+    """Why a run failed and what odd values a server sent: rows for either report."""
+    from engine.sessions.sanitize import oddities_summary
+
+    return (("error", r.done.error if r.done else None),
+            ("odd values from the server", oddities_summary(r.tokens)))  # fmt: skip
 
 
 def _md_escape(text: str) -> str:

@@ -13,7 +13,7 @@ import math
 import time
 
 from engine.series import rolling_tps
-from engine.sessions.export import _mb
+from engine.sessions.export import _mb, _problems
 from engine.sessions.journal import RunLog, SessionLog
 from engine.units import fmt_or_na as _unit
 
@@ -189,7 +189,7 @@ def svg_distribution(run: RunLog) -> str:
 
 
 def run_section(run: RunLog) -> str:
-    d, m, s = run.done, run.model or {}, run.settings
+    d, m, s = run.done, run.model or {}, run.settings_used
     tokens = run.tokens
     steps = [t.step for t in tokens]
     times = [t.elapsed_s for t in tokens]
@@ -223,6 +223,7 @@ def run_section(run: RunLog) -> str:
                         if d.prompt_tokens is not None and d.context_length else "not reported"),
             ("KV cache", _unit(_mb(d.kv_cache_bytes), ".2f", "MB")),
             ("peak memory", _unit(_mb(d.peak_memory_bytes), ".1f", "MB")),
+            *((k, v) for k, v in _problems(run) if v),
         )  # fmt: skip
         stats = ("<table class='stats'>" + "".join(
             f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows) + "</table>")  # fmt: skip

@@ -25,6 +25,7 @@ from pathlib import Path
 from engine import __version__
 from engine.errors import LogitscopeError
 from engine.records import to_dict
+from engine.sessions.sanitize import sanitize
 from engine.sessions.session_log import (  # noqa: F401 - re-exported for callers
     RunLog,
     SessionLog,
@@ -173,7 +174,8 @@ class Journal:
         return entry["run_id"]
 
     def record(self, run_id: str, record) -> None:
-        data = record if isinstance(record, dict) else to_dict(record)
+        """Append one engine record (brought into the schema's ranges: see sanitize.py)."""
+        data = record if isinstance(record, dict) else to_dict(sanitize(record))
         self._write({"kind": "record", "run_id": run_id, "record": data})
 
     def meta(self, run_id: str, **changes) -> None:

@@ -110,6 +110,15 @@ class RunLog:
         }  # fmt: skip
 
     @property
+    def settings_used(self) -> dict:
+        """The settings as the run used them: a sampled run without a seed set records
+        the seed it drew (in its done record), so the report can reproduce it."""
+        done = self.done
+        if self.settings.get("seed") is None and done is not None and done.seed is not None:
+            return {**self.settings, "seed": done.seed}
+        return self.settings
+
+    @property
     def messages(self) -> list[dict]:
         """The conversation before this run's prompt (empty for a single-turn run)."""
         return list(self.conversation["messages"]) if self.conversation else []

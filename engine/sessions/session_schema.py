@@ -126,6 +126,12 @@ def _floats(v, lo=-math.inf, hi=math.inf):
     return tuple(_num(x, lo, hi) for x in v)
 
 
+def _notes(v):
+    if not isinstance(v, list | tuple) or len(v) > 64:
+        raise SchemaError("expected a short list of notes")
+    return tuple(_str(x) for x in v)
+
+
 def _opt_logprob(v):
     return None if v is None else _logprob(v)
 
@@ -174,6 +180,7 @@ CHECKS = {
         "sweep_entropy": lambda v: _floats(v, 0.0, 1e6),
         "bytes": _bytes_list, "eos": _bool,
         "sampled_probs": lambda v: _floats(v, **_P), "thinking": _bool,
+        "oddities": _notes,
     },
     DoneRecord: {
         "finish_reason": lambda v: _str(v, choices=FINISH_REASONS), "text": _str,

@@ -140,3 +140,79 @@ def test_closed_pipe_and_version(tmp_path, tiny_model_dir):
     assert b"Traceback" not in p.stderr and b"BrokenPipe" not in p.stderr, p.stderr
     p = run(["--version"], tmp_path)
     assert p.returncode == 0 and p.stdout.decode().startswith("logitscope ")
+
+
+BAD_GENERATE = {
+    "empty endpoint": (["--endpoint", ""], "give the server's address"),
+    "bad IPv6": (["--endpoint", "http://[::1"], "Invalid IPv6"),
+    "IPv6 not an address": (["--endpoint", "http://[zz]:80/v1"], "not a valid address"),
+    "port abc": (["--endpoint", "http://127.0.0.1:abc/v1"], "Port could not be cast"),
+    "port too large": (["--endpoint", "127.0.0.1:99999"], "out of range"),
+    "javascript:": (["--endpoint", "javascript:alert(1)"], "not an http(s) address"),
+    "300-character host": (["--endpoint", "http://" + "a" * 300 + "/v1"], "no valid host"),
+    "%00": (["--endpoint", "http://127.0.0.1:8080/v1%00"], "control characters"),
+    "surrogate in the endpoint": (["--endpoint", "http://h\udcff/v1"], "invalid text"),
+    "huge remote model id": (
+        ["--endpoint", "http://127.0.0.1:9/v1", "--remote-model", "m" * 100_000],
+        "100000 characters long",
+    ),  # fmt: skip
+    "control character in the model id": (
+        ["--endpoint", "127.0.0.1:9", "--remote-model", "a\x01"],
+        "control characters",
+    ),  # fmt: skip
+    "remote model without endpoint": (["--remote-model", ""], "needs --endpoint"),
+    "top-k 1e9": (["--endpoint", "127.0.0.1:9", "--top-k", "1000000000"], "top-k must be"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_GENERATE))
+def test_bad_generate_input_is_exit_2(tmp_path, case):
+    args, words = BAD_GENERATE[case]
+    p = run(["generate", "--prompt", "hi", *args], tmp_path)
+    line = one_line_error(p)
+    assert p.returncode == 2 and words in line, line
+    assert not (tmp_path / "data" / "models").exists()  # nothing ran locally
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [(["--endpoint", ""], "give the server's address"),
+     (["--endpoint", "http://h:abc"], "Port could not be cast"),
+     (["--endpoint", "127.0.0.1:9", "--api-key-env", ""], "needs the name of")],
+    ids=["empty endpoint", "port abc", "empty key variable"],
+)  # fmt: skip
+def test_bad_server_listing_input_is_exit_2(tmp_path, args, words):
+    p = run(["models", *args], tmp_path)
+    line = one_line_error(p)
+    assert p.returncode == 2 and words in line, line
+    assert not (tmp_path / "data" / "models").exists()  # nothing ran locally
+
+
+@pytest.mark.parametrize("key", ["sk-caf\u00e9", "sk-\udcff", "sk-\x01x"],
+                         ids=["non-ASCII", "invalid UTF-8", "control character"])  # fmt: skip
+def test_bad_api_keys_are_exit_2(tmp_path, key):
+    p = run(["generate", "--prompt", "hi", "--endpoint", "127.0.0.1:9", "--api-key-env", "K"],
+            tmp_path, env_extra={"K": key})  # fmt: skip
+    assert p.returncode == 2 and "characters an API key cannot have" in one_line_error(p)
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [("a" * 300 + ".md", "too long (303 bytes"), ("bad\udcff.md", "not valid text")],
+    ids=["300-character name", "invalid UTF-8 name"],
+)  # fmt: skip
+def test_bad_export_names_are_exit_2(tmp_path, name, words):
+    from engine.sessions.journal import Journal
+
+    journal = Journal.create(_sessions(tmp_path))
+    run_id = journal.start_run("p", {}, None)
+    journal.close()
+    p = run(["export", run_id, "--format", "md", "-o", str(tmp_path / name)], tmp_path)
+    line = one_line_error(p)
+    assert p.returncode == 2 and words in line and "already exists" not in line, line
+
+
+def _sessions(tmp_path) -> Path:
+    folder = tmp_path / "data" / "sessions"
+    folder.mkdir(parents=True)
+    return folder

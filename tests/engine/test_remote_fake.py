@@ -160,7 +160,7 @@ def test_stalled_stream_is_stopped(server, monkeypatch):
     server.script = Script(models=vllm_models(),
                            events=[vllm_chunk(" Paris", -0.1, TOP), ("sleep", 4)])  # fmt: skip
     r = run(server)
-    assert r.done.finish_reason == "error" and "nothing for 1 s" in r.done.error
+    assert r.done.finish_reason == "error" and "no tokens for 1 s" in r.done.error
     assert r.done.text == " Paris"
 
 

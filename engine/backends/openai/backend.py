@@ -13,6 +13,7 @@ What each server reports (see README "Remote servers"):
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -20,11 +21,11 @@ from collections.abc import Callable, Iterator
 import httpx
 
 from engine.backends.base import Progress, Prompt, parse_remote
-from engine.backends.openai.catalogue import TOP_N_LIMIT, ServerInfo, server_info
+from engine.backends.openai.catalogue import TOP_N_LIMIT, ServerInfo, ServerModel, server_info
 from engine.backends.openai.http import (
     CONNECT_S,
-    Cancelled,
-    SSEStream,
+    check_api_key,
+    check_model_id,
     post_json,
     stall_seconds,
 )
@@ -36,12 +37,15 @@ from engine.backends.openai.shapes import (
     parse_entry,
     zip_mlx_lm,
 )
+from engine.backends.openai.sse import Cancelled, SSEStream, Stalled
 from engine.errors import ModelError, ServerError
 from engine.prompt import as_messages, check_text
 from engine.records import ModelRecord, ProgressRecord, Record
 from engine.settings import SamplingSettings
 
 BASE_CAPS = ("chosen_logprob", "raw_top", "entropy_top_k")
+MODELS_TIMEOUT_S = 10.0  # for /v1/models: a slow listing is skipped, not waited for
+END_GRACE_S = 5.0  # after max_tokens, how long the usage and finish chunks may take
 CAPABILITIES = {
     "llama.cpp": (*BASE_CAPS, "sampled_top", "timings", "token_ids", "context"),
     "vllm": (*BASE_CAPS, "context"),
@@ -53,12 +57,14 @@ class OpenAIBackend:
     kind = "openai"
     local = False  # tokens and logprobs only: nothing inside the model
 
-    def __init__(self, api_key: str | None = None):
+    def __init__(self, api_key: str | None = None, stall_s: float | None = None):
         self.api_key = api_key
+        self.stall_s = stall_s or stall_seconds()  # silence allowed between tokens
         self._http: httpx.Client | None = None
         self.info: ServerInfo | None = None
         self.record: ModelRecord | None = None
         self.model = ""
+        self.listing_error: str | None = None  # why /v1/models failed, when it did
 
     @property
     def http(self) -> httpx.Client:
@@ -68,11 +74,26 @@ class OpenAIBackend:
 
     def load(self, model: str | None, progress: Progress) -> ModelRecord:
         spec = parse_remote(model or "")
+        check_model_id(spec.model)
+        if self.api_key is not None:
+            check_api_key(self.api_key)
         t0 = time.perf_counter()
         progress(f"Asking {spec.base_url} for its models…", 0.5)
-        info = server_info(self.http, spec.base_url, self.api_key)
+        self.listing_error = None
+        try:
+            info = server_info(self.http, spec.base_url, self.api_key,
+                               min(MODELS_TIMEOUT_S, self.stall_s))  # fmt: skip
+        except ServerError as e:
+            if getattr(e, "unreachable", False) or getattr(e, "status", None) in (401, 403):
+                raise  # the request itself would fail the same way
+            # Some servers list models badly (mlx_lm.server crashes without a Hugging
+            # Face cache) yet answer requests: try, and say why only if that fails too.
+            self.listing_error = str(e)
+            progress(f"The model list failed ({e}); trying the request anyway…", 0.5)
+            listed = (ServerModel(spec.model),) if spec.model else ()
+            info = ServerInfo(spec.base_url, "openai", listed)
         ids = [m.id for m in info.models]
-        if not ids:
+        if not ids and self.listing_error is None:
             raise ModelError(f"{info.label} at {spec.base_url} lists no models")
         if spec.model and spec.model not in ids:
             raise ModelError(
@@ -80,15 +101,15 @@ class OpenAIBackend:
                 + ", ".join(ids[:8])
                 + (" …" if len(ids) > 8 else "")
             )
-        m = info.models[ids.index(spec.model or ids[0])]
+        m = info.models[ids.index(spec.model or ids[0])] if ids else ServerModel("")
         host = spec.base_url.split("://", 1)[1].split("/", 1)[0]
         self.info, self.model = info, m.id
         caps = CAPABILITIES.get(info.flavour, BASE_CAPS)
         if m.context_length and "context" not in caps:
             caps = (*caps, "context")
         self.record = ModelRecord(
-            name=m.id, path=f"{spec.base_url}#{m.id}", architecture="not reported",
-            quantization="not reported", size_bytes=m.size_bytes,
+            name=m.id or "the server's default model", path=f"{spec.base_url}#{m.id}",
+            architecture="not reported", quantization="not reported", size_bytes=m.size_bytes,
             context_length=m.context_length, device=f"{info.label} at {host}",
             load_s=time.perf_counter() - t0, backend="openai", capabilities=caps,
         )  # fmt: skip
@@ -98,8 +119,10 @@ class OpenAIBackend:
     def _body(self, prompt: Prompt, s: SamplingSettings, seed: int, stream: bool) -> dict:
         flavour = self.info.flavour
         top_n = min(s.top_n, TOP_N_LIMIT.get(flavour, s.top_n))
-        body: dict = {"model": self.model, "stream": stream, "max_tokens": s.max_tokens,
+        body: dict = {"stream": stream, "max_tokens": s.max_tokens,
                       "temperature": s.temperature, "seed": seed}  # fmt: skip
+        if self.model:  # unnamed (the listing failed): the server's default model
+            body = {"model": self.model, **body}
         if s.chat_template:
             body["messages"] = as_messages(prompt, s)
         elif isinstance(prompt, str):
@@ -141,34 +164,70 @@ class OpenAIBackend:
         body = self._body(prompt, settings, seed, stream=True)
         t0 = time.perf_counter()
         run = RemoteRun(t0, settings.top_n, seed, self.record.context_length)
-        sse = SSEStream(self.http, self._url(settings), body, self.api_key, stall_seconds())
-        finish = None
+        sse = SSEStream(self.http, self._url(settings), body, self.api_key, self.stall_s)
+        finish, limit = None, settings.max_tokens
         try:
             for chunk in sse.events(should_stop):
                 if isinstance(chunk, float):  # silence: say so (and feed the watchdog)
                     what = "the first token" if not run.tokens else "the next token"
                     yield ProgressRecord(f"Waiting for {what} from the server… {chunk:.0f} s", 0)
                     continue
-                if isinstance(chunk.get("usage"), dict):
-                    run.usage = chunk["usage"]
-                if isinstance(chunk.get("timings"), dict):
-                    run.timings = chunk["timings"]
+                run.note_usage(chunk)
                 text, entries, reason = chunk_entries(chunk)
-                infos = [parse_entry(e) for e in entries]
-                now, reasoning = time.perf_counter(), chunk_reasoning(chunk)
+                reasoning = chunk_reasoning(chunk)
+                if (text or entries or reasoning) and len(run.tokens) >= limit:
+                    finish = "length"  # the server ignores max_tokens: stop it here
+                    break
+                if text or entries or reasoning or reason:
+                    sse.progressed()
+                infos = [parse_entry(e) for e in entries[: limit - len(run.tokens)]]
+                if len(infos) < len(entries):
+                    text = ""  # cut to max_tokens: the entries' own text counts
+                now = time.perf_counter()
                 if reasoning:  # logprobs in a reasoning-only chunk are the reasoning's
                     yield from run.add_chunk(reasoning, [] if text else infos, now, True)
                 if text or not reasoning:
                     yield from run.add_chunk(text, infos, now)
                 finish = reason or finish
+                if len(run.tokens) >= limit and finish is None:
+                    sse.set_deadline(min(END_GRACE_S, self.stall_s))  # for usage, timings
         except Cancelled:
             yield run.done("cancelled")
             return
+        except Stalled as e:
+            if not run.tokens:
+                raise
+            if len(run.tokens) < limit:
+                yield run.done("error", str(e))
+                return
+            finish = "length"  # all tokens came; the server never said it had finished
         except ServerError as e:
             if not run.tokens:
+                if self.listing_error:
+                    raise ServerError(f"{e} (before that, the model list failed: "
+                                      f"{self.listing_error})") from None  # fmt: skip
                 raise
             yield run.done("error", str(e))
             return
+        finally:
+            sse.close()
+        if self.listing_error and self.info.flavour == "openai" and sse.server.startswith(
+                "basehttp"):  # fmt: skip
+            # Python's http.server answering, no model list: mlx_lm.server, which
+            # streams no logprobs (from now on, its own passes fetch them).
+            self.info = dataclasses.replace(self.info, flavour="mlx_lm")
+        yield from self._finish(prompt, settings, seed, run, finish)
+
+    def _finish(self, prompt, settings, seed, run: RemoteRun, finish) -> Iterator[Record]:
+        if finish == "error":
+            message = ("the server ended the answer with finish_reason 'error' and gave no "
+                       "reason: check its log")  # fmt: skip
+            if not run.tokens:
+                raise ServerError(message)
+            yield run.done("error", message + "; the partial answer is kept")
+            return
+        if finish is None and run.tokens and len(run.tokens) >= settings.max_tokens:
+            finish = "length"  # every token asked for came; the server never said so
         if finish is None:
             if not run.tokens:
                 raise ServerError("the server ended the stream without an answer")
@@ -229,5 +288,6 @@ def _finish_reason(finish: str, settings: SamplingSettings) -> str:
     return "stop"
 
 
-def create(api_key: str | None = None, **_options) -> OpenAIBackend:
-    return OpenAIBackend(api_key)
+def create(api_key: str | None = None, stall_s: float | None = None,
+           **_options) -> OpenAIBackend:  # fmt: skip
+    return OpenAIBackend(api_key, stall_s)

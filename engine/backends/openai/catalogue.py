@@ -8,6 +8,7 @@ import httpx
 
 from engine.backends.openai.http import CONNECT_S, get_json
 from engine.errors import ServerError
+from engine.sessions.sanitize import clean_text
 
 FLAVOURS = {
     "llama.cpp": "llama.cpp server",
@@ -61,13 +62,17 @@ def _flavour(models: list[dict], headers: httpx.Headers) -> str:
     return "openai"
 
 
-def server_info(client: httpx.Client, base_url: str, api_key: str | None) -> ServerInfo:
+def server_info(client: httpx.Client, base_url: str, api_key: str | None,
+                timeout: float | None = None) -> ServerInfo:  # fmt: skip
     """Ask a server what it is and which models it serves.
+
+    Args:
+        timeout: seconds the listing may take (default: the client's).
 
     Raises:
         ServerError: unreachable, an HTTP error, or not an OpenAI-compatible answer.
     """
-    data, headers = get_json(client, f"{base_url}/models", api_key)
+    data, headers = get_json(client, f"{base_url}/models", api_key, timeout)
     entries = data.get("data")
     if not isinstance(entries, list):
         raise ServerError(
@@ -77,8 +82,8 @@ def server_info(client: httpx.Client, base_url: str, api_key: str | None) -> Ser
     n_ctx = _llama_cpp_context(client, base_url, api_key) if flavour == "llama.cpp" else None
     models = []
     for m in entries:
-        if not isinstance(m, dict) or not isinstance(m.get("id"), str):
-            continue
+        if not isinstance(m, dict) or not isinstance(m.get("id"), str) or clean_text(m["id"])[1]:
+            continue  # no id, or one no request could name (invalid text, megabytes)
         meta = m.get("meta") if isinstance(m.get("meta"), dict) else {}
         ctx = _int_or_none(m.get("max_model_len")) or n_ctx or _int_or_none(
             meta.get("n_ctx_train"))  # fmt: skip

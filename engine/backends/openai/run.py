@@ -13,6 +13,7 @@ import time
 from engine.backends.openai.shapes import TokenInfo, entropy_top_k, stand_in_id, sweep_top_k
 from engine.models.token_bytes import TextStream
 from engine.records import DoneRecord, TokenRecord
+from engine.sessions.sanitize import clean_logprob, clean_top, sanitize_done, sanitize_token
 
 
 class RemoteRun:
@@ -24,6 +25,13 @@ class RemoteRun:
         self.t_first = self.t_last = None
         self.usage: dict = {}
         self.timings: dict = {}
+
+    def note_usage(self, chunk: dict) -> None:
+        """Keep a chunk's `usage` and llama.cpp `timings` (checked when used)."""
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        if isinstance(chunk.get("timings"), dict):
+            self.timings = chunk["timings"]
 
     # -- tokens ---------------------------------------------------------------------
     def add_chunk(self, text: str, entries: list[TokenInfo], t: float,
@@ -55,17 +63,19 @@ class RemoteRun:
         if self.t_first is None:
             self.t_first = t
         self.t_last = t
-        top = tuple(info.top[: self.top_n])
+        notes = list(info.oddities)
+        top = clean_top(info.top[: self.top_n], notes)  # entropy from valid values only
         if info.token_id is not None and info.token_id >= 0:
             tid = info.token_id
         elif info.raw is not None or info.text:
             tid = stand_in_id(info.raw, info.text)
         else:
             tid = -1
-        lp = info.logprob if info.logprob is not None and info.logprob > -math.inf else None
+        lp = None if info.logprob == -math.inf else info.logprob  # -inf: filtered out
+        lp = clean_logprob(lp, "the log-probability", notes)
         post = info.post_sampling
         logz, ent = sweep_top_k(list(top)) if top and not post else ((), ())
-        return TokenRecord(
+        record = TokenRecord(
             step=step,
             token_id=tid,
             text=piece,
@@ -78,13 +88,15 @@ class RemoteRun:
             sampled_entropy=entropy_top_k(list(top)) if post else None,
             elapsed_s=t - self.t0,
             latency_s=max(latency, 0.0),
-            context_tokens=(self.usage.get("prompt_tokens") or 0) + step + 1,
+            context_tokens=(_count(self.usage.get("prompt_tokens")) or 0) + step + 1,
             sweep_logz=logz,
             sweep_entropy=ent,
             bytes=tuple(info.raw) if info.raw is not None else None,
             eos=eos,
             thinking=thinking,
+            oddities=tuple(dict.fromkeys(notes)),
         )
+        return sanitize_token(record)  # what is shown is what the journal keeps
 
     def refine(self, infos: list[TokenInfo], eos_last: bool) -> list[TokenRecord]:
         """Re-send every token with what a second, non-streamed pass reported (the
@@ -102,29 +114,47 @@ class RemoteRun:
         self.text += self.stream.flush() if reason != "error" else ""
         n_text = sum(1 for r in self.tokens if not r.eos)
         tm = self.timings
-        prompt_ms, predicted_ms = tm.get("prompt_ms"), tm.get("predicted_ms")
-        prompt_n, predicted_n = tm.get("prompt_n"), tm.get("predicted_n")
-        from_server = isinstance(prompt_ms, int | float) and isinstance(prompt_n, int)
-        prompt_tokens = self.usage.get("prompt_tokens")
+        prompt_ms, predicted_ms = _ms(tm.get("prompt_ms")), _ms(tm.get("predicted_ms"))
+        prompt_n, predicted_n = _count(tm.get("prompt_n")), _count(tm.get("predicted_n"))
+        from_server = prompt_ms is not None and prompt_n is not None
+        prompt_tokens = _count(self.usage.get("prompt_tokens"))
         if prompt_tokens is None and from_server:
-            prompt_tokens = prompt_n + int(tm.get("cache_n") or 0)
-        decode_ok = isinstance(predicted_ms, int | float) and isinstance(predicted_n, int)
-        return DoneRecord(
-            finish_reason=reason,
-            text=self.text,
-            prompt_tokens=prompt_tokens if isinstance(prompt_tokens, int) else None,
-            generated_tokens=n_text,
-            ttft_s=(self.t_first - self.t0) if self.t_first is not None else None,
-            prefill_tps=prompt_n / prompt_ms * 1e3 if from_server and prompt_ms > 0 else None,
-            decode_tps=predicted_n / predicted_ms * 1e3 if decode_ok and predicted_ms > 0 else None,
-            peak_memory_bytes=None,
-            kv_cache_bytes=None,
-            context_length=self.context_length,
-            seed=self.seed,
-            elapsed_s=time.perf_counter() - self.t0,
-            error=error,
-            prefill_s=prompt_ms / 1e3 if from_server else None,
-            decode_s=predicted_ms / 1e3 if decode_ok else None,
-            timings_from="server" if from_server else "client",
-            thinking_tokens=sum(r.thinking for r in self.tokens),
+            prompt_tokens = prompt_n + (_count(tm.get("cache_n")) or 0)
+        decode_ok = predicted_ms is not None and predicted_n is not None
+        return sanitize_done(
+            DoneRecord(
+                finish_reason=reason,
+                text=self.text,
+                prompt_tokens=prompt_tokens,
+                generated_tokens=n_text,
+                ttft_s=(self.t_first - self.t0) if self.t_first is not None else None,
+                prefill_tps=prompt_n / prompt_ms * 1e3 if from_server and prompt_ms > 0 else None,
+                decode_tps=predicted_n / predicted_ms * 1e3
+                if decode_ok and predicted_ms > 0
+                else None,
+                peak_memory_bytes=None,
+                kv_cache_bytes=None,
+                context_length=self.context_length,
+                seed=self.seed,
+                elapsed_s=time.perf_counter() - self.t0,
+                error=error,
+                prefill_s=prompt_ms / 1e3 if from_server else None,
+                decode_s=predicted_ms / 1e3 if decode_ok else None,
+                timings_from="server" if from_server else "client",
+                thinking_tokens=sum(r.thinking for r in self.tokens),
+            )
         )
+
+
+MAX_COUNT = 10**12  # larger token counts or milliseconds from a server are nonsense
+
+
+def _count(v) -> int | None:
+    """A token count a server reported, or None when it is not a sane whole number."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_COUNT else None
+
+
+def _ms(v) -> float | None:
+    """A duration in ms a server reported, or None when it is not a sane number."""
+    ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    return float(v) if ok and 0 <= v <= MAX_COUNT else None

@@ -18,12 +18,13 @@ right.
 from __future__ import annotations
 
 import math
-import zlib
 from dataclasses import dataclass, field
 
 from engine.errors import ServerError
 from engine.models.token_bytes import bytes_table
-from engine.records import SWEEP_TEMPERATURES, TopToken, token_label
+from engine.records import SWEEP_TEMPERATURES, TopToken, stand_in_id, token_label
+
+MAX_VOCAB_ID = 2**40  # a larger id is no vocabulary's (the session schema's limit)
 
 
 @dataclass
@@ -36,17 +37,13 @@ class TokenInfo:
     logprob: float | None = None  # of the chosen token, in the distribution below
     top: list[TopToken] = field(default_factory=list)  # sorted, most likely first
     post_sampling: bool = False  # the values are the sampled-from distribution
+    oddities: list[str] = field(default_factory=list)  # what was malformed, and left out
 
 
-def stand_in_id(raw: bytes | None, text: str) -> int:
-    """A negative id for a token the server named only by its bytes or text."""
-    data = raw if raw is not None else text.encode("utf-8", "surrogatepass")
-    return -1 - (zlib.crc32(data) & 0x7FFFFFFF)
-
-
-def _number(v, what: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
-        raise ServerError(f"the server sent a malformed {what} ({v!r})")
+def _number(v) -> float | None:
+    """A number as sent (NaN and infinities too: the record boundary flags them)."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
     return float(v)
 
 
@@ -57,42 +54,61 @@ def _raw(entry: dict) -> bytes | None:
     return None
 
 
-def _logprob_of(entry: dict) -> tuple[float | None, bool]:
+def _logprob_of(entry: dict, notes: list[str]) -> tuple[float | None, bool]:
     """(log-probability, post_sampling) of a candidate or chosen entry."""
-    if entry.get("logprob") is not None:
-        return min(_number(entry["logprob"], "log-probability"), 0.0), False
-    if entry.get("prob") is not None:
-        p = _number(entry["prob"], "probability")
-        return (math.log(p) if p > 0 else -math.inf), True
+    for key, post in (("logprob", False), ("prob", True)):
+        if entry.get(key) is None:
+            continue
+        v = _number(entry[key])
+        if v is None:
+            notes.append(f"a malformed {key} ({str(entry[key])[:40]!r}) left out")
+            return None, post
+        if post:
+            return (math.log(v) if v > 0 else -math.inf if v == 0 else math.nan), True
+        return v, False
     return None, False
 
 
-def _candidate(c) -> TopToken:
+def _int_id(v) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _candidate(c, notes: list[str]) -> TopToken | None:
     if not isinstance(c, dict):
-        raise ServerError("the server sent a malformed top-candidate list")
+        notes.append("malformed top candidates left out")
+        return None
     text = c.get("token") if isinstance(c.get("token"), str) else ""
     raw = _raw(c)
-    lp, _ = _logprob_of(c)
+    lp, _ = _logprob_of(c, notes)
     if lp is None:
-        raise ServerError("the server sent a top candidate without a probability")
-    tid = c.get("id")
-    if not isinstance(tid, int) or isinstance(tid, bool) or tid < 0:
+        notes.append("top candidates without a probability left out")
+        return None
+    tid = _int_id(c.get("id"))
+    if tid is None or not 0 <= tid <= MAX_VOCAB_ID:
+        if tid is not None:
+            notes.append("top candidate ids out of range: stand-in ids used")
         tid = stand_in_id(raw, text)
-    return TopToken(tid, token_label(raw, text), max(lp, -1e9), tuple(raw) if raw else None)
+    return TopToken(tid, token_label(raw, text), lp, tuple(raw) if raw else None)
 
 
 def parse_entry(entry) -> TokenInfo:
-    """One `logprobs.content[]` entry (OpenAI, vLLM, llama.cpp shapes)."""
+    """One `logprobs.content[]` entry (OpenAI, vLLM, llama.cpp shapes); what is
+    malformed in it is left out and noted in `oddities`, never fatal."""
     if not isinstance(entry, dict):
-        raise ServerError("the server sent a malformed logprobs entry")
+        return TokenInfo("", oddities=["a malformed logprobs entry: only its text is kept"])
+    notes: list[str] = []
     text = entry.get("token") if isinstance(entry.get("token"), str) else ""
     raw = _raw(entry)
-    lp, post = _logprob_of(entry)
+    lp, post = _logprob_of(entry, notes)
     tops = entry.get("top_probs") if "top_probs" in entry else entry.get("top_logprobs")
-    top = [_candidate(c) for c in tops] if isinstance(tops, list) else []
-    top.sort(key=lambda c: -c.logprob)
-    tid = entry.get("id") if isinstance(entry.get("id"), int) else None
-    return TokenInfo(text, raw, tid, lp, top, post or "top_probs" in entry)
+    if tops is not None and not isinstance(tops, list):
+        notes.append("top candidates not a list: left out")
+    cands = [_candidate(c, notes) for c in tops] if isinstance(tops, list) else []
+    top = [c for c in cands if c is not None]
+    top.sort(key=lambda c: -c.logprob if c.logprob == c.logprob else math.inf)  # NaN last
+    tid = _int_id(entry.get("id"))
+    return TokenInfo(text, raw, tid, lp, top, post or "top_probs" in entry,
+                     list(dict.fromkeys(notes)))  # fmt: skip
 
 
 def chunk_entries(chunk: dict) -> tuple[str, list, str | None]:
@@ -115,7 +131,9 @@ def chunk_entries(chunk: dict) -> tuple[str, list, str | None]:
     entries = lp.get("content") if isinstance(lp, dict) else None
     if entries is None and isinstance(lp, dict) and isinstance(lp.get("tokens"), list):
         entries = _legacy_entries(lp)  # /v1/completions: parallel lists
-    return text, entries if isinstance(entries, list) else [], c.get("finish_reason")
+    reason = c.get("finish_reason")
+    reason = reason if isinstance(reason, str) and reason else None  # anything else: none
+    return text, entries if isinstance(entries, list) else [], reason
 
 
 REASONING_FIELDS = (
@@ -251,7 +269,7 @@ def zip_mlx_lm(ids_content: list, top_content: list, pieces: list[str],
         table = bytes_table([c.text for c in raw_top])
         top = [TopToken(c.token_id, token_label(b), c.logprob, tuple(b))
                for c, b in zip(raw_top, table, strict=True)]  # fmt: skip
-        lp, _ = _logprob_of(entry)
+        lp, _ = _logprob_of(entry, [])
         text = pieces[k] if k < n_text else ""
         raw = text.encode("utf-8") if k < n_text else None
         out.append(TokenInfo(text, raw, entry["id"], lp, top))
