@@ -1,8 +1,7 @@
 """The per-record journal writer a run hands to the bridge (window and Compare).
 
-It runs on the bridge thread. If the history cannot be written (read-only or
-full disk), the run goes on and shows; `notify(message)` is called once, and
-the rest of the run is not journaled.
+It runs on the bridge thread; engine.sessions.run_writer.RunWriter does the
+writing (journal a run, warn once, carry on), as for the command line.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ from collections.abc import Callable
 
 from engine.errors import LogitscopeError
 from engine.sessions.journal import Journal
+from engine.sessions.run_writer import RunWriter
 
 
 def start_journaled_run(
@@ -23,25 +23,8 @@ def start_journaled_run(
     conversation: dict | None = None,
 ):
     """Start a run in `journal`; returns (run_id, sink) or (None, None) if it cannot."""
-    try:
-        run_id = journal.start_run(
-            prompt, settings, model, comparison=comparison, conversation=conversation
-        )
-    except LogitscopeError as e:
-        notify(str(e))
-        return None, None
-    failed: list[Exception] = []
-
-    def sink(record) -> None:
-        if failed:
-            return
-        try:
-            journal.record(run_id, record)
-        except LogitscopeError as e:
-            failed.append(e)
-            notify(str(e))
-
-    return run_id, sink
+    writer = RunWriter(journal, prompt, settings, model, notify, comparison, conversation)
+    return (writer.run_id, writer.record) if writer.run_id else (None, None)
 
 
 def open_journal(session, notify: Callable[[str], None]) -> Journal | None:

@@ -21,6 +21,11 @@ def human_bytes(n: float | None) -> str:
     return f"{n:.2f} GB"
 
 
+def to_mb(n: float | None) -> float | None:
+    """Bytes in MB (10^6: the one convention of every view and export)."""
+    return None if n is None else n / 1e6
+
+
 def fmt_mb(n: float | None) -> str:
     return NOT_REPORTED if n is None else f"{n / 1e6:.1f} MB"
 

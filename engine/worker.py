@@ -126,7 +126,8 @@ class _Worker:
         try:
             getattr(self, "op_" + msg["op"])(rid, msg)
         except LogitscopeError as e:
-            kind = {ModelError: "model", SettingsError: "settings"}.get(type(e), "error")
+            kind = "model" if isinstance(e, ModelError) else "error"
+            kind = "settings" if isinstance(e, SettingsError) else kind
             self.send_record(rid, ErrorRecord(str(e), getattr(e, "kind", None) or kind))
         except Exception as e:  # a bug: keep the process, report it plainly
             traceback.print_exc(file=sys.stderr)

@@ -15,8 +15,10 @@ import json
 import math
 
 from engine.sessions.journal import RunLog, SessionLog
+from engine.sessions.report_rows import problems
 from engine.sessions.session_schema import SCHEMA, SCHEMA_VERSION
 from engine.units import fmt_or_na as _unit
+from engine.units import to_mb
 
 FORMATS = ("json", "jsonl", "csv", "md", "html")
 
@@ -145,21 +147,13 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
                       f"| time to first token | {_unit(d.ttft_s, '.3f', 's')} |",
                       f"| prefill | {_unit(d.prefill_tps, '.1f', 'tok/s')} |",
                       f"| decode | {_unit(d.decode_tps, '.1f', 'tok/s')} |",
-                      f"| peak memory | {_unit(_mb(d.peak_memory_bytes), '.1f', 'MB')} |",
+                      f"| peak memory | {_unit(to_mb(d.peak_memory_bytes), '.1f', 'MB')} |",
                       ]  # fmt: skip
-            lines += [f"| {k} | {_code(v)} |" for k, v in _problems(r) if v]
+            lines += [f"| {k} | {_code(v)} |" for k, v in problems(r) if v]
         if r.error:
             lines += ["", f"> Error: {_md_escape(r.error.message)}"]
         lines.append("")
     return "\n".join(lines)
-
-
-def _problems(r: RunLog) -> tuple[tuple[str, str | None], ...]:
-    """Why a run failed and what odd values a server sent: rows for either report."""
-    from engine.sessions.sanitize import oddities_summary
-
-    return (("error", r.done.error if r.done else None),
-            ("odd values from the server", oddities_summary(r.tokens)))  # fmt: skip
 
 
 def _md_escape(text: str) -> str:
@@ -174,11 +168,6 @@ def _code(value) -> str:
     fence = "`" * (_longest_backticks(text) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def _mb(n) -> float | None:
-    """Bytes in MB (10^6: the one convention of every view and export, see units.py)."""
-    return None if n is None else n / 1e6
 
 
 def render(fmt: str, session: SessionLog, runs: list[RunLog] | None = None) -> str:

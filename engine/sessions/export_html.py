@@ -13,9 +13,10 @@ import math
 import time
 
 from engine.series import rolling_tps
-from engine.sessions.export import _mb, _problems
 from engine.sessions.journal import RunLog, SessionLog
+from engine.sessions.report_rows import problems
 from engine.units import fmt_or_na as _unit
+from engine.units import to_mb
 
 _STOPS = ((0.0, (248, 105, 107)), (0.5, (255, 235, 132)), (1.0, (99, 190, 123)))
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 560, 200, 48, 44, 26, 32
@@ -221,9 +222,9 @@ def run_section(run: RunLog) -> str:
             ("decode", _unit(d.decode_tps, ".1f", "tok/s")),
             ("context", f"{d.prompt_tokens + d.generated_tokens} of {d.context_length}"
                         if d.prompt_tokens is not None and d.context_length else "not reported"),
-            ("KV cache", _unit(_mb(d.kv_cache_bytes), ".2f", "MB")),
-            ("peak memory", _unit(_mb(d.peak_memory_bytes), ".1f", "MB")),
-            *((k, v) for k, v in _problems(run) if v),
+            ("KV cache", _unit(to_mb(d.kv_cache_bytes), ".2f", "MB")),
+            ("peak memory", _unit(to_mb(d.peak_memory_bytes), ".1f", "MB")),
+            *((k, v) for k, v in problems(run) if v),
         )  # fmt: skip
         stats = ("<table class='stats'>" + "".join(
             f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows) + "</table>")  # fmt: skip

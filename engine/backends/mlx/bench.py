@@ -1,20 +1,16 @@
-"""`logitscope bench`: the instrumented engine against bare mlx-lm, in one run.
+"""The bare-mlx-lm side of `logitscope bench` (engine/cli/bench.py runs both sides).
 
-The same greedy prompt runs through `mlx_lm.stream_generate` in this process
-(the shipped weights, as mlx-lm runs them) and through `EngineClient` (engine
-process, records over the pipe, as the app uses it, on whatever compute path
-the engine picks), alternating `rounds` times so drift on a shared machine hits
-both alike. Decode tok/s is measured the same way for both, where the tokens
-arrive: (tokens after the first) / (time from the first token to the last).
-Prefill tok/s is each side's own figure for a 128-token raw prompt.
+Decode tok/s is measured where the tokens arrive, as for the engine: (tokens
+after the first) / (time from the first token to the last), with the one
+formula in engine.series. Prefill tok/s is mlx-lm's own figure for a 128-token
+raw prompt.
 """
 
 from __future__ import annotations
 
-import statistics
 import time
 
-from engine.settings import SamplingSettings
+from engine.series import decode_rate
 
 BENCH_PROMPT = "Write a long story about a dragon who learns to bake bread."
 PREFILL_TOKENS = 128
@@ -24,12 +20,10 @@ _FILLER = ("The harbour town woke slowly: gulls over the water, nets on the quay
 
 def decode_tps(stamps: list[float]) -> float:
     """Tokens per second after the first token, from arrival timestamps (0 if < 2)."""
-    from engine.series import decode_rate
-
     return decode_rate(stamps) or 0.0
 
 
-def _bare_decode(model, tokenizer, prompt_text: str, max_tokens: int) -> tuple[float, list]:
+def bare_decode(model, tokenizer, prompt_text: str, max_tokens: int) -> tuple[float, list]:
     from mlx_lm import stream_generate
 
     stamps, ids = [], []
@@ -40,7 +34,7 @@ def _bare_decode(model, tokenizer, prompt_text: str, max_tokens: int) -> tuple[f
     return decode_tps(stamps), ids
 
 
-def _bare_prefill(model, tokenizer, ids: list[int]) -> float:
+def bare_prefill(model, tokenizer, ids: list[int]) -> float:
     from mlx_lm import stream_generate
 
     for r in stream_generate(model, tokenizer, ids, max_tokens=1):
@@ -48,100 +42,19 @@ def _bare_prefill(model, tokenizer, ids: list[int]) -> float:
     return 0.0
 
 
-def _engine(client, prompt: str, settings: SamplingSettings, model: str):
-    stamps, ids, done, record_model = [], [], None, None
-    for record in client.generate(prompt, settings, model):
-        if record.type == "token":
-            stamps.append(time.perf_counter())
-            ids.append(record.token_id)
-        elif record.type == "done":
-            done = record
-        elif record.type == "model":
-            record_model = record
-        elif record.type == "error":
-            from engine.errors import LogitscopeError
+def bare_setup(folder):
+    """mlx-lm's own load of `folder` and the bench's prompts as it tokenizes them.
 
-            raise LogitscopeError(record.message)
-    return decode_tps(stamps), ids, done, record_model
-
-
-def run_bench(model: str | None, max_tokens: int = 48, rounds: int = 3) -> dict:
-    """Alternate bare and engine runs; return the figures as a plain dict."""
+    Returns:
+        (model, tokenizer, chat prompt text, long raw text, its token ids).
+    """
     from mlx_lm import load
 
-    from engine.backends.mlx.loader import device_name, resolve_model
-    from engine.client import EngineClient
-
-    folder = resolve_model(model)
-    bare_model, tokenizer = load(str(folder))
+    model, tokenizer = load(str(folder))
     prompt_text = tokenizer.apply_chat_template(
         [{"role": "user", "content": BENCH_PROMPT}], add_generation_prompt=True, tokenize=False
     )
     long_ids = tokenizer.encode(_FILLER * 12, add_special_tokens=False)[:PREFILL_TOKENS]
     long_text = tokenizer.decode(long_ids)
     long_ids = tokenizer.encode(long_text, add_special_tokens=False)  # what the engine sees
-    # No prompt reuse: every timed run prefills its whole prompt.
-    settings = SamplingSettings(temperature=0.0, max_tokens=max_tokens, seed=0, prompt_cache=False)
-    pre_settings = SamplingSettings(
-        temperature=0.0, max_tokens=2, seed=0, chat_template=False, prompt_cache=False
-    )
-    spec = str(folder)
-    client = EngineClient()
-    try:
-        _, _, _, record = _engine(client, BENCH_PROMPT, settings.with_(max_tokens=4), spec)
-        _bare_decode(bare_model, tokenizer, prompt_text, 4)  # warm-up both
-        bare, engine, bare_pre, engine_pre = [], [], [], []
-        same = True
-        for _ in range(rounds):
-            b, b_ids = _bare_decode(bare_model, tokenizer, prompt_text, max_tokens)
-            e, e_ids, _, _ = _engine(client, BENCH_PROMPT, settings, spec)
-            same = same and b_ids == e_ids[: len(b_ids)]
-            bare.append(b)
-            engine.append(e)
-            bare_pre.append(_bare_prefill(bare_model, tokenizer, long_ids))
-            engine_pre.append(_engine(client, long_text, pre_settings, spec)[2].prefill_tps or 0)
-    finally:
-        client.close()
-    b, e = statistics.median(bare), statistics.median(engine)
-    bp, ep = statistics.median(bare_pre), statistics.median(engine_pre)
-    return {
-        "model": folder.name,
-        "device": device_name(),
-        "engine_path": record.compute if record else "",
-        "max_tokens": max_tokens,
-        "rounds": rounds,
-        "bare_decode_tps": b,
-        "engine_decode_tps": e,
-        "ratio": e / b if b else 0.0,
-        "prefill_prompt_tokens": len(long_ids),
-        "bare_prefill_tps": bp,
-        "engine_prefill_tps": ep,
-        "prefill_ratio": ep / bp if bp else 0.0,
-        "same_greedy_tokens": same,
-        # speed against the limit: decode reads every weight once per token, prefill
-        # does about 2 x parameters FLOPs per token
-        "engine_decode_gbs": e * (record.weight_bytes or 0) / 1e9 if record else None,
-        "engine_prefill_gflops": ep * 2 * (record.parameters or 0) / 1e9 if record else None,
-        "memory_gbs_limit": record.memory_gbs if record else None,
-        "matmul_gflops_limit": record.matmul_gflops if record else None,
-        "bare_runs": bare,
-        "engine_runs": engine,
-        "bare_prefill_runs": bare_pre,
-        "engine_prefill_runs": engine_pre,
-    }
-
-
-def format_report(r: dict) -> str:
-    return (
-        f"{r['model']} on {r['device']}, {r['max_tokens']} tokens x {r['rounds']} rounds\n"
-        f"  engine path        {r['engine_path']}\n"
-        f"  decode   bare mlx-lm {r['bare_decode_tps']:7.2f} tok/s · Logitscope "
-        f"{r['engine_decode_tps']:7.2f} tok/s · ratio {r['ratio']:.2f}\n"
-        f"  prefill  bare mlx-lm {r['bare_prefill_tps']:7.2f} tok/s · Logitscope "
-        f"{r['engine_prefill_tps']:7.2f} tok/s · ratio {r['prefill_ratio']:.2f} "
-        f"({r['prefill_prompt_tokens']} tokens)\n"
-        f"  same greedy tokens {r['same_greedy_tokens']}\n"
-        f"  engine decode {r['engine_decode_gbs'] or 0:.1f} GB/s of a measured "
-        f"{r['memory_gbs_limit'] or 0:.0f} GB/s · prefill {r['engine_prefill_gflops'] or 0:.0f} "
-        f"GFLOP/s of a measured {r['matmul_gflops_limit'] or 0:.0f} GFLOP/s"
-    )
+    return model, tokenizer, prompt_text, long_text, long_ids

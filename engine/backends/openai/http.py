@@ -5,11 +5,11 @@ The streamed answer is read in sse.py."""
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import httpx
 
+from engine import environment
 from engine.errors import ServerError, SettingsError
 from engine.sessions.sanitize import clean_text
 
@@ -18,11 +18,8 @@ STALL_S = 120.0  # silence allowed from a server mid-request (env LOGITSCOPE_SER
 
 
 def stall_seconds() -> float:
-    try:
-        value = float(os.environ.get("LOGITSCOPE_SERVER_TIMEOUT", STALL_S))
-    except ValueError:
-        return STALL_S
-    return value if value > 0 else STALL_S
+    """The server's silence limit: LOGITSCOPE_SERVER_TIMEOUT or STALL_S."""
+    return environment.seconds("LOGITSCOPE_SERVER_TIMEOUT", STALL_S)
 
 
 MAX_MODEL_ID = 512  # characters of a server model name (real ones are under 100)

@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
     b.add_argument("--sizes", default="1,2,4,8", help="comma-separated batch sizes")
     b.add_argument("--tokens", type=int, default=16, help="answer tokens per prompt")
     b.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    from engine.cli_lab_cache import add_parser as add_cache
+    from engine.cli.lab_cache import add_parser as add_cache
 
     add_cache(kinds)
     sp = kinds.add_parser("speculative", help="a draft proposes, the target verifies (T = 0)")
@@ -91,20 +91,20 @@ def cmd_lab(args) -> int:
     if args.lab == "batch":
         return _batch(args)
     if args.lab == "cache":
-        from engine.cli_lab_cache import cmd_cache
+        from engine.cli.lab_cache import cmd_cache
 
         return cmd_cache(args)
     if args.lab == "speculative":
-        from engine.cli_lab_speculative import cmd_speculative
+        from engine.cli.lab_speculative import cmd_speculative
 
         return cmd_speculative(args)
     from engine.backends.mlx.lab_runs import quant_experiment
     from engine.backends.mlx.loader import resolve_model
-    from engine.cli import _read_prompt
+    from engine.cli.args import read_prompt
     from engine.settings import SamplingSettings
 
     bits = _bits(args.bits)
-    prompt = _read_prompt(args.prompt)
+    prompt = read_prompt(args.prompt)
     settings = SamplingSettings(chat_template=not args.raw).validate()
     say = (lambda m, f: print(f"[{f:4.0%}] {m}", file=sys.stderr)) if not args.json else None
     out = quant_experiment(resolve_model(args.model), prompt, settings, bits, args.tokens, say)

@@ -34,9 +34,9 @@ def add_parser(sub) -> None:
 
 
 def cmd_inspect(args) -> int:
-    from engine.cli import _read_prompt
+    from engine.cli.args import read_prompt
 
-    prompt = _read_prompt(args.prompt)
+    prompt = read_prompt(args.prompt)
     if not prompt.strip():
         raise SettingsError("the prompt is empty: pass some text with --prompt")
     if args.step is not None and args.step < 0:

@@ -14,7 +14,7 @@ def cmd_speculative(args) -> int:
 
     from engine.backends.mlx.lab_speculative import plain_greedy, speculative_greedy
     from engine.backends.mlx.loader import load_model, resolve_model
-    from engine.cli import _read_prompt
+    from engine.cli.args import read_prompt
     from engine.prompt import encode_prompt
     from engine.settings import SamplingSettings
 
@@ -22,7 +22,7 @@ def cmd_speculative(args) -> int:
         raise SettingsError("--k (tokens drafted per pass) must be between 1 and 16")
     if not 1 <= args.tokens <= 1024:
         raise SettingsError("--tokens must be between 1 and 1024")
-    prompt = _read_prompt(args.prompt)
+    prompt = read_prompt(args.prompt)
     target_folder = resolve_model(args.model)
     target, _i, _s = load_model(target_folder, prefer="speed")
     if args.draft:

@@ -1,0 +1,75 @@
+"""The `logitscope` command line: one module per command group.
+
+    generate  engine/cli/generate.py     models   engine/cli/models.py
+    inspect   engine/cli/inspect_cmd.py  lab      engine/cli/lab.py (+ lab_*.py)
+    sessions, export, import  engine/cli/sessions.py
+    bench     engine/cli/bench.py        shared argument helpers: engine/cli/args.py
+
+Every user mistake ends with one line `logitscope: error: ...` on stderr and a
+non-zero exit (2 for bad arguments, 1 for a run that failed), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from engine import environment
+from engine.errors import LogitscopeError, SettingsError
+
+# command -> (module, function); each module's add_parser(sub) declares its options
+COMMANDS = {
+    "generate": ("engine.cli.generate", "cmd_generate"),
+    "inspect": ("engine.cli.inspect_cmd", "cmd_inspect"),
+    "lab": ("engine.cli.lab", "cmd_lab"),
+    "models": ("engine.cli.models", "cmd_models"),
+    "sessions": ("engine.cli.sessions", "cmd_sessions"),
+    "export": ("engine.cli.sessions", "cmd_export"),
+    "import": ("engine.cli.sessions", "cmd_import"),
+    "bench": ("engine.cli.bench", "cmd_bench"),
+}
+_PARSERS = (
+    "engine.cli.generate",
+    "engine.cli.inspect_cmd",
+    "engine.cli.lab",
+    "engine.cli.models",
+    "engine.cli.sessions",
+    "engine.cli.bench",
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    from engine import __version__
+
+    p = argparse.ArgumentParser(prog="logitscope", description="Make LLM inference visible.")
+    p.add_argument("--version", action="version", version=f"logitscope {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    for module in _PARSERS:
+        importlib.import_module(module).add_parser(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        module, name = COMMANDS[args.command]
+        return getattr(importlib.import_module(module), name)(args)
+    except LogitscopeError as e:
+        print(f"logitscope: error: {e}", file=sys.stderr)
+        return 2 if isinstance(e, SettingsError) else 1
+    except KeyboardInterrupt:
+        print("logitscope: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `logitscope ... | head`: the reader left; leave quietly
+        from engine.cli.args import silence_stdout
+
+        silence_stdout()
+        return 0
+    except Exception as e:  # noqa: BLE001 - a bug: one line, the details on request
+        if environment.flag("LOGITSCOPE_DEBUG"):
+            raise
+        first = (str(e).splitlines() or [""])[0][:300]
+        print(f"logitscope: internal error: {type(e).__name__}: {first} "
+              "(set LOGITSCOPE_DEBUG=1 for details)", file=sys.stderr)  # fmt: skip
+        return 1

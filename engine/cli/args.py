@@ -1,0 +1,128 @@
+"""Argument helpers every command shares: the prompt from argv or stdin, sampling
+settings, a server's address and API key, a model spec, an output file's name."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from engine.errors import SettingsError
+from engine.settings import SamplingSettings
+
+API_KEY_HELP = "name of the environment variable holding the server's API key"
+
+
+def server_args(g) -> None:
+    g.add_argument("--endpoint", default=None, metavar="URL",
+                   help="an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1")  # fmt: skip
+    g.add_argument("--remote-model", default=None, metavar="NAME",
+                   help="the server's model (default: the first it lists)")  # fmt: skip
+    g.add_argument("--api-key-env", default=None, metavar="VAR", help=API_KEY_HELP)
+
+
+def api_key(args) -> str | None:
+    from engine.backends.openai.http import check_api_key
+
+    if args.api_key_env is None:
+        return None
+    if not args.api_key_env:
+        raise SettingsError("--api-key-env needs the name of the environment variable "
+                            "holding the server's API key")  # fmt: skip
+    key = os.environ.get(args.api_key_env)
+    if not key:
+        raise SettingsError(f"the environment variable {args.api_key_env} is not set "
+                            "(it should hold the server's API key)")  # fmt: skip
+    return check_api_key(key, f"the environment variable {args.api_key_env}")
+
+
+def base_url(endpoint: str) -> str:
+    """--endpoint as a base URL; a malformed one is bad input (exit 2)."""
+    from engine.backends.base import normalize_base_url
+    from engine.errors import ModelError
+
+    try:
+        return normalize_base_url(endpoint)
+    except ModelError as e:
+        raise SettingsError(f"--endpoint: {e}") from None
+
+
+def model_spec(args) -> str | None:
+    """The model spec of `generate`: a local model, or URL#name with --endpoint."""
+    if args.endpoint is None:
+        if args.remote_model is not None:
+            raise SettingsError("--remote-model needs --endpoint (the server's address)")
+        return args.model
+    if args.model:
+        raise SettingsError("give either --model (local) or --endpoint (a server), not both")
+    from engine.backends.openai.http import check_model_id
+
+    return f"{base_url(args.endpoint)}#{check_model_id(args.remote_model or '')}"
+
+
+def read_prompt(value: str) -> str:
+    """The prompt from argv or stdin ('-'), as valid text.
+
+    Raises:
+        SettingsError: undecodable bytes or a lone surrogate in the prompt.
+    """
+    if value == "-":
+        raw = sys.stdin.buffer.read()
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise SettingsError(
+                f"the prompt on standard input is not valid UTF-8 (byte {e.start}): "
+                "save it as UTF-8 text"
+            ) from None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise SettingsError(
+            f"the prompt holds bytes that are not valid text (position {e.start}): "
+            "check the terminal's encoding, or pass the prompt on stdin with --prompt -"
+        ) from None
+    return value
+
+
+def settings_from(args) -> SamplingSettings:
+    """The sampling settings of `generate`'s options, validated."""
+    return SamplingSettings(
+        temperature=args.temp,
+        top_p=args.top_p,
+        top_k=args.top_k,
+        min_p=args.min_p,
+        repetition_penalty=args.repetition_penalty,
+        max_tokens=args.max_tokens,
+        seed=args.seed,
+        stop=tuple(args.stop),
+        system_prompt=args.system,
+        chat_template=not args.raw,
+        top_n=args.top_n,
+    ).validate()
+
+
+MAX_NAME_BYTES = 255  # of one file or folder name, on every common file system
+
+
+def check_output_name(name: str) -> None:
+    """Raise SettingsError for an output name no file system takes."""
+    try:
+        encoded = name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SettingsError("the output name holds bytes that are not valid text: "
+                            "choose a name in UTF-8") from None  # fmt: skip
+    if b"\0" in encoded:
+        raise SettingsError("the output name holds a NUL character: choose another name")
+    longest = max(len(part) for part in encoded.split(b"/"))
+    if longest > MAX_NAME_BYTES:
+        raise SettingsError(f"the output name is too long ({longest} bytes; at most "
+                            f"{MAX_NAME_BYTES}): choose a shorter one")  # fmt: skip
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null so Python's exit flush does not raise again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,96 @@
+"""`logitscope generate`: one prompt, streamed to stdout (or as JSON records)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from engine.cli.args import api_key, model_spec, read_prompt, server_args, settings_from
+from engine.errors import SettingsError
+from engine.settings import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_MIN_P,
+    DEFAULT_REPETITION_PENALTY,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TOP_K,
+    DEFAULT_TOP_N,
+    DEFAULT_TOP_P,
+)
+
+
+def add_parser(sub) -> None:
+    g = sub.add_parser("generate", help="run one prompt and stream the answer")
+    g.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
+    g.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
+    server_args(g)
+    g.add_argument("--temp", type=float, default=DEFAULT_TEMPERATURE, help="0 = greedy")
+    g.add_argument("--top-p", type=float, default=DEFAULT_TOP_P)
+    g.add_argument("--top-k", type=int, default=DEFAULT_TOP_K)
+    g.add_argument("--min-p", type=float, default=DEFAULT_MIN_P)
+    g.add_argument("--repetition-penalty", type=float, default=DEFAULT_REPETITION_PENALTY)
+    g.add_argument("--seed", type=int, default=None)
+    g.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
+    g.add_argument("--stop", action="append", default=[], help="stop string (repeat)")
+    g.add_argument("--system", default=None, help="system prompt")
+    g.add_argument("--raw", action="store_true", help="raw completion, no chat template")
+    g.add_argument("--top-n", type=int, default=DEFAULT_TOP_N, help="alternatives kept")
+    g.add_argument("--json", action="store_true", help="one JSON record per line")
+    g.add_argument("--no-log", action="store_true", help="do not record the run in history")
+
+
+def cmd_generate(args) -> int:
+    from engine.client import EngineClient
+    from engine.records import to_dict
+
+    prompt = read_prompt(args.prompt)
+    if not prompt.strip():
+        raise SettingsError("the prompt is empty: pass some text with --prompt")
+    settings = settings_from(args)
+    spec, key = model_spec(args), api_key(args)
+    from engine.cli.run_log import RunLogger
+
+    log = RunLogger(None if args.no_log else (prompt, settings.to_dict()))
+    client = EngineClient()
+    status, shown = 0, 0
+    try:
+        for record in client.generate(prompt, settings, spec, api_key=key):
+            log.record(record)
+            if args.json:
+                print(json.dumps(to_dict(record), ensure_ascii=False), flush=True)
+            elif record.type != "token" or record.step >= shown:  # re-sent tokens: once
+                _print_plain(record)
+                shown = record.step + 1 if record.type == "token" else shown
+            if record.type == "error":
+                if not args.json:
+                    print(f"logitscope: error: {record.message}", file=sys.stderr)
+                status = 2 if record.kind == "settings" else 1
+            elif record.type == "done" and record.finish_reason == "error":
+                if not args.json:  # the stats line says [error]: say what happened
+                    print(f"logitscope: error: {record.error or 'the run failed'}",
+                          file=sys.stderr)  # fmt: skip
+                status = 1
+    finally:
+        client.close()
+        log.close()
+    return status
+
+
+def _print_plain(record) -> None:
+    if record.type == "token":
+        sys.stdout.write(record.text)
+        sys.stdout.flush()
+    elif record.type == "progress":
+        print(f"[{record.fraction:4.0%}] {record.message}", file=sys.stderr)
+    elif record.type == "done":
+        sys.stdout.write("\n")
+        from engine.units import fmt_mb, fmt_or_na
+
+        print(
+            f"[{record.finish_reason}] {record.generated_tokens} tokens, "
+            f"TTFT {fmt_or_na(record.ttft_s, '.2f', 's')}, "
+            f"prefill {fmt_or_na(record.prefill_tps, '.1f', 'tok/s')}, "
+            f"decode {fmt_or_na(record.decode_tps, '.1f', 'tok/s')}, "
+            f"peak {fmt_mb(record.peak_memory_bytes)}, "
+            f"seed {record.seed if record.seed is not None else 'n/a'}",
+            file=sys.stderr,
+        )

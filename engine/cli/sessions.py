@@ -1,0 +1,95 @@
+"""`logitscope sessions | export | import`: the recorded history."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from engine.cli.args import check_output_name
+from engine.errors import LogitscopeError
+from engine.sessions.export import FORMATS
+
+
+def add_parser(sub) -> None:
+    s = sub.add_parser("sessions", help="list recorded sessions and their runs")
+    s.add_argument("--json", action="store_true")
+
+    e = sub.add_parser("export", help="export a session or one run")
+    e.add_argument("ref", metavar="SESSION_OR_RUN", help="a session id, or SESSION/N for a run")
+    e.add_argument("--format", required=True, choices=FORMATS)
+    e.add_argument("-o", "--output", required=True, help="file to write ('-' = stdout)")
+    e.add_argument("--force", action="store_true", help="replace the output file if it exists")
+
+    i = sub.add_parser("import", help="add an exported JSON session to the history")
+    i.add_argument("path")
+
+
+def cmd_sessions(args) -> int:
+    from engine.sessions.journal import list_sessions
+
+    sessions, problems = list_sessions()
+    for p in problems:
+        print(f"logitscope: warning: unreadable session file {p}", file=sys.stderr)
+    if args.json:
+        out = [{"session_id": x.session_id, "started": x.started, "path": str(x.path),
+                "runs": [_run_summary(r) for r in x.visible_runs]} for x in sessions]  # fmt: skip
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    if not sessions:
+        print("No sessions yet: every run in the app is recorded here.")
+    for x in sessions:
+        print(f"{x.session_id}  {len(x.visible_runs)} run(s)  {x.path}")
+        for r in x.visible_runs:
+            d = _run_summary(r)
+            tps = f"{d['decode_tps']:6.1f}" if d["decode_tps"] is not None else "     —"
+            print(
+                f"  {d['run_id']:28} {d['model'] or '?':24} {d['tokens']:5} tok "
+                f"{tps} tok/s  {'★ ' if r.starred else ''}{r.title}"
+            )
+    return 0
+
+
+def _run_summary(r) -> dict:
+    d = r.done
+    return {"run_id": r.run_id, "title": r.title, "started": r.started,
+            "model": (r.model or {}).get("name"),
+            "tokens": sum(not t.eos for t in r.tokens),
+            "decode_tps": d.decode_tps if d else None, "starred": r.starred,
+            "finish_reason": d.finish_reason if d else ("error" if r.error else None)}  # fmt: skip
+
+
+def cmd_export(args) -> int:
+    from pathlib import Path
+
+    from engine.atomic import write_atomic
+    from engine.sessions.export import render
+    from engine.sessions.journal import find
+
+    try:
+        session, run = find(args.ref)
+    except LookupError as e:
+        raise LogitscopeError(str(e)) from e
+    text = render(args.format, session, [run] if run else None)
+    if args.output == "-":
+        sys.stdout.write(text)
+        return 0
+    check_output_name(args.output)
+    try:
+        write_atomic(Path(args.output), text, overwrite=args.force)
+    except FileExistsError:
+        raise LogitscopeError(
+            f"{args.output} already exists: choose another name, or add --force to replace it"
+        ) from None
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args) -> int:
+    from engine.sessions.session_import import import_json
+
+    try:
+        result = import_json(args.path)
+    except ValueError as e:
+        raise LogitscopeError(str(e)) from e
+    print(result.summary())
+    return 0
