@@ -7,6 +7,7 @@ from PySide6.QtGui import QAction, QKeySequence
 
 from app import conversation_flow as flow
 from app import window_state
+from app.main import quit_app
 
 
 def _action(menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
@@ -51,7 +52,8 @@ def build_menus(win) -> dict[str, QAction]:
     acts["export"] = _action(file, "&Export…", win.export_current, "Ctrl+E",
                              "Export the run shown (or the selected history item)")  # fmt: skip
     file.addSeparator()
-    acts["quit"] = _action(file, "&Quit", win.close, "Ctrl+Q")
+    acts["quit"] = _action(file, "&Quit", quit_app, "Ctrl+Q",
+                           "Close every Logitscope window and end the app")  # fmt: skip
     run = bar.addMenu("&Run")
     acts["run"] = _action(run, "&Run", win.run, "Ctrl+Return", "Run the prompt")
     acts["cold"] = _action(run, "Run &cold (no prompt cache)", lambda: win.run(cold=True),

@@ -28,16 +28,20 @@ from app.inside.attention_view import AttentionView
 from app.inside.hardware_view import HardwareView
 from app.inside.lens_view import LensView
 from app.inside.tokenizer_view import TokenizerView
+from app.main import add_quit_shortcut
+from app.window_fit import place, remember
 from engine.hardware_timeline import timeline
 
 TABS = ("tokenizer", "attention", "lens", "hardware")
+
+DEFAULT_SIZE = (1200, 800)  # shrunk to fit the screen (app/window_fit.py)
+GEOMETRY_KEY = "inside"
 
 
 class InsideWindow(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent, Qt.Window)
         self.setWindowTitle("Inside the model — Logitscope")
-        self.resize(1200, 800)
         self.bridge = EngineBridge(parent=self)
         self.tabs = QTabWidget()
         self.tokenizer = TokenizerView()
@@ -85,6 +89,8 @@ class InsideWindow(QWidget):
         self.bridge.busy_changed.connect(self._on_busy)
         self.stop.clicked.connect(self.bridge.cancel)
         self.fault.retry.clicked.connect(self._retry)
+        place(self, GEOMETRY_KEY, DEFAULT_SIZE)  # fitted to the screen, or as left
+        add_quit_shortcut(self)
 
     # -- what to show ---------------------------------------------------------------
     def follow(self, state, step: int | None) -> None:
@@ -191,7 +197,12 @@ class InsideWindow(QWidget):
         if not busy and self.pending is not None and self.pending == self._key():
             self.refresh()
 
+    def hideEvent(self, event):
+        remember(self, GEOMETRY_KEY)
+        super().hideEvent(event)
+
     def closeEvent(self, event):
+        remember(self, GEOMETRY_KEY)
         self.closed = True
         self.bridge.cleanup()
         super().closeEvent(event)
