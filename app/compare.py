@@ -34,6 +34,8 @@ from app.charts.base import pen, set_title, style_plot
 from app.compare_divergence import draw_divergence
 from app.compare_lane import CompareLane
 from app.journal_sink import start_journaled_run
+from app.main import add_quit_shortcut
+from app.window_fit import place, remember
 from engine.compare_stats import first_divergence, summarize
 from engine.sessions.journal import Journal
 
@@ -41,6 +43,8 @@ MAX_LANES = 4
 LANE_MIN_WIDTH = 330  # px per lane side by side; below, two lanes a row
 LANE_MIN_HEIGHT = 330  # a lane in a second row keeps this height (the area scrolls)
 TABLE_MIN_WIDTH = 430  # four lanes' columns beside the row names, no scrollbars
+DEFAULT_SIZE = (1500, 950)  # shrunk to fit the screen (app/window_fit.py)
+GEOMETRY_KEY = "compare"
 SUMMARY_ROWS = (
     ("prompt tokens", "prompt_tokens", "{:d}"), ("generated tokens", "generated_tokens", "{:d}"),
     ("TTFT (s)", "ttft_s", "{:.3f}"), ("prefill tok/s", "prefill_tps", "{:.1f}"),
@@ -53,9 +57,12 @@ SUMMARY_ROWS = (
 class CompareWindow(QMainWindow):
     journal_failed = Signal(str)  # from the bridge thread: the history stopped saving
 
-    def __init__(self, bridge: EngineBridge | None = None, journal: Journal | None = None):
-        super().__init__()
+    def __init__(self, bridge: EngineBridge | None = None, journal: Journal | None = None,
+                 parent=None):  # fmt: skip
+        """`parent`: the playground; Compare is a window of its own, closed with it."""
+        super().__init__(parent)
         self.setWindowTitle("Logitscope — Compare")
+        self.closed = False  # its engine is gone: open_compare makes a new window
         self.bridge = bridge or EngineBridge(parent=self)
         self.journal = journal
         self.lanes: list[CompareLane] = []
@@ -65,13 +72,15 @@ class CompareWindow(QMainWindow):
         self.pair: tuple[CompareLane, ...] | None = None  # lanes of the divergence shown
         self._build()
         self.set_lane_count(2)
-        self.resize(1500, 950)
+        place(self, GEOMETRY_KEY, DEFAULT_SIZE)
+        add_quit_shortcut(self)
 
     # -- layout ---------------------------------------------------------------------
     def _build(self) -> None:
         self.shared_prompt = QPlainTextEdit()
         self.shared_prompt.setPlaceholderText("A prompt for every lane (tick 'same prompt')")
         self.shared_prompt.setFixedHeight(50)
+        self.shared_prompt.setTabChangesFocus(True)
         self.same_prompt = QCheckBox("same prompt for all lanes")
         self.same_prompt.setChecked(True)
         self.lane_count = QSpinBox()
@@ -91,7 +100,7 @@ class CompareWindow(QMainWindow):
         self.lane_grid.setContentsMargins(0, 0, 0, 0)
         lane_box = QWidget()
         lane_box.setLayout(self.lane_grid)
-        lanes = QScrollArea()
+        self.lane_scroll = lanes = QScrollArea()
         lanes.setWidgetResizable(True)
         lanes.setFrameShape(QFrame.NoFrame)
         lanes.setWidget(lane_box)
@@ -360,5 +369,18 @@ class CompareWindow(QMainWindow):
         )
 
     def cleanup(self) -> None:
+        """Stop the timer and the engine process (once; closing calls it too)."""
+        if self.closed:
+            return
+        self.closed = True
         self.timer.stop()
         self.bridge.cleanup()
+
+    def hideEvent(self, event) -> None:
+        remember(self, GEOMETRY_KEY)
+        super().hideEvent(event)
+
+    def closeEvent(self, event) -> None:
+        remember(self, GEOMETRY_KEY)
+        self.cleanup()
+        super().closeEvent(event)

@@ -54,6 +54,7 @@ class CompareLane(QFrame):
         head.addWidget(self.stop_button)
         self.prompt = QPlainTextEdit()
         self.prompt.setPlaceholderText("This lane's prompt")
+        self.prompt.setTabChangesFocus(True)  # Tab walks on to the lane's settings
         self.prompt.setFixedHeight(54)
         self.model = QComboBox()
         self.model.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
@@ -123,10 +124,13 @@ class CompareLane(QFrame):
         self.set_base_height(self.base_height)
 
     def set_base_height(self, height: int) -> None:
-        """The lane's minimum height, plus its open sampling panel (the area scrolls)."""
+        """The lane's minimum height: `height`, and never less than its contents need
+        (an open sampling panel included), so nothing is squeezed over anything else;
+        the lanes' area scrolls instead."""
         self.base_height = height
-        extra = self.sampling.minimumHeight() if self.more.isChecked() else 0
-        self.setMinimumHeight(height + extra)
+        self.layout().invalidate()
+        self.layout().activate()
+        self.setMinimumHeight(max(height, self.layout().totalMinimumSize().height()))
 
     def _summarize(self) -> None:
         s = self.sampling.settings(draw_seed=False)

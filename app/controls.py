@@ -80,6 +80,7 @@ class SamplingPanel(QWidget):
         self.system = QPlainTextEdit()
         self.system.setPlaceholderText("System prompt (chat mode; empty = model default)")
         self.system.setFixedHeight(64)
+        self.system.setTabChangesFocus(True)  # Tab moves on: a system prompt needs no tabs
         for label, widget in (
             ("Top-p", self.top_p),
             ("Top-k", self.top_k),

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QStandardPaths
+from PySide6.QtCore import QStandardPaths
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
+from app import settings_store
 from engine.sessions.export import FORMATS
 
 FILTERS = {"html": "HTML report (*.html)", "json": "JSON, everything (*.json)",
@@ -20,14 +21,8 @@ FILTERS = {"html": "HTML report (*.html)", "json": "JSON, everything (*.json)",
 LAST_DIR_KEY = "dialogs/last_folder"
 
 
-def _store() -> QSettings:
-    from engine.paths import data_dir
-
-    return QSettings(str(data_dir() / "settings.ini"), QSettings.IniFormat)
-
-
 def default_folder() -> str:
-    last = _store().value(LAST_DIR_KEY)
+    last = settings_store.value(LAST_DIR_KEY)
     if last and Path(last).is_dir():
         return str(last)
     docs = QStandardPaths.writableLocation(QStandardPaths.DocumentsLocation)
@@ -35,9 +30,7 @@ def default_folder() -> str:
 
 
 def remember_folder(path: str) -> None:
-    store = _store()
-    store.setValue(LAST_DIR_KEY, str(Path(path).parent))
-    store.sync()
+    settings_store.set_value(LAST_DIR_KEY, str(Path(path).parent))
 
 
 def with_extension(path: str, fmt: str) -> str:

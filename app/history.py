@@ -1,35 +1,36 @@
 """HistoryPanel: past sessions and runs from the journal; open, rename, star,
 delete (to a bin, restorable), export and import them. Opening a run needs no
-model. Every change goes through `Journal`, the one writer of journal lines."""
+model. Every change goes through `Journal`, the one writer of journal lines, and
+the panel follows the journal's own change events: a run written by the
+playground, Compare, the lab or an import is listed as soon as it is written."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QGridLayout,
-    QHeaderView,
     QInputDialog,
     QLabel,
     QMessageBox,
     QPushButton,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from app.file_dialogs import ask_export_path, ask_import_path
+from app.history_tree import RUN_ROLE, RunTree, run_item, session_name
+from app.journal_events import journal_changes
 from engine.atomic import write_atomic
 from engine.errors import LogitscopeError
 from engine.sessions.export import render
-from engine.sessions.journal import Journal, RunLog, SessionLog, list_sessions
+from engine.sessions.journal import Journal, RunLog, SessionLog, list_sessions, sessions_dir
 from engine.sessions.session_import import import_json
 
-RUN_ROLE = Qt.UserRole + 1
 BIN = "__bin__"
+COALESCE_MS = 100  # a burst of journal events (an import, four lanes ending) refreshes once
 
 
 def append_meta(session: SessionLog, run_id: str, **changes) -> None:
@@ -56,14 +57,9 @@ class HistoryPanel(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.tree = QTreeWidget()
+        self.tree = RunTree()
         self.tree.setHeaderLabels(["Run", "Model", "Tokens", "tok/s"])
         self.tree.setRootIsDecorated(True)
-        header = self.tree.header()  # the prompt's words get the room; numbers fit exactly
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QHeaderView.Stretch)
-        for col in (1, 2, 3):
-            header.setSectionResizeMode(col, QHeaderView.ResizeToContents)
         self.tree.setToolTip("Double-click a run to show it again (no model needed)")
         self.notice = QLabel()
         self.notice.setWordWrap(True)
@@ -91,6 +87,12 @@ class HistoryPanel(QWidget):
         self.sessions: list[SessionLog] = []
         self._cache: dict = {}  # unchanged journals are not re-read on refresh
         self.confirm = self._ask
+        self._pending = QTimer(self)
+        self._pending.setSingleShot(True)
+        self._pending.setInterval(COALESCE_MS)
+        self._pending.timeout.connect(self._refresh_keep_selection)
+        # Whoever writes the journal, on whatever thread: the slot runs on the GUI thread.
+        journal_changes().changed.connect(self._on_journal_changed, Qt.QueuedConnection)
         self.tree.itemDoubleClicked.connect(lambda *_: self._on_open())
         self.tree.currentItemChanged.connect(lambda *_: self._update_buttons())
         for key in self.buttons:
@@ -102,6 +104,32 @@ class HistoryPanel(QWidget):
                                       QMessageBox.Cancel)  # fmt: skip
         return answer == QMessageBox.Yes
 
+    def cleanup(self) -> None:
+        """Stop following the journal (the panel is going away)."""
+        self._pending.stop()
+        journal_changes().changed.disconnect(self._on_journal_changed)
+
+    def _on_journal_changed(self, event) -> None:
+        try:
+            ours = Path(event.path).parent.resolve() == Path(sessions_dir()).resolve()
+        except (OSError, LogitscopeError):
+            ours = False
+        if ours and not self._pending.isActive():
+            self._pending.start()
+
+    def _refresh_keep_selection(self) -> None:
+        item = self.tree.currentItem()
+        sid, run_id = item.data(0, RUN_ROLE) if item is not None else (None, None)
+        scroll = self.tree.verticalScrollBar().value()
+        self.refresh()
+        if run_id is not None:
+            self.select_run(run_id) or self.select_run(run_id, in_bin=True)
+        elif sid is not None:
+            for i in range(self.tree.topLevelItemCount()):
+                if self.tree.topLevelItem(i).data(0, RUN_ROLE)[0] == sid:
+                    self.tree.setCurrentItem(self.tree.topLevelItem(i))
+        self.tree.verticalScrollBar().setValue(scroll)
+
     # -- the tree --------------------------------------------------------------------
     def refresh(self) -> None:
         self.sessions, problems = list_sessions(cache=self._cache)
@@ -111,15 +139,14 @@ class HistoryPanel(QWidget):
         self.tree.clear()
         binned = []
         for s in self.sessions:
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started))
-            top = QTreeWidgetItem([f"Session {when}", "", str(len(s.visible_runs)), ""])
+            top = QTreeWidgetItem([session_name(s), "", str(len(s.visible_runs)), ""])
             top.setData(0, RUN_ROLE, (s.session_id, None))
             top.setToolTip(0, f"{s.session_id}\n{s.path}")
             for r in s.runs:
                 if r.deleted:
                     binned.append((s, r))
                 else:
-                    top.addChild(_run_item(s, r))
+                    top.addChild(run_item(s, r))
             self.tree.addTopLevelItem(top)
             top.setExpanded(s.session_id in expanded)
         if binned:
@@ -128,13 +155,14 @@ class HistoryPanel(QWidget):
             bin_item.setToolTip(0, "Deleted runs: Restore brings one back, Empty bin removes "
                                 "them for good")  # fmt: skip
             for s, r in binned:
-                bin_item.addChild(_run_item(s, r))
+                bin_item.addChild(run_item(s, r))
             self.tree.addTopLevelItem(bin_item)
         if self.sessions and not expanded:
             self.tree.topLevelItem(0).setExpanded(True)
         text = "; ".join(f"Skipped unreadable session file {p}" for p in problems)
         self.notice.setText(text)
         self.notice.setVisible(bool(problems))
+        self.tree.fit_columns()
         self._update_buttons()
 
     def _update_buttons(self) -> None:
@@ -280,24 +308,3 @@ class HistoryPanel(QWidget):
         path = ask_import_path(self)
         if path:
             self.import_from(path)
-
-
-def _run_item(session: SessionLog, r: RunLog) -> QTreeWidgetItem:
-    """One run's row: time, lane (for comparison runs), star and the prompt's first words."""
-    d = r.done
-    when = time.strftime("%H:%M", time.localtime(r.started))
-    lane = ""
-    if r.comparison:
-        lane = f"[lane {chr(ord('A') + int(r.comparison.get('lane', 0)) % 26)}] "
-    elif r.conversation and r.conversation.get("turn"):
-        lane = f"[turn {int(r.conversation['turn']) + 1}] "
-    tps = d.decode_tps if d else None
-    item = QTreeWidgetItem([
-        f"{when}  {lane}{'★ ' if r.starred else ''}{r.title}",
-        (r.model or {}).get("name", "?"),
-        str(sum(not t.eos for t in r.tokens)),
-        f"{tps:.1f}" if tps is not None else ("error" if r.error else "—"),
-    ])  # fmt: skip
-    item.setToolTip(0, f"{r.run_id}\n{r.prompt[:300]}")
-    item.setData(0, RUN_ROLE, (session.session_id, r.run_id))
-    return item

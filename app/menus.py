@@ -62,7 +62,9 @@ def build_menus(bar, do: dict) -> dict[str, QAction]:
         "Export the run shown (or the selected history item)",
     )
     file.addSeparator()
-    acts["quit"] = _action(file, "&Quit", do["quit"], "Ctrl+Q")
+    acts["quit"] = _action(
+        file, "&Quit", do["quit"], "Ctrl+Q", "Close every Logitscope window and quit"
+    )
     run = bar.addMenu("&Run")
     acts["run"] = _action(run, "&Run", do["run"], "Ctrl+Return", "Run the prompt")
     acts["cold"] = _action(

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import settings_store
 from engine.models.catalogue import list_models
 from engine.models.default_model import DEFAULT_MODEL_NAME
 from engine.records import ModelRecord
@@ -43,24 +44,14 @@ def local_details(path: str) -> str:
         return ""
 
 
-def _store():
-    from PySide6.QtCore import QSettings
-
-    from engine.paths import data_dir
-
-    return QSettings(str(data_dir() / "settings.ini"), QSettings.IniFormat)
-
-
 def compute_preference() -> str:
     """auto | speed | memory: how a local quantized model runs on the CPU (remembered)."""
-    value = _store().value("model/prefer", "auto")
+    value = settings_store.value("model/prefer", "auto")
     return value if value in COMPUTE_PREFERENCES else "auto"
 
 
 def set_compute_preference(value: str) -> None:
-    store = _store()
-    store.setValue("model/prefer", value)
-    store.sync()
+    settings_store.set_value("model/prefer", value)
 
 
 def _label(spec: str) -> str:

@@ -12,22 +12,16 @@ from __future__ import annotations
 import contextlib
 import json
 
-from PySide6.QtCore import QSettings
-
+from app import settings_store
 from engine.backends.base import is_remote, parse_remote
-from engine.paths import data_dir
 
 KEYRING_SERVICE = "Logitscope"
 _memory_keys: dict[str, str] = {}  # base URL -> key, where no keychain is available
 
 
-def _store() -> QSettings:
-    return QSettings(str(data_dir() / "settings.ini"), QSettings.IniFormat)
-
-
 def load_servers() -> list[dict]:
     """[{base_url, label, models: [ids], context: {id: n}}], most recently added last."""
-    raw = _store().value("servers/list", "[]")
+    raw = settings_store.value("servers/list", "[]")
     try:
         servers = json.loads(raw) if isinstance(raw, str) else []
     except ValueError:
@@ -50,9 +44,7 @@ def forget_server(base_url: str) -> None:
 
 
 def _write(servers: list[dict]) -> None:
-    store = _store()
-    store.setValue("servers/list", json.dumps(servers))
-    store.sync()
+    settings_store.set_value("servers/list", json.dumps(servers))
 
 
 def server_models() -> list[tuple[str, str]]:

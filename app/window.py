@@ -22,11 +22,13 @@ from app.bridge import EngineBridge, error_text
 from app.charts.panel import CHARTS, ChartsPanel
 from app.conversation_flow import FlowUi, TurnFlow, state_of
 from app.journal_sink import journal_session_run, open_journal
+from app.main import quit_app
 from app.menus import build_menus
 from app.model_picker import ModelPicker
 from app.prompt_panel import PromptPanel
 from app.session import Session
 from app.session_signals import SessionSignals
+from app.startup_model import load_on_start as start_model
 from app.status_line import status_text
 from app.window_layout import (
     CENTER_MIN,
@@ -68,8 +70,8 @@ class PlaygroundWindow(QMainWindow):
         )
         if not side:
             self.toggle_side_panel(False)
-        if load_on_start:
-            self.load_model(self.picker.current())
+        if load_on_start:  # the remembered model; a server that is down falls back
+            start_model(self.bridge, self.picker.current(), self.load_model, self.show_error)
 
     # -- the session, as views and tests read it ----------------------------------------
     @property
@@ -165,7 +167,7 @@ class PlaygroundWindow(QMainWindow):
             "server": self.picker.add_server,
             "import": self.history._on_import,
             "export": self.export_current,
-            "quit": self.close,
+            "quit": quit_app,
             "run": self.run,
             "cold": lambda: self.run(cold=True),
             "regen": lambda: self.flow.regenerate(),
@@ -300,9 +302,10 @@ class PlaygroundWindow(QMainWindow):
         """The Compare window: its own engine process, this session's journal."""
         from app.compare import CompareWindow
 
-        if self.compare_window is None:
+        if self.compare_window is None or self.compare_window.closed:
             journal = open_journal(self.session, self._on_journal_failed)
-            self.compare_window = CompareWindow(journal=journal)
+            # a window of its own, closed (with its engine) with the playground and by Quit
+            self.compare_window = CompareWindow(journal=journal, parent=self)
             self.compare_window.shared_prompt.setPlainText(self.prompt.toPlainText())
         self.compare_window.show()
         self.compare_window.raise_()
@@ -394,8 +397,6 @@ class PlaygroundWindow(QMainWindow):
     # -- engine events ---------------------------------------------------------------
     def _on_busy(self, busy: bool) -> None:
         self._busy = busy
-        if not busy and self.journal is not None:
-            self.history.refresh()
         self.run_button.setEnabled(not busy)
         self.stop_button.setEnabled(busy)
         self.picker.setEnabled(not busy)
@@ -494,6 +495,6 @@ class PlaygroundWindow(QMainWindow):
         self.prompt_panel.timer.stop()
         self.bridge.cleanup()
         if self.compare_window is not None:
-            self.compare_window.cleanup()
+            self.compare_window.close()  # saves its geometry and stops its engine
         if self.session.journal is not None:
             self.session.journal.close()

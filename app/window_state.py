@@ -8,14 +8,15 @@ import json
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from engine.paths import data_dir
+from app import settings_store
 from engine.settings import SamplingSettings
 
 DEFAULT_PROMPT = "What is the capital of France?"
 
 
 def open_store() -> QSettings:
-    return QSettings(str(data_dir() / "settings.ini"), QSettings.IniFormat)
+    """The settings file, through the one settings store."""
+    return settings_store.store()
 
 
 def restore(store: QSettings, prompt, controls, picker, window, split) -> tuple[bool, bool]:
@@ -56,10 +57,8 @@ def save(store: QSettings, prompt, controls, model_path, window, split, side_vis
 
 def drop_oldest() -> bool:
     """Whether a full context drops the conversation's oldest turns without asking."""
-    return open_store().value("conversation/drop_oldest", "false") == "true"
+    return settings_store.value("conversation/drop_oldest", "false") == "true"
 
 
 def remember_drop_oldest(on: bool) -> None:
-    store = open_store()
-    store.setValue("conversation/drop_oldest", "true" if on else "false")
-    store.sync()
+    settings_store.set_value("conversation/drop_oldest", "true" if on else "false")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QSizeF, Qt
+from PySide6.QtGui import QFont, QTextOption
 
 from app.theme import AXIS, PLOT_BG
 
 pg.setConfigOptions(antialias=False, background=PLOT_BG, foreground=AXIS)
 TITLE_SIZE = "10pt"
+TITLE_MIN_ROW = 30  # px: pyqtgraph's own title row height
 
 
 def style_plot(plot: pg.PlotItem, title: str, left: str = "", bottom: str = "") -> None:
@@ -31,20 +33,57 @@ def style_plot(plot: pg.PlotItem, title: str, left: str = "", bottom: str = "") 
 def set_title(plot: pg.PlotItem, title: str, detail: str = "") -> None:
     """A short bold title and, under it, a smaller line of live numbers.
 
-    Kept to two short lines: a long single-line title widens the plot past its
-    widget and pyqtgraph then clips the right-hand side.
+    The title wraps to the plot's width and its row grows to fit: a title never makes
+    the plot wider than its widget (pyqtgraph would then clip the right-hand axis and
+    the end of the x range), whatever the window size and the labels' lengths.
     """
     html = f"<b>{title}</b>"
     if detail:
         html += f"<br><span style='font-size:8pt'>{detail}</span>"
     if getattr(plot, "_logitscope_title", None) != html:  # text layout is costly
         plot._logitscope_title = html
+        _wrap_title(plot)
         plot.setTitle(html, size=TITLE_SIZE, color=AXIS)
-        # pyqtgraph fixes the title row at 30 px: give every line its room (no clipping).
-        height = int(plot.titleLabel.item.boundingRect().height()) + 2
-        if height > 30:
-            plot.titleLabel.setMaximumHeight(height)
-            plot.layout.setRowFixedHeight(0, height)
+        _fit_title_row(plot)
+
+
+def _wrap_title(plot: pg.PlotItem) -> None:
+    """Once per plot: the title label asks for no width of its own and wraps its text
+    to the width it is given (pyqtgraph sets its minimum width to the text's width)."""
+    label = plot.titleLabel
+    if getattr(label, "_logitscope_wraps", False):
+        return
+    label._logitscope_wraps = True
+    label.item.document().setDefaultTextOption(QTextOption(Qt.AlignHCenter))
+    place_text = label.resizeEvent
+
+    def update_min() -> None:
+        height = label.itemRect().height()
+        label.setMinimumWidth(0)
+        label.setMinimumHeight(height)
+        label._sizeHint = {Qt.MinimumSize: (0, height), Qt.PreferredSize: (0, height),
+                           Qt.MaximumSize: (-1, -1), Qt.MinimumDescent: (0, 0)}  # fmt: skip
+        label.updateGeometry()
+
+    def resized(event) -> None:
+        width = label.rect().width()
+        if width > 0 and abs(label.item.textWidth() - width) > 0.5:
+            label.item.setTextWidth(width)
+        place_text(event)
+        _fit_title_row(plot)
+
+    label.updateMin = update_min
+    label.resizeEvent = resized
+    label.sizeHint = lambda which, constraint=None: QSizeF(*label._sizeHint.get(which, (0, 0)))
+
+
+def _fit_title_row(plot: pg.PlotItem) -> None:
+    """The title row as tall as the (wrapped) title: no line is cut off."""
+    height = max(int(plot.titleLabel.item.boundingRect().height()) + 2, TITLE_MIN_ROW)
+    if getattr(plot, "_logitscope_title_row", None) != height:
+        plot._logitscope_title_row = height
+        plot.titleLabel.setMaximumHeight(height)
+        plot.layout.setRowFixedHeight(0, height)
 
 
 def empty_text(plot: pg.PlotItem, message: str) -> pg.TextItem:

@@ -86,10 +86,10 @@ class TemperatureChart(pg.PlotWidget):
                     curve.setData([], [])
             self.key = (
                 " ".join(
-                    f"<span style='color:{color}'>■ {html.escape(short(c.text, 6))}</span>"
+                    f"<span style='color:{color}'>■&nbsp;{html.escape(short(c.text, 6))}</span>"
                     for color, c in zip(COLORS, self.record.top, strict=False)
                 )
-                + f" <span style='color:{ENTROPY}'>┅ entropy</span>"
+                + f" <span style='color:{ENTROPY}'>┅&nbsp;entropy</span>"
             )
             h = temperature.entropy(self.record, CURVE_T)
             self.entropy_curve.setData(CURVE_T, h)

@@ -28,9 +28,14 @@ from app.inside.attention_view import AttentionView
 from app.inside.hardware_view import HardwareView
 from app.inside.lens_view import LensView
 from app.inside.tokenizer_view import TokenizerView
+from app.main import add_quit_shortcut
+from app.window_fit import place, remember
 from engine.hardware_timeline import timeline
 
 TABS = ("tokenizer", "attention", "lens", "hardware")
+
+DEFAULT_SIZE = (1200, 800)  # shrunk to fit the screen (app/window_fit.py)
+GEOMETRY_KEY = "inside"
 
 
 class InsideWindow(QWidget):
@@ -39,7 +44,6 @@ class InsideWindow(QWidget):
         screen and its selected step (a run started, finished, reopened, a click)."""
         super().__init__(parent, Qt.Window)
         self.setWindowTitle("Inside the model — Logitscope")
-        self.resize(1200, 800)
         self.bridge = EngineBridge(parent=self)
         self.tabs = QTabWidget()
         self.tokenizer = TokenizerView()
@@ -92,6 +96,8 @@ class InsideWindow(QWidget):
             model.shown_changed.connect(lambda s: self._follow_if_open(s, s.selected))
             model.run_finished.connect(lambda _r: self._follow_if_open(session.shown, None))
             model.step_selected.connect(lambda step: self._follow_if_open(session.shown, step))
+        place(self, GEOMETRY_KEY, DEFAULT_SIZE)  # fitted to the screen, or as left
+        add_quit_shortcut(self)
 
     # -- what to show ---------------------------------------------------------------
     def _follow_if_open(self, state, step) -> None:
@@ -216,7 +222,12 @@ class InsideWindow(QWidget):
         if not busy and self.pending is not None and self.pending == self._key():
             self.refresh()
 
+    def hideEvent(self, event):
+        remember(self, GEOMETRY_KEY)
+        super().hideEvent(event)
+
     def closeEvent(self, event):
+        remember(self, GEOMETRY_KEY)
         self.closed = True
         self.bridge.cleanup()
         super().closeEvent(event)

@@ -16,6 +16,11 @@ from app.lab.batch_view import BatchView
 from app.lab.cache_view import CacheView
 from app.lab.quant_view import QuantView
 from app.lab.speculative_view import SpeculativeView
+from app.main import add_quit_shortcut
+from app.window_fit import place, remember
+
+DEFAULT_SIZE = (1200, 760)  # shrunk to fit the screen (app/window_fit.py)
+GEOMETRY_KEY = "lab"
 
 
 class LabWindow(QWidget):
@@ -26,7 +31,6 @@ class LabWindow(QWidget):
         self.source = source
         self.closed = False  # its engine is gone: open_lab makes a new window
         self.setWindowTitle("Lab — Logitscope")
-        self.resize(1200, 760)
         self.bridge = EngineBridge(parent=self)
         self.quant, self.speculative, self.batch = QuantView(), SpeculativeView(), BatchView()
         self.cache = CacheView()
@@ -59,6 +63,8 @@ class LabWindow(QWidget):
             lambda e: self._finish(f"The experiment failed. {error_text(e)}")
         )
         self.bridge.busy_changed.connect(self._on_busy)
+        place(self, GEOMETRY_KEY, DEFAULT_SIZE)  # fitted to the screen, or as left
+        add_quit_shortcut(self)
 
     def start(self, kind: str, params: dict) -> bool:
         model, prompt, settings = self.source()
@@ -88,7 +94,12 @@ class LabWindow(QWidget):
         for view in self.views.values():
             view.run.setEnabled(not busy)
 
+    def hideEvent(self, event):
+        remember(self, GEOMETRY_KEY)
+        super().hideEvent(event)
+
     def closeEvent(self, event):
+        remember(self, GEOMETRY_KEY)
         self.closed = True
         self.bridge.cleanup()
         super().closeEvent(event)

@@ -11,6 +11,11 @@ line being written:
 
 `Journal` is the only writer; reading lives in `session_log.py` (re-exported
 here, so `engine.sessions.journal` stays the one place callers import sessions from).
+
+Whoever shows the history subscribes with `add_listener(callback)`: after each
+write that changes what the history lists (a session or run started, a run ended,
+a meta change, an import, a rewrite) every callback gets a `JournalEvent`, on the
+thread that wrote. Per-token records notify nobody. Nothing here knows about Qt.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from engine import __version__
@@ -40,6 +47,42 @@ from engine.sessions.session_schema import is_session_id, run_number
 
 class JournalError(LogitscopeError):
     """The history could not be written; the message says where and what to do."""
+
+
+@dataclass(frozen=True)
+class JournalEvent:
+    """What a Journal just wrote: `what` is session | run | ended | meta | import | rewrite."""
+
+    path: Path
+    session_id: str
+    what: str
+    run_ids: tuple[str, ...] = ()
+
+
+_LISTENERS: list[Callable[[JournalEvent], None]] = []
+_LISTENERS_GUARD = threading.Lock()
+ENDING_RECORDS = ("done", "error")  # the record types that end a run
+
+
+def add_listener(callback: Callable[[JournalEvent], None]) -> None:
+    """Call `callback(event)` after every listed change, on the writing thread."""
+    with _LISTENERS_GUARD:
+        if callback not in _LISTENERS:
+            _LISTENERS.append(callback)
+
+
+def remove_listener(callback: Callable[[JournalEvent], None]) -> None:
+    with _LISTENERS_GUARD:
+        if callback in _LISTENERS:
+            _LISTENERS.remove(callback)
+
+
+def _notify(event: JournalEvent) -> None:
+    with _LISTENERS_GUARD:
+        listeners = list(_LISTENERS)
+    for callback in listeners:
+        with contextlib.suppress(Exception):  # a broken view must never stop the writer
+            callback(event)
 
 
 _LOCKS: dict[str, threading.Lock] = {}
@@ -82,6 +125,7 @@ class Journal:
         journal = cls(Path(folder) / f"{sid}.jsonl", sid)
         journal._write({"kind": "session", "session_id": sid, "started": time.time(),
                         "app_version": __version__})  # fmt: skip
+        journal._changed("session")
         return journal
 
     @classmethod
@@ -143,6 +187,9 @@ class Journal:
         data = _line(entry)
         self._locked_append(lambda: data)
 
+    def _changed(self, what: str, run_ids: tuple[str, ...] = ()) -> None:
+        _notify(JournalEvent(self.path, self.session_id, what, run_ids))
+
     def start_run(
         self,
         prompt: str,
@@ -171,20 +218,26 @@ class Journal:
             return _line(entry)
 
         self._locked_append(build)
+        self._changed("run", (entry["run_id"],))
         return entry["run_id"]
 
     def record(self, run_id: str, record) -> None:
         """Append one engine record (brought into the schema's ranges: see sanitize.py)."""
         data = record if isinstance(record, dict) else to_dict(sanitize(record))
         self._write({"kind": "record", "run_id": run_id, "record": data})
+        if data.get("type") in ENDING_RECORDS:
+            self._changed("ended", (run_id,))
 
     def meta(self, run_id: str, **changes) -> None:
         self._write({"kind": "meta", "run_id": run_id, **changes})
+        self._changed("meta", (run_id,))
 
     def append_entries(self, entries: list[dict]) -> None:
         """Several entries as one write (an imported run arrives whole or not at all)."""
         data = b"".join(_line(e) for e in entries)
         self._locked_append(lambda: data)
+        runs = tuple(e["run_id"] for e in entries if e.get("kind") == "run" and "run_id" in e)
+        self._changed("import", runs)
 
     def rewrite(self, keep) -> int:
         """Rewrite the file keeping the lines `keep(entry)` accepts (emptying the bin).
@@ -205,9 +258,10 @@ class Journal:
                     kept = [ln for ln in lines if _keep_line(ln, keep)]
                     write_atomic(self.path, b"".join(kept))
                     self._known_size = -1
-                return len(lines) - len(kept)
             except OSError as e:
                 raise JournalError(_where(e, self.path.parent)) from e
+        self._changed("rewrite")
+        return len(lines) - len(kept)
 
     def close(self) -> None:
         with self._lock:

@@ -227,3 +227,47 @@ def test_find_by_session_or_run(session_file):
     assert run.prompt == "second prompt"
     with pytest.raises(LookupError, match="no session"):
         find("nope", session_file.parent)
+
+
+def test_listeners_hear_each_listed_change_on_the_writing_thread(tmp_path, real_records):
+    import threading
+
+    from engine.sessions import journal as journal_module
+
+    heard = []
+
+    def listener(event):
+        heard.append((event.what, event.run_ids, threading.current_thread().name))
+
+    def broken(_event):
+        raise RuntimeError("a view that fails must not stop the writer")
+
+    journal_module.add_listener(broken)
+    journal_module.add_listener(listener)
+    try:
+        journal = Journal.create(tmp_path)
+
+        def write():
+            run_id = journal.start_run("p", SamplingSettings().to_dict(), None)
+            for rec in real_records:  # tokens notify nobody; the done record ends the run
+                journal.record(run_id, rec)
+            journal.meta(run_id, starred=True)
+
+        writer = threading.Thread(target=write, name="writer")
+        writer.start()
+        writer.join()
+        journal.rewrite(lambda e: True)
+        journal.close()
+    finally:
+        journal_module.remove_listener(listener)
+        journal_module.remove_listener(broken)
+    sid = journal.session_id
+    assert [h[:2] for h in heard] == [
+        ("session", ()),
+        ("run", (f"{sid}/1",)),
+        ("ended", (f"{sid}/1",)),
+        ("meta", (f"{sid}/1",)),
+        ("rewrite", ()),
+    ]
+    assert [h[2] for h in heard[1:4]] == ["writer"] * 3
+    assert read_session(journal.path).run(f"{sid}/1").done is not None

@@ -1,0 +1,95 @@
+"""The history's tree: a session's name, a run's row, and column widths that keep
+the Run column readable at every panel width."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem
+
+from engine.sessions.journal import RunLog, SessionLog
+
+RUN_ROLE = Qt.UserRole + 1
+MODEL_SHARE = 0.25  # the Model column never takes more than this share of the width
+RUN_MIN = 120  # px: the Run column (the session's and runs' names) is never narrower
+HEADER_PAD, CELL_PAD = 20, 12  # px around a header label (sort arrow room) and a cell's text
+
+
+def session_name(s: SessionLog) -> str:
+    """'14 Jun 10:59 · What is the capital of France?': when it started (the year too
+    when not this one) and what it began with, so two sessions never read alike."""
+    t = time.localtime(s.started)
+    year = "" if t.tm_year == time.localtime().tm_year else f" {t.tm_year}"
+    when = f"{t.tm_mday} {time.strftime('%b', t)}{year} {time.strftime('%H:%M', t)}"
+    runs = s.visible_runs
+    first = " ".join(runs[0].prompt.split())[:60] if runs else ""
+    return f"{when} · {first or 'no runs yet'}"
+
+
+class RunTree(QTreeWidget):
+    """The history's tree: the Run column keeps its room at every width; the model's
+    name takes at most MODEL_SHARE of it (elided, whole in the tooltip); the numbers fit."""
+
+    def __init__(self):
+        super().__init__()
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setMinimumSectionSize(36)
+        header.setSectionResizeMode(0, QHeaderView.Stretch)
+        for col in (1, 2, 3):  # sized by fit_columns: Qt's ResizeToContents starves column 0
+            header.setSectionResizeMode(col, QHeaderView.Interactive)
+        self.setTextElideMode(Qt.ElideRight)
+        self.itemExpanded.connect(lambda _item: self.fit_columns())
+        self.itemCollapsed.connect(lambda _item: self.fit_columns())
+
+    def _wanted(self, col: int) -> int:
+        """The column's content width, header text included (children of collapsed
+        sessions counted too: expanding one never re-flows the columns)."""
+        label = self.headerItem().text(col)
+        widest = self.header().fontMetrics().horizontalAdvance(label) + HEADER_PAD
+        fm = self.fontMetrics()
+        for i in range(self.topLevelItemCount()):
+            top = self.topLevelItem(i)
+            widest = max(widest, fm.horizontalAdvance(top.text(col)) + CELL_PAD)
+            for j in range(top.childCount()):
+                widest = max(widest, fm.horizontalAdvance(top.child(j).text(col)) + CELL_PAD)
+        return widest
+
+    def fit_columns(self) -> None:
+        """Numbers fit exactly; the model name gets what is left beside RUN_MIN, at most
+        MODEL_SHARE of the width; the Run column stretches over the rest."""
+        width = self.viewport().width()
+        header = self.header()
+        numbers = 0
+        for col in (2, 3):
+            header.resizeSection(col, self._wanted(col))
+            numbers += header.sectionSize(col)
+        room = max(width - numbers - RUN_MIN, header.minimumSectionSize())
+        header.resizeSection(1, min(self._wanted(1), int(width * MODEL_SHARE), room))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.fit_columns()
+
+
+def run_item(session: SessionLog, r: RunLog) -> QTreeWidgetItem:
+    """One run's row: time, lane (for comparison runs), star and the prompt's first words."""
+    d = r.done
+    when = time.strftime("%H:%M", time.localtime(r.started))
+    lane = ""
+    if r.comparison:
+        lane = f"[lane {chr(ord('A') + int(r.comparison.get('lane', 0)) % 26)}] "
+    elif r.conversation and r.conversation.get("turn"):
+        lane = f"[turn {int(r.conversation['turn']) + 1}] "
+    tps = d.decode_tps if d else None
+    item = QTreeWidgetItem([
+        f"{when}  {lane}{'★ ' if r.starred else ''}{r.title}",
+        (r.model or {}).get("name", "?"),
+        str(sum(not t.eos for t in r.tokens)),
+        f"{tps:.1f}" if tps is not None else ("error" if r.error else "—"),
+    ])  # fmt: skip
+    item.setToolTip(0, f"{r.run_id}\n{r.prompt[:300]}")
+    item.setToolTip(1, (r.model or {}).get("path") or (r.model or {}).get("name", ""))
+    item.setData(0, RUN_ROLE, (session.session_id, r.run_id))
+    return item

@@ -1,0 +1,54 @@
+"""Charts take their labels' room from their content: a long title (the temperature
+chart's key of long token names) wraps, and no axis or range is clipped at any width."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.charts.panel import ChartsPanel
+from engine.records import SWEEP_TEMPERATURES, TokenRecord, TopToken
+
+LONG = (" unquestionably", " Constantinople", "WWWWWWWWWWW", " international", " antidisestab")
+
+
+def long_named_record() -> TokenRecord:
+    lps = np.log(np.array([0.35, 0.25, 0.15, 0.1, 0.05]))
+    top = tuple(
+        TopToken(i, name, float(lp)) for i, (name, lp) in enumerate(zip(LONG, lps, strict=True))
+    )
+    z = lps[None, :] / np.array(SWEEP_TEMPERATURES)[:, None]  # (T, 5)
+    logz = np.logaddexp.reduce(z, axis=1)
+    p = np.exp(z - logz[:, None])
+    h = -(p * np.log(p)).sum(axis=1)
+    return TokenRecord(step=3, token_id=0, text=LONG[0], logprob=float(lps[0]), prob=0.35,
+                       sampled_logprob=None, top=top, sampled_top=(), entropy=float(h[9]),
+                       sampled_entropy=None, elapsed_s=0.1, latency_s=0.01, context_tokens=9,
+                       sweep_logz=tuple(logz), sweep_entropy=tuple(h))  # fmt: skip
+
+
+@pytest.mark.parametrize("panel_width", [1100, 900, 640, 480])
+def test_temperature_chart_keeps_its_axes_and_range_with_long_token_names(qtbot, panel_width):
+    panel = ChartsPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.resize(panel_width, 900)
+    qtbot.wait(20)
+    chart = panel.temp
+    chart.show_record(long_named_record())
+    chart.set_temperature(0.7)
+    plot = chart.getPlotItem()
+
+    def fits() -> None:  # asserted once the layout has settled
+        assert plot.geometry().width() <= chart.width()
+        right = plot.mapRectToScene(plot.getAxis("right").geometry())  # without grid lines
+        assert right.right() <= chart.width() and right.width() > 20  # entropy axis, labelled
+        view = plot.vb.sceneBoundingRect()
+        assert view.left() >= 0 and view.right() <= right.left() + 1
+        assert np.allclose(plot.vb.viewRange()[0], (0.0, 2.0), atol=0.05)  # T 0..2 all shown
+        title = plot.titleLabel.item.sceneBoundingRect()
+        assert title.left() >= 0 and title.right() <= chart.width()
+        assert title.top() >= 0 and title.bottom() <= view.top() + 1  # the whole key shows
+
+    qtbot.waitUntil(fits, timeout=2_000)
+    assert "■&nbsp;␣Cons…" in plot.titleLabel.text and "entropy" in plot.titleLabel.text

@@ -1,0 +1,34 @@
+"""One settings store: every user of QSettings goes through app/settings_store.py."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import app
+from app import file_dialogs, model_picker, settings_store, window_state
+from engine.paths import data_dir
+
+
+def test_only_the_settings_store_opens_qsettings():
+    root = Path(app.__file__).parent
+    openers = sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*.py")
+        if re.search(r"QSettings\s*\(", p.read_text(encoding="utf-8"))
+    )
+    assert openers == ["settings_store.py"]
+
+
+def test_every_user_reads_and_writes_the_same_file(tmp_path):
+    settings_store.set_value("dialogs/last_folder", str(tmp_path))
+    assert file_dialogs.default_folder() == str(tmp_path)
+    model_picker.set_compute_preference("memory")
+    assert settings_store.value("model/prefer") == "memory"
+    assert window_state.open_store().value("model/prefer") == "memory"
+    window_state.remember_drop_oldest(True)
+    assert window_state.drop_oldest() is True
+    text = (data_dir() / settings_store.SETTINGS_FILE).read_text()
+    assert "prefer=memory" in text and "drop_oldest=true" in text
+    model_picker.set_compute_preference("auto")
+    window_state.remember_drop_oldest(False)
