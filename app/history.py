@@ -137,9 +137,12 @@ class HistoryPanel(QWidget):
                     for i in range(self.tree.topLevelItemCount())
                     if self.tree.topLevelItem(i).isExpanded()}  # fmt: skip
         self.tree.clear()
-        binned = []
+        binned, seen = [], {}
         for s in self.sessions:
-            top = QTreeWidgetItem([session_name(s), "", str(len(s.visible_runs)), ""])
+            name = session_name(s)
+            seen[name] = seen.get(name, 0) + 1  # same minute, same first prompt: numbered
+            name = name if seen[name] == 1 else f"{name} ({seen[name]})"
+            top = QTreeWidgetItem([name, "", str(len(s.visible_runs)), ""])
             top.setData(0, RUN_ROLE, (s.session_id, None))
             top.setToolTip(0, f"{s.session_id}\n{s.path}")
             for r in s.runs:
