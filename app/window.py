@@ -11,31 +11,29 @@ lands; the status line at most 4 times a second.
 from __future__ import annotations
 
 import gc
-import time
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget
 
 from app import window_state
 from app.bridge import EngineBridge, error_text
-from app.charts.panel import CHARTS, ChartsPanel
+from app.charts.panel import ChartsPanel
+from app.child_windows import ChildWindows
 from app.conversation_flow import FlowUi, TurnFlow, state_of
 from app.journal_sink import journal_session_run, open_journal
 from app.main import quit_app
 from app.menus import build_menus
 from app.model_picker import ModelPicker
 from app.prompt_panel import PromptPanel
+from app.run_view import RunView
 from app.session import Session
 from app.session_signals import SessionSignals
 from app.startup_model import load_on_start as start_model
-from app.status_line import status_text
 from app.window_layout import (
-    CENTER_MIN,
-    CHARTS_MIN,
-    SIDE_MIN,
     build_center,
     build_side,
+    build_split,
     build_status,
     first_size,
     progress_idle,
@@ -43,9 +41,6 @@ from app.window_layout import (
 )
 from engine.sessions.journal import RunLog
 
-STATUS_MS = 250
-REDRAW_MS = 33  # one chart per tick while streaming: each chart ~6 Hz, no long paint stalls
-STREAM_REFRESH_S = 0.25  # while streaming, each chart refreshes at most 4 times a second
 DOWNLOAD_DONE = 0.1  # below this fraction the model is still downloading (no byte count)
 
 
@@ -60,9 +55,15 @@ class PlaygroundWindow(QMainWindow):
         self.session = self.model.session
         self.store = window_state.open_store()
         self.side_visible = True
-        self.compare_window = self.inside = self.lab = None  # made on first use
         self._busy = False
         self._build()
+        self.windows = ChildWindows(
+            self,
+            self.model,
+            lambda: open_journal(self.session, self._on_journal_failed),
+            self.prompt.toPlainText,
+            lambda: (self.model_record, self.prompt.toPlainText(), self.controls.settings()),
+        )
         self._connect()
         self._fit_to_screen()
         restored, side = window_state.restore(
@@ -74,6 +75,15 @@ class PlaygroundWindow(QMainWindow):
             start_model(self.bridge, self.picker.current(), self.load_model, self.show_error)
 
     # -- the session, as views and tests read it ----------------------------------------
+    @property
+    def _dirty(self) -> list[str]:
+        """Charts still waiting for a redraw (tests wait for none)."""
+        return self.run_view.dirty
+
+    @property
+    def _stale(self) -> bool:
+        return self.run_view.stale
+
     @property
     def state(self):
         """The run on screen."""
@@ -101,11 +111,8 @@ class PlaygroundWindow(QMainWindow):
         self.prompt, self.prompt_tokens, self.prompt_stack = pp.prompt, pp.tokens_view, pp.stack
         self.token_count, self.show_tokens = pp.token_count, pp.show_tokens
         c = build_center(pp)
-        self.run_button, self.stop_button, self.follow_button = (
-            c.run_button,
-            c.stop_button,
-            c.follow_button,
-        )
+        self.run_button, self.stop_button = c.run_button, c.stop_button
+        self.follow_button = c.follow_button
         self.regen_button, self.ab_button, self.banner = c.regen_button, c.ab_button, c.banner
         self.viewing_label, self.output, self.thinking = c.viewing_label, c.output, c.thinking
         self.answer, self.transcript, self.turn_label = c.answer, c.transcript, c.turn_label
@@ -115,23 +122,12 @@ class PlaygroundWindow(QMainWindow):
         self.timeline_chart, self.throughput_chart = charts.timeline, charts.throughput
         self.context_chart = charts.context
 
-        # No panel can be dragged to nothing: minimum widths, children not collapsible.
-        self.split = split = QSplitter()
-        split.setChildrenCollapsible(False)
-        side_min = max(SIDE_MIN, self.controls.minimumSizeHint().width() + 40)
-        for widget, minimum, stretch in (
-            (side.tabs, side_min, 0),
-            (c.widget, CENTER_MIN, 2),
-            (charts, CHARTS_MIN, 3),
-        ):
-            widget.setMinimumWidth(minimum)
-            split.addWidget(widget)
-            split.setStretchFactor(split.count() - 1, stretch)
+        self.split = build_split(side.tabs, c.widget, charts, self.controls)
         root = QWidget()
         rl = QVBoxLayout(root)
         rl.setContentsMargins(6, 4, 6, 0)
         rl.addWidget(self.picker)
-        rl.addWidget(split, 1)
+        rl.addWidget(self.split, 1)
         self.setCentralWidget(root)
         self.flow = TurnFlow(
             self.model,
@@ -150,39 +146,27 @@ class PlaygroundWindow(QMainWindow):
         self.actions_ = build_menus(self.menuBar(), self._menu_slots())
         self.status_label, self.progress = build_status(self.statusBar())
         self._progress_idle()
-        self.status_timer = QTimer(self)
-        self.status_timer.setInterval(STATUS_MS)
-        self.redraw_timer = QTimer(self)
-        self.redraw_timer.setInterval(REDRAW_MS)
-        self._dirty: list[str] = []  # charts waiting for a redraw, oldest first
-        self._last_mark = 0.0
-        self._stale = False  # tokens arrived that the charts do not show yet
+        self.run_view = RunView(self.model, self.answer, charts, self.status_label,
+                                self.follow_button, self.viewing_label,
+                                self.controls.temp_spin.value, self)  # fmt: skip
 
     def _menu_slots(self) -> dict:
         from app.about import show_about
 
+        # A table: one name -> slot pair a line would be 20 lines of the same shape.
         return {
-            "new": self.new_conversation,
-            "open": self.picker.open_dialog,
-            "server": self.picker.add_server,
-            "import": self.history._on_import,
-            "export": self.export_current,
-            "quit": quit_app,
-            "run": self.run,
-            "cold": lambda: self.run(cold=True),
-            "regen": lambda: self.flow.regenerate(),
-            "ab": self.flow.start_ab,
-            "stop": self.stop,
-            "follow": lambda: self.select_step(None),
-            "side": self.toggle_side_panel,
-            "tokens": self.show_tokens.toggle,
-            "compare": self.open_compare,
-            "inside": lambda: self.open_inside(),
-            "lab": self.open_lab,
-            "about": lambda: show_about(
-                self, self.model_record.device if self.model_record else None
-            ),
-        }
+            "new": self.new_conversation, "open": self.picker.open_dialog,
+            "server": self.picker.add_server, "import": self.history._on_import,
+            "export": self.export_current, "quit": quit_app, "run": self.run,
+            "cold": lambda: self.run(cold=True), "regen": lambda: self.flow.regenerate(),
+            "ab": self.flow.start_ab, "stop": self.stop, "follow": lambda: self.select_step(None),
+            "side": self.toggle_side_panel, "tokens": self.show_tokens.toggle,
+            "compare": self.open_compare, "inside": lambda: self.open_inside(),
+            "lab": self.open_lab, "about": lambda: show_about(self, self._device()),
+        }  # fmt: skip
+
+    def _device(self) -> str | None:
+        return self.model_record.device if self.model_record else None
 
     def _fit_to_screen(self) -> None:
         screen = self.screen().availableGeometry() if self.screen() else None
@@ -222,14 +206,11 @@ class PlaygroundWindow(QMainWindow):
         b.progress.connect(self._on_progress)
         b.model_loaded.connect(self._on_model_loaded)
         b.prefill.connect(self._on_prefill)
-        b.tokens.connect(self._on_tokens)
+        b.tokens.connect(self.run_view.add_tokens)
         b.finished.connect(self._on_finished)
         b.failed.connect(self._on_failed)
         b.busy_changed.connect(self._on_busy)
-        m = self.model
-        m.shown_changed.connect(self._on_shown)
-        m.step_selected.connect(self._on_step_selected)
-        m.conversation_changed.connect(self._on_conversation)
+        self.model.conversation_changed.connect(self._on_conversation)
         self.run_button.clicked.connect(self.run)
         self.regen_button.clicked.connect(lambda: self.flow.regenerate())
         self.ab_button.clicked.connect(self.flow.start_ab)
@@ -247,10 +228,6 @@ class PlaygroundWindow(QMainWindow):
         self.journal_failed.connect(self._on_journal_failed)
         self.history.open_run.connect(self.show_run)
         self.history.message.connect(self.show_notice)
-        self.status_timer.timeout.connect(self._refresh_status)
-        self.status_timer.start()
-        self.redraw_timer.timeout.connect(self._redraw_if_dirty)
-        self.redraw_timer.start()
         QShortcut(QKeySequence("Ctrl+Enter"), self, activated=self.run)  # keypad Enter
 
     # -- actions -------------------------------------------------------------------
@@ -299,43 +276,13 @@ class PlaygroundWindow(QMainWindow):
         self.model.show(state)
 
     def open_compare(self):
-        """The Compare window: its own engine process, this session's journal."""
-        from app.compare import CompareWindow
-
-        if self.compare_window is None or self.compare_window.closed:
-            journal = open_journal(self.session, self._on_journal_failed)
-            # a window of its own, closed (with its engine) with the playground and by Quit
-            self.compare_window = CompareWindow(journal=journal, parent=self)
-            self.compare_window.shared_prompt.setPlainText(self.prompt.toPlainText())
-        self.compare_window.show()
-        self.compare_window.raise_()
-        return self.compare_window
+        return self.windows.open_compare()
 
     def open_inside(self, step: int | None = None):
-        """Inside the model (made once), following the session's run on screen and step."""
-        from app.inside.window import TABS, InsideWindow
-
-        if self.inside is None or self.inside.closed:
-            self.inside = InsideWindow(self.model, self)  # its own window, closed with us
-        self.inside.follow(self.state, step if step is not None else self.state.selected)
-        if step is not None:
-            self.inside.tabs.setCurrentIndex(TABS.index("attention"))
-        self.inside.show()
-        self.inside.raise_()
-        return self.inside
+        return self.windows.open_inside(step)
 
     def open_lab(self):
-        from app.lab.window import LabWindow
-
-        if self.lab is None or self.lab.closed:
-            self.lab = LabWindow(self._lab_source, parent=self)  # its own window, closed with us
-        self.lab.show()
-        self.lab.raise_()
-        return self.lab
-
-    def _lab_source(self):
-        """What the lab's experiments run on: the loaded model, the prompt, the settings."""
-        return self.model_record, self.prompt.toPlainText(), self.controls.settings()
+        return self.windows.open_lab()
 
     def show_notice(self, message: str) -> None:
         self.statusBar().showMessage(message, 8000)
@@ -364,27 +311,6 @@ class PlaygroundWindow(QMainWindow):
         self.ab_label.setVisible(bool(text))
 
     # -- session events ----------------------------------------------------------------
-    def _on_shown(self, state) -> None:
-        """Another run is on screen: every view starts from it, no readout stays."""
-        run = self.session.viewing
-        self.viewing_label.setText(
-            f"Viewing “{run.title}” from history ({run.run_id}). Prompt: {run.prompt[:200]}"
-            if run is not None
-            else ""
-        )
-        self.answer.clear_tokens()
-        if state.tokens:
-            self.answer.append_tokens(state.tokens)
-        self.follow_button.setEnabled(False)
-        self.charts.reset_readouts()
-        self._redraw()
-        self._refresh_status()
-
-    def _on_step_selected(self, step) -> None:
-        self.answer.select_step(step)
-        self.follow_button.setEnabled(step is not None)
-        self._redraw()
-
     def _on_conversation(self) -> None:
         conv, shown = self.session.conversation, self.session.shown_turn
         self.transcript.show_conversation(conv, shown)
@@ -419,16 +345,11 @@ class PlaygroundWindow(QMainWindow):
         self.picker.show_model(record)
         self._progress_idle()
         self.prompt_panel.load_tokenizer(record)
-        self._refresh_status()
+        self.run_view.refresh_status()
 
     def _on_prefill(self, record) -> None:
         self.state.prefill = record
         show_prefill(self.progress, record)
-
-    def _on_tokens(self, records) -> None:
-        self.state.add_tokens(records)
-        self.answer.append_tokens(records, self.state.tokens)
-        self._stale = True  # the redraw timer picks it up, at most every STREAM_REFRESH_S
 
     def _on_finished(self, record) -> None:
         self.model.finish(record)
@@ -436,41 +357,13 @@ class PlaygroundWindow(QMainWindow):
             self.controls.seed.blockSignals(True)
             self.controls.seed.setValue(record.seed)
             self.controls.seed.blockSignals(False)
-        self._dirty, self._stale = list(CHARTS), False
-        self._refresh_status()
 
     def _on_failed(self, record) -> None:
         self.model.finish(record)
-        self._dirty, self._stale = list(CHARTS), False  # show the partial run in full
         self.show_error(error_text(record))
         if record.kind == "model":  # the box shows the model runs will use, not the bad file
             self.picker.refresh(select=self.model_record.path if self.model_record else None)
         self._progress_idle()
-        self._refresh_status()
-
-    # -- drawing -----------------------------------------------------------------------
-    def _redraw_if_dirty(self) -> None:
-        """Redraw one waiting chart: painting all five at once stalls ~50 ms."""
-        now = time.monotonic()
-        if self._stale and now - self._last_mark >= STREAM_REFRESH_S:  # paint is what costs
-            self._stale, self._last_mark = False, now
-            self._dirty = [c for c in self._dirty if c not in CHARTS] + list(CHARTS)
-        if self._dirty:
-            self._draw_chart(self._dirty.pop(0))
-
-    def _redraw(self) -> None:
-        """Redraw every chart now (a run starts or ends, a step is selected)."""
-        self._dirty = []
-        for name in CHARTS:
-            self._draw_chart(name)
-
-    def _draw_chart(self, name: str) -> None:
-        self.charts.draw(name, self.state, self.controls.temp_spin.value())
-
-    def _refresh_status(self) -> None:
-        text = status_text(self.state, self.session.shown_model)
-        if text is not None and self.status_label.text() != text:
-            self.status_label.setText(text)
 
     def _save(self) -> None:
         path = self.model_record.path if self.model_record else None
@@ -490,11 +383,9 @@ class PlaygroundWindow(QMainWindow):
         super().closeEvent(event)
 
     def cleanup(self) -> None:
-        self.status_timer.stop()
-        self.redraw_timer.stop()
+        self.run_view.cleanup()
         self.prompt_panel.timer.stop()
         self.bridge.cleanup()
-        if self.compare_window is not None:
-            self.compare_window.close()  # saves its geometry and stops its engine
+        self.windows.cleanup()
         if self.session.journal is not None:
             self.session.journal.close()

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSizePolicy,
+    QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -196,6 +197,20 @@ def build_center(prompt_panel) -> Center:
         turn_label,
         ab_label,
     )
+
+
+def build_split(side: QWidget, center: QWidget, charts: QWidget, controls) -> QSplitter:
+    """Side tabs | prompt and answer | charts. No panel can be dragged to nothing:
+    minimum widths, children not collapsible."""
+    split = QSplitter()
+    split.setChildrenCollapsible(False)
+    side_min = max(SIDE_MIN, controls.minimumSizeHint().width() + 40)
+    for widget, minimum, stretch in ((side, side_min, 0), (center, CENTER_MIN, 2),
+                                     (charts, CHARTS_MIN, 3)):  # fmt: skip
+        widget.setMinimumWidth(minimum)
+        split.addWidget(widget)
+        split.setStretchFactor(split.count() - 1, stretch)
+    return split
 
 
 def first_size(available) -> tuple[int, int, list[int], bool]:

@@ -45,8 +45,8 @@ def full_redraw_baseline(qtbot, window, frames: int = 8) -> float:
     """Longest heartbeat gap while every chart is redrawn at once, `frames` times."""
     with Heartbeat() as hb:
         for _ in range(frames):
-            window._dirty = []
-            window._redraw()
+            window.run_view.dirty = []
+            window.run_view.redraw()
             qtbot.wait(50)
     return max(hb.gaps)
 

@@ -1,0 +1,112 @@
+"""Every view describes the run on screen (issue 23): the status line with the run's
+own model, readouts that reset when the run changes, a reopened run's counter and
+KV growth, Inside following a History run, and a turn's sibling runs."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from PySide6.QtCore import QPointF
+
+from app.charts.frame import HINT
+from app.status_line import status_text
+from engine.models.light_tokenizer import LightTokenizer
+from engine.prompt import encode_prompt
+from engine.records import to_dict
+from engine.sessions.journal import read_session
+from tests.app.conftest import run_and_wait
+
+OTHER_PARAMS = 268_098_176  # a model of another size (Gemma 3 270M's parameter count)
+
+
+def _journal_as_other_model(window, state):
+    """The run on screen written again as if another model had made it; its RunLog."""
+    other = dataclasses.replace(state.model, name="Other-270M", path="/nowhere/other",
+                                parameters=OTHER_PARAMS, matmul_gflops=None)  # fmt: skip
+    journal = window.journal
+    run_id = journal.start_run(state.prompt, state.settings.to_dict(), to_dict(other))
+    for record in (*state.tokens, state.done):
+        journal.record(run_id, record)
+    return read_session(journal.path).run(run_id), other
+
+
+def _hover_a_bar(window) -> str:
+    frame = window.charts.frames["dist"]
+    vb = window.dist_chart.getPlotItem().vb
+    for x in (0.02, 0.05, 0.1, 0.3):
+        text = frame.hover(vb.mapViewToScene(QPointF(x, 0)))
+        if text != HINT:
+            return text
+    raise AssertionError("no bar under the cursor")
+
+
+def test_the_status_line_and_readouts_follow_the_run_shown(qtbot, window):
+    state = run_and_wait(qtbot, window, "Name a colour.", max_tokens=3)
+    assert "(id " in _hover_a_bar(window)
+    run, other = _journal_as_other_model(window, state)
+    window.show_run(run)
+    shown = window.state
+    assert shown.model.name == "Other-270M" and window.model_record.name != "Other-270M"
+    want = status_text(shown, other)
+    assert window.status_label.text() == want
+    gflops = shown.done.prefill_tps * 2 * OTHER_PARAMS / 1e9
+    assert f"({gflops:.0f} GFLOP/s)" in want  # counted with the run's own model
+    assert window.charts.frames["dist"].readout.text() == HINT  # nothing from the last run
+    # A server added after the run does not rename the run's device or model.
+    server = dataclasses.replace(window.model_record, name="srv", path="http://h:1/v1#m",
+                                 backend="openai", device="server")  # fmt: skip
+    window.model.set_model(server)
+    window.run_view.refresh_status()
+    assert window.status_label.text() == want and "server" not in want
+    _hover_a_bar(window)
+    window.new_conversation()
+    assert window.charts.frames["dist"].readout.text() == HINT
+
+
+def test_a_reopened_single_turn_run_is_its_own_conversation(qtbot, window):
+    first = run_and_wait(qtbot, window, "Name a fruit.", max_tokens=3)
+    window.prompt.setPlainText("And a vegetable?")
+    run_and_wait(qtbot, window, "And a vegetable?", max_tokens=3)
+    assert window.state.kv_growth == [first.done.kv_cache_bytes]
+    log = read_session(window.journal.path).run(first.run_id)
+    window.show_run(log)
+    assert window.state.kv_growth == []  # no "KV 1 MB → 1 MB" from itself
+    assert len(window.conversation) == 1 and window.conversation.turns[0].user == "Name a fruit."
+    window.prompt.setPlainText("Another one?")
+    window.prompt_panel.update_count()
+    tok = LightTokenizer(window.model_record.path)
+    messages = [{"role": "user", "content": "Name a fruit."},
+                {"role": "assistant", "content": first.text},
+                {"role": "user", "content": "Another one?"}]  # fmt: skip
+    settings = window.controls.prompt_settings()
+    total = len(encode_prompt(tok, messages, settings).ids)
+    alone = len(encode_prompt(tok, "Another one?", settings).ids)
+    assert window.token_count.text().startswith(f"{alone:,} tokens · turn 2: {total:,}")
+
+
+def test_regenerate_keeps_both_runs_and_switches_between_them(qtbot, window):
+    first = run_and_wait(qtbot, window, "Say hi.", max_tokens=2)
+    window.flow.regenerate()
+    qtbot.waitUntil(lambda: window.state is not first and window.state.done is not None,
+                    timeout=60_000)  # fmt: skip
+    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
+    second = window.state
+    assert "run 2/2" in window.turn_label.text()
+    window.flow.on_link("prev", 0)
+    assert window.state is first and "run 1/2" in window.turn_label.text()
+    assert window.output.toPlainText().startswith(first.text.strip()[:3])
+    window.flow.on_link("next", 0)
+    assert window.state is second
+
+
+def test_inside_follows_a_run_opened_from_history(qtbot, window):
+    state = run_and_wait(qtbot, window, "Name a river.", max_tokens=2)
+    inside = window.open_inside()
+    qtbot.addWidget(inside)
+    run, _other = _journal_as_other_model(window, state)
+    window.show_run(run)
+    assert inside.state is window.state
+    assert inside.where.text().startswith("Other-270M · the prompt alone of “Name a river.”")
+    window.new_conversation()
+    assert inside.where.text().startswith("Run a prompt in the playground")
+    inside.close()
