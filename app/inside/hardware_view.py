@@ -93,7 +93,7 @@ class HardwareView(QWidget):
         ]
         if t.weight_bytes:
             kv = (
-                f", KV cache {t.kv_bytes_per_token / 1e3:.0f} KB per token"
+                f", KV cache {t.kv_bytes_per_token:,.0f} bytes per token"
                 if (t.kv_bytes_per_token)
                 else ""
             )
