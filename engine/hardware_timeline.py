@@ -13,6 +13,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+def versus(got: float, limit: float | None, unit: str, fmt: str = ".0f") -> str:
+    """An achieved figure against its limit: "12 of 20 GFLOP/s"; above the limit it says
+    so ("15 GFLOP/s, above the 13 GFLOP/s estimate") instead of "15 of 13".
+
+    Args:
+        got: the achieved figure.
+        limit: the device's limit, or None when unknown.
+        unit: the unit both are in.
+        fmt: the format of both numbers.
+    """
+    if not limit:
+        return f"{got:{fmt}} {unit}"
+    if got > limit:
+        return f"{got:{fmt}} {unit}, above the {limit:{fmt}} {unit} estimate"
+    return f"{got:{fmt}} of {limit:{fmt}} {unit}"
+
+
 @dataclass
 class Timeline:
     prefill_s: float | None = None
