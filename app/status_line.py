@@ -7,6 +7,7 @@ a figure the engine did not report says so.
 from __future__ import annotations
 
 from app.run_state import RunState
+from engine.hardware_timeline import versus
 from engine.series import decode_rate
 from engine.units import fmt_mb, fmt_or_na
 
@@ -40,8 +41,7 @@ def _bandwidth(d, model) -> str:
     if not (d.decode_tps and model is not None and model.weight_bytes):
         return ""
     got = d.decode_tps * model.weight_bytes / 1e9
-    limit = f" of {model.memory_gbs:.0f}" if model.memory_gbs else ""
-    return f" ({got:.1f}{limit} GB/s)"
+    return f" ({versus(got, model.memory_gbs, 'GB/s', '.1f')})"
 
 
 def _flops(d, model) -> str:
@@ -49,8 +49,7 @@ def _flops(d, model) -> str:
     if not (d.prefill_tps and model is not None and model.parameters):
         return ""
     got = d.prefill_tps * 2 * model.parameters / 1e9
-    limit = f" of {model.matmul_gflops:.0f}" if model.matmul_gflops else ""
-    return f" ({got:.0f}{limit} GFLOP/s)"
+    return f" ({versus(got, model.matmul_gflops, 'GFLOP/s')})"
 
 
 def _thinking(d) -> str:

@@ -1,7 +1,9 @@
 """What this machine's CPU can do at best, measured once (NumPy, no MLX): memory
-bandwidth (a large copy) and float32 matrix-product speed on one thread's worth
-of BLAS work. Speeds are shown against these limits: decode reads every weight
-once per token (bandwidth-bound), prefill does 2 x parameters FLOPs per token."""
+bandwidth (a large copy) and float32 matrix-product speed on NumPy's BLAS. Decode
+reads every weight once per token (bandwidth-bound) and is shown against the copy;
+prefill does 2 x parameters FLOPs per token and, on the CPU, is shown against MLX's
+own product at the model's shape instead (engine/backends/mlx/gemm_limit.py):
+NumPy's 512 x 512 product is another BLAS, and prefills exceeded it."""
 
 from __future__ import annotations
 
@@ -55,7 +57,9 @@ def machine_limits() -> Limits:
     return limits
 
 
-CPU_SOURCE = "measured on this CPU (NumPy: a 64 MB copy, a 512 x 512 float32 product)"
+# On the CPU the compute limit is MLX's own product at the model's shape (gemm_limit.py):
+# NumPy's 512 x 512 product runs on another BLAS and was exceeded by real prefills.
+CPU_SOURCE = "memory: measured on this CPU (NumPy: a 64 MB copy)"
 # Published peak figures: memory bandwidth GB/s, float32 GFLOP/s (GPU shader peak).
 APPLE_CHIPS = {
     "M1": (68, 2600), "M1 Pro": (200, 5300), "M1 Max": (400, 10600), "M1 Ultra": (800, 21000),

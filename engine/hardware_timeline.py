@@ -13,6 +13,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+def versus(got: float, limit: float | None, unit: str, fmt: str = ".0f") -> str:
+    """An achieved figure against its limit: "12 of 20 GFLOP/s"; above the limit it says
+    so ("15 GFLOP/s, above the 13 GFLOP/s estimate") instead of "15 of 13".
+
+    Args:
+        got: the achieved figure.
+        limit: the device's limit, or None when unknown.
+        unit: the unit both are in.
+        fmt: the format of both numbers.
+    """
+    if not limit:
+        return f"{got:{fmt}} {unit}"
+    if got > limit:
+        return f"{got:{fmt}} {unit}, above the {limit:{fmt}} {unit} estimate"
+    return f"{got:{fmt}} of {limit:{fmt}} {unit}"
+
+
 @dataclass
 class Timeline:
     prefill_s: float | None = None
@@ -36,6 +53,13 @@ class Timeline:
         return sum(self.step_bytes) / total_s / 1e9 if total_s > 0 else None
 
 
+def _tokens_held(done, tokens) -> int:
+    """Tokens the KV cache holds; older records lack the count, and there the last
+    sampled token (counted in its context) was not yet fed through the model."""
+    held = getattr(done, "kv_cache_tokens", None)
+    return max(held if held else tokens[-1].context_tokens - 1, 1)
+
+
 def timeline(model, tokens, done, prompt_tokens: int | None) -> Timeline:
     """The run's timeline from its ModelRecord, TokenRecords and DoneRecord."""
     t = Timeline()
@@ -52,7 +76,7 @@ def timeline(model, tokens, done, prompt_tokens: int | None) -> Timeline:
     else:
         t.missing.append("prefill: the run did not report its prefill time")
     if done is not None and done.kv_cache_bytes and tokens:
-        t.kv_bytes_per_token = done.kv_cache_bytes / max(tokens[-1].context_tokens, 1)
+        t.kv_bytes_per_token = done.kv_cache_bytes / _tokens_held(done, tokens)
     if not t.weight_bytes:
         t.missing.append("decode bandwidth: the backend did not report the weights' size")
         return t

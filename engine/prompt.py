@@ -3,7 +3,9 @@
 The same function runs in the engine and in the window's token counter. In
 chat mode the ids are split into the system part (everything the template puts
 before the user's turn: a system prompt, or a default system block the template
-inserts by itself, with its wrapper tokens) and the rest.
+inserts by itself, with its wrapper tokens; where the template puts the system
+text inside the user's turn, as Gemma's does, that preamble plus the tokens the
+system text adds) and the rest.
 """
 
 from __future__ import annotations
@@ -122,8 +124,40 @@ def encode_prompt(tokenizer, prompt, settings: SamplingSettings) -> EncodedPromp
         raise SettingsError("this model has no chat template: switch to raw completion mode")
     text = _render(tokenizer, messages, True)
     ids = tokenizer.encode(text, add_special_tokens=False)
-    prefix = system_prefix(tokenizer, settings.system_prompt)
-    system_tokens = 0
-    if prefix and text.startswith(prefix):
-        system_tokens = len(tokenizer.encode(prefix, add_special_tokens=False))
-    return EncodedPrompt(ids, min(system_tokens, len(ids)))
+    return EncodedPrompt(ids, min(_system_count(tokenizer, messages, text, ids), len(ids)))
+
+
+def _system_count(tokenizer, messages: list[dict], text: str, ids: list[int]) -> int:
+    """Tokens of the system part, wherever the template puts it.
+
+    Most templates give the system its own block before the user's turn (counted
+    with its wrappers). Some put the system text elsewhere (Gemma: at the start of
+    the first user turn); then it is what the system message adds, found by
+    rendering the same messages without it and comparing the two token lists.
+    """
+    system = messages[0]["content"] if messages[0]["role"] == "system" else None
+    prefix = system_prefix(tokenizer, system)
+    if prefix and text.startswith(prefix) and (system is None or system in prefix):
+        return len(tokenizer.encode(prefix, add_special_tokens=False))
+    if system is None:
+        return 0
+    rest = messages[1:]
+    if not rest:
+        return len(ids)  # nothing but the system message
+    without = tokenizer.encode(_render(tokenizer, rest, True), add_special_tokens=False)
+    plain = system_prefix(tokenizer, None)  # the template's own preamble (Gemma: <bos>)
+    own = len(tokenizer.encode(plain, add_special_tokens=False)) if plain else 0
+    return own + inserted_tokens(ids, without)
+
+
+def inserted_tokens(longer: list[int], shorter: list[int]) -> int:
+    """How many tokens `longer` holds beyond a common start and a common end with
+    `shorter` (what inserting a message into a template added)."""
+    start = 0
+    while start < min(len(longer), len(shorter)) and longer[start] == shorter[start]:
+        start += 1
+    end = 0
+    room = min(len(longer), len(shorter)) - start
+    while end < room and longer[-1 - end] == shorter[-1 - end]:
+        end += 1
+    return len(longer) - start - end

@@ -190,6 +190,7 @@ class DoneRecord:
     timings_from: str = "engine"
     cached_tokens: int = 0  # prompt tokens reused from the previous run's KV cache
     thinking_tokens: int = 0  # of the generated tokens, the reasoning ones
+    kv_cache_tokens: int | None = None  # tokens the KV cache holds (kv_cache_bytes covers)
     type: str = "done"
 
 

@@ -1,7 +1,8 @@
 """Context window: tokens used by the system part, earlier turns of the
 conversation, the prompt, thinking and the output against the model's context
 length; the prompt tokens reused from the KV cache outlined; the KV cache's size
-after each turn."""
+after each turn. Each row has its own token axis: the whole window's on top, the
+stretched used part's at the bottom (its ticks placed at token x stretch)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from PySide6.QtCore import Qt
 
 from app.charts.base import NOT_REPORTED, empty_text, set_title, show_empty, style_plot, view_point
 from app.run_state import RunState
-from app.theme import EARLIER_ANSWER, EARLIER_USER, FREE, OUTPUT, PROMPT, SYSTEM, THINKING
+from app.theme import AXIS, EARLIER_ANSWER, EARLIER_USER, FREE, OUTPUT, PROMPT, SYSTEM, THINKING
+from engine.ticks import nice_ticks
 from engine.units import human_bytes
 
 OVER = "#b00020"
+WINDOW_AXIS = "whole window: tokens"
+USED_AXIS = "used part: tokens"
 
 
 class ContextChart(pg.PlotWidget):
@@ -22,7 +26,13 @@ class ContextChart(pg.PlotWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         plot = self.getPlotItem()
-        style_plot(plot, "Context window", bottom="tokens")
+        style_plot(plot, "Context window", bottom=USED_AXIS)
+        plot.showAxis("top")  # the whole window's tokens, beside its row (row 0, on top)
+        plot.setLabel("top", WINDOW_AXIS, **{"font-size": "8pt"})
+        top = plot.getAxis("top")
+        top.setTickFont(plot.getAxis("bottom").style["tickFont"])
+        top.setTextPen(AXIS)
+        top.enableAutoSIPrefix(False)
         plot.setMouseEnabled(x=False, y=False)
         self.bars = {
             name: pg.BarGraphItem(x0=[0], y=[0], height=0.6, width=[0], brush=color, pen=None)
@@ -48,6 +58,7 @@ class ContextChart(pg.PlotWidget):
         self.summary = ""
         self.empty = empty_text(plot, "Run a prompt to see how full the context is")
         self.zoom = 1.0
+        self.used_ticks: list[tuple[float, str]] = []  # (x in the plot, used-row token)
         self.update_from(RunState())
 
     def update_from(self, state: RunState) -> None:
@@ -80,6 +91,7 @@ class ContextChart(pg.PlotWidget):
         # Row 1 is stretched: say so, and by how much, so the axis is not misread.
         stretched = f"used {used:,} (×{zoom:,.0f})" if zoom > 1.5 else "used part"
         self.getPlotItem().getAxis("left").setTicks([[(0, "whole window"), (1, stretched)]])
+        self._used_axis(used, zoom)
         show_empty(self.getPlotItem(), self.empty, not used or unknown, x=(0, max(ctx, 1)),
                    y=(-0.5, 1.5), message=NOT_REPORTED.format(
                        what="the context window" if not ctx else "the prompt's length")
@@ -126,6 +138,20 @@ class ContextChart(pg.PlotWidget):
         free = f"<span style='color:#999'>■ free {max(ctx - used, 0):,}</span>"
         self.summary = f"{head}{kv_text}<br>{legend}{reuse} {free}"
         set_title(self.getPlotItem(), "Context window", self.summary)
+
+    def _used_axis(self, used: int, zoom: float) -> None:
+        """The bottom axis counts the used row's tokens: round token numbers, each drawn
+        where the stretched row puts it (token x zoom), so it is never read against the
+        whole window's scale."""
+        axis = self.getPlotItem().getAxis("bottom")
+        if not used:
+            axis.setTicks(None)
+            return
+        ticks = [int(v) for v in nice_ticks(0, used) if float(v).is_integer()]
+        self.used_ticks = [(v * zoom, f"{v:,}") for v in ticks]
+        axis.setTicks([self.used_ticks, []])
+        label = f"{USED_AXIS} (×{zoom:,.0f} stretched)" if zoom > 1.5 else USED_AXIS
+        self.getPlotItem().setLabel("bottom", label, **{"font-size": "8pt"})
 
     def readout(self, scene_pos) -> str | None:
         """Which part of the context the token position under the cursor belongs to."""

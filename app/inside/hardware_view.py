@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from app.charts.base import empty_text, pen, set_title, show_empty, style_plot
 from app.theme import CHOSEN, OUTPUT, PROMPT
-from engine.hardware_timeline import Timeline
+from engine.hardware_timeline import Timeline, versus
 
 
 class HardwareView(QWidget):
@@ -36,7 +36,7 @@ class HardwareView(QWidget):
             x=[0, 1], height=[0, 0], width=0.6, brushes=[PROMPT, "#cccccc"], pen=None
         )
         p.addItem(self.p_bars)
-        p.getAxis("bottom").setTicks([[(0, "achieved"), (1, "device limit")]])
+        p.getAxis("bottom").setTicks([[(0, "achieved"), (1, "limit (estimate)")]])
         self.p_empty = empty_text(p, "Run a prompt to see prefill against the hardware")
         self.note = QLabel()
         self.note.setWordWrap(True)
@@ -76,11 +76,13 @@ class HardwareView(QWidget):
             p.setRange(
                 xRange=(-0.6, 1.6), yRange=(0, max(t.prefill_gflops, limit) * 1.1), padding=0
             )
-            share = f" = {t.prefill_gflops / limit:.0%}" if limit else ""
+            above = bool(limit) and t.prefill_gflops > limit  # never drawn so silently
+            share = f" = {t.prefill_gflops / limit:.0%}" if limit and not above else ""
             set_title(
                 p,
                 "Prefill: compute",
-                f"{t.prefill_gflops:.1f} GFLOP/s{share} · {t.prefill_tokens} tokens",
+                f"{versus(t.prefill_gflops, limit, 'GFLOP/s', '.1f')}{share}<br>"
+                f"{t.prefill_tokens} tokens",  # two short lines: a long title clips the plot
             )
         self.note.setText(self._explain(t))
 
@@ -93,7 +95,7 @@ class HardwareView(QWidget):
         ]
         if t.weight_bytes:
             kv = (
-                f", KV cache {t.kv_bytes_per_token / 1e3:.0f} KB per token"
+                f", KV cache {t.kv_bytes_per_token:,.0f} bytes per token"
                 if (t.kv_bytes_per_token)
                 else ""
             )
@@ -101,10 +103,9 @@ class HardwareView(QWidget):
             lines.append(
                 f"Model: {params}{t.weight_bytes / 1e6:,.0f} MB of weights as they run{kv}."
             )
-        if t.limits_source:
-            lines.append(
-                f"Device limits ({t.memory_gbs:.0f} GB/s, {t.matmul_gflops:,.0f} "
-                f"GFLOP/s): {t.limits_source}."
-            )
+        if t.limits_source:  # either limit may be unknown (a run made on another machine)
+            mem = f"{t.memory_gbs:.0f} GB/s" if t.memory_gbs else "memory not measured"
+            flops = f"{t.matmul_gflops:,.0f} GFLOP/s" if t.matmul_gflops else "compute not measured"
+            lines.append(f"Device limits ({mem}, {flops}): {t.limits_source}.")
         lines += t.missing
         return "  ".join(lines)

@@ -103,12 +103,13 @@ class CacheView(QWidget):
                   f"prompt tokens from cache, {last['speedup']:.1f}× faster to the first "
                   "token")  # fmt: skip
         worst = max(r["max_logprob_difference"] for r in rows)
-        per_token = last["kv_cache_bytes"] / max(last["context_tokens"], 1)
+        held = last.get("kv_cache_tokens") or last["context_tokens"] - 1  # older results
+        per_token = last["kv_cache_bytes"] / max(held, 1)
         self.summary.setText(
             f"The cold run's TTFT grows with the conversation; the cached run prefills only "
             f"the new message. Cached and cold runs chose the same tokens in "
             f"{sum(r['same_tokens'] for r in rows)} of {len(rows)} turns (logprobs within "
-            f"{worst:.1e}). The KV cache holds {per_token / 1e3:,.0f} KB per token of "
+            f"{worst:.1e}). The KV cache holds {per_token:,.0f} bytes per token of "
             f"context: {last['kv_cache_bytes'] / 1e6:.2f} MB after {last['context_tokens']:,} "
             f"tokens, of a {data['context_length']:,}-token window."
         )

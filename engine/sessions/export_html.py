@@ -15,6 +15,7 @@ import time
 from engine.series import rolling_tps
 from engine.sessions.journal import RunLog, SessionLog
 from engine.sessions.report_rows import problems
+from engine.ticks import nice_ticks
 from engine.units import fmt_or_na as _unit
 from engine.units import to_mb
 
@@ -144,11 +145,11 @@ def _tick(v: float) -> str:
 def _axes(x0, x1, ymax, xlabel, ylabel, px, py) -> str:
     parts = [f"<line x1='{PAD_L}' y1='{H - PAD_B}' x2='{W - PAD_R}' y2='{H - PAD_B}' stroke='#888'/>",
              f"<line x1='{PAD_L}' y1='{PAD_T}' x2='{PAD_L}' y2='{H - PAD_B}' stroke='#888'/>"]  # fmt: skip
-    for i in range(5):
-        x = x0 + (x1 - x0) * i / 4
-        y = ymax * i / 4
+    for x in nice_ticks(x0, x1):  # round numbers (1-2-5 steps), not quarters of the range
         parts.append(f"<text x='{px(x):.1f}' y='{H - PAD_B + 14}' text-anchor='middle'>"
-                     f"{x:.3g}</text><text x='{PAD_L - 4}' y='{py(y) + 4:.1f}' "
+                     f"{_tick(x)}</text>")  # fmt: skip
+    for y in nice_ticks(0, ymax):
+        parts.append(f"<text x='{PAD_L - 4}' y='{py(y) + 4:.1f}' "
                      f"text-anchor='end'>{_tick(y)}</text>")  # fmt: skip
     parts.append(f"<text x='{(PAD_L + W - PAD_R) / 2}' y='{H - 4}' text-anchor='middle'>"
                  f"{_e(xlabel)}</text><text x='12' y='{H / 2}' text-anchor='middle' "

@@ -197,6 +197,7 @@ CHECKS = {
         "system_tokens": lambda v: _int(v, **_COUNT),
         "cached_tokens": lambda v: _int(v, **_COUNT),
         "thinking_tokens": lambda v: _int(v, **_COUNT),
+        "kv_cache_tokens": lambda v: _int(v, allow_none=True, **_COUNT),
         "prefill_s": lambda v: _num(v, allow_none=True, **_SECONDS),
         "decode_s": lambda v: _num(v, allow_none=True, **_SECONDS),
         "error": lambda v: _str(v, allow_none=True),

@@ -88,7 +88,9 @@ def test_kv_cache_view(qtbot, window, default_model_path):
         assert r["speedup"] == pytest.approx(r["cold_ttft_s"] / r["cached_ttft_s"])
         held, rest = divmod(r["kv_cache_bytes"], per_token)  # float32 keys and values
         assert rest == 0 and r["prompt_tokens"] <= held <= r["context_tokens"]
+        assert held == r["kv_cache_tokens"]
     view = lab.cache
+    assert f"holds {per_token:,} bytes per token" in view.summary.text()
     assert view.table.rowCount() == 3 and view.table.item(2, 2).text() == str(
         rows[2]["cached_tokens"]
     )

@@ -150,7 +150,11 @@ def test_hardware_timeline_recomputes_from_the_runs_own_timings(smollm):
         limits_source="measured",
     )
     t = timeline(model, run.tokens, run.done, run.done.prompt_tokens)
-    kv = run.done.kv_cache_bytes / run.tokens[-1].context_tokens
+    args = smollm.model.args  # K and V, per layer, per KV head: head_dim float32 values
+    per_token = 2 * args.num_hidden_layers * args.num_key_value_heads * args.head_dim * 4
+    assert t.kv_bytes_per_token == per_token
+    assert run.done.kv_cache_tokens == run.done.prompt_tokens + len(run.tokens) - 1
+    kv = per_token
     assert t.steps == [r.step for r in run.tokens[1:]]
     for step, gbs in zip(t.steps, t.step_gbs, strict=True):
         rec = run.tokens[step]

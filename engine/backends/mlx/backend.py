@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 
 from engine import environment
@@ -127,7 +128,11 @@ def _speed_limits(model) -> dict:
     from engine.hardware import CPU_SOURCE, gpu_limits, machine_limits
 
     if mx.default_device().type == mx.DeviceType.cpu:
-        limits, source = machine_limits(), CPU_SOURCE
+        from engine.backends.mlx.gemm_limit import gemm_limit
+
+        gflops, how = gemm_limit(model)  # on MLX's BLAS at the model's shape, not NumPy's
+        limits = dataclasses.replace(machine_limits(), matmul_gflops=gflops)
+        source = f"{CPU_SOURCE}; compute: {how}"
     else:
         found = gpu_limits(_gpu_name())
         if found is None:

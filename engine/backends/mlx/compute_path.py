@@ -2,8 +2,11 @@
 float32 on an optimised BLAS, chosen by measuring both once per model and machine.
 
 The float32 weights are exactly the dequantized quantized ones (only float
-rounding differs), so greedy tokens and log-probabilities match the quantized
-model; they take 32/bits times the memory. The choice: `memory` keeps the
+rounding differs); they take 32/bits times the memory. On the CPU the stored
+path keeps the packed weights but runs float32 scales, biases and activations
+(`stored_float32`): as mlx-lm loads them they are float16, which moved Gemma 3's
+first log-probability by 0.3 nats and changed its greedy text. Both paths then
+give the same log-probabilities (tests/engine/test_compute_paths.py). The choice: `memory` keeps the
 quantized weights, `speed` dequantizes if it fits, `auto` (default) dequantizes
 when the budget allows and a short measurement says it is faster (cached in
 `runtime/paths.json` next to the models).
@@ -62,6 +65,19 @@ def float32_bytes(model: nn.Module) -> tuple[int, bool]:
     return total, True
 
 
+STORED = "as stored"
+STORED_CPU = "as stored, float32 scales and activations"  # the packed weights kept
+
+
+def stored_float32(model: nn.Module) -> nn.Module:
+    """The stored path on the CPU: packed weights kept, every floating parameter
+    (scales, biases, norms) in float32, so activations are float32 as on the speed path.
+    Costs the scales' size again (SmolLM2: 98 -> 115 MB)."""
+    model.set_dtype(mx.float32)  # floating parameters only: packed uint32 weights untouched
+    mx.eval(model.parameters())
+    return model
+
+
 def dequantize_float32(model: nn.Module) -> nn.Module:
     from mlx_lm.utils import dequantize_model
 
@@ -106,36 +122,38 @@ def choose_path(model: nn.Module, key: str, prefer: str = "auto") -> tuple[nn.Mo
         return model, PathChoice("as stored", "the GPU runs quantized weights directly")
     need, quantized = float32_bytes(model)
     if not quantized:
-        return model, PathChoice("as stored", "not quantized")
+        return model, PathChoice(STORED, "not quantized")
     blas = status()
     if not blas.ok:
-        return model, PathChoice("as stored", f"no optimised BLAS: {blas.detail}")
+        return stored_float32(model), PathChoice(STORED_CPU, f"no optimised BLAS: {blas.detail}")
     if prefer == "memory":
-        return model, PathChoice("as stored", "memory preferred (model picker)")
+        return stored_float32(model), PathChoice(STORED_CPU, "memory preferred (model picker)")
     avail = available_memory()
     share = 0.9 if prefer == "speed" else BUDGET_SHARE
     if avail is not None and need > share * avail:
-        return model, PathChoice("as stored", f"float32 needs {need / 1e6:,.0f} MB, over the "
-                                 f"budget of {share * avail / 1e6:,.0f} MB")  # fmt: skip
+        over = (
+            f"float32 needs {need / 1e6:,.0f} MB, over the budget of {share * avail / 1e6:,.0f} MB"
+        )
+        return stored_float32(model), PathChoice(STORED_CPU, over)
     why = f"float32 on {blas.detail}: {need / 1e6:,.0f} MB"
     if prefer == "speed":
         return dequantize_float32(model), PathChoice("float32", why + " (speed preferred)")
     key = f"{key}|{blas.detail}|{os.cpu_count()}"
     seen = _cached(key)
     if seen is None:
-        q = _time_forward(model)
+        q = _time_forward(stored_float32(model))  # the stored path as it would run
         model = dequantize_float32(model)
         f = _time_forward(model)
         seen = {"quantized_s": q, "float32_s": f}
         _remember(key, seen)
         faster = f[0] < q[0] and f[1] <= q[1] * 1.1
         if not faster:
-            return None, PathChoice("as stored", "measured: float32 is not faster here")
+            return None, PathChoice(STORED_CPU, "measured: float32 is not faster here")
         return model, PathChoice("float32", why + _gain(seen))
     q, f = seen["quantized_s"], seen["float32_s"]
     if f[0] < q[0] and f[1] <= q[1] * 1.1:
         return dequantize_float32(model), PathChoice("float32", why + _gain(seen))
-    return model, PathChoice("as stored", "measured: float32 is not faster here")
+    return stored_float32(model), PathChoice(STORED_CPU, "measured: float32 is not faster here")
 
 
 def _gain(seen: dict) -> str:

@@ -84,6 +84,12 @@ def kv_cache_bytes(cache) -> int:
     return total
 
 
+def kv_cache_tokens(cache) -> int:
+    """Tokens fed through the model so far: the last sampled token is only fed on when
+    the next step ran (pipelined decode runs it early), so it is read, not inferred."""
+    return max((int(getattr(c, "offset", 0)) for c in cache), default=0)
+
+
 def _never() -> bool:
     return False
 
@@ -314,6 +320,7 @@ class _Run:
             decode_tps=decode_tps(self.n_steps, self.t_first, self.t_last),
             peak_memory_bytes=int(mx.get_peak_memory()),
             kv_cache_bytes=kv_cache_bytes(self.cache),
+            kv_cache_tokens=kv_cache_tokens(self.cache),
             context_length=self.lm.context_length,
             seed=self.seed,
             elapsed_s=time.perf_counter() - self.t0,

@@ -89,7 +89,7 @@ def conversation_experiment(lm: LoadedModel, first: str, turns: int = 4, tokens:
             "turn": k + 1, "message": text, "answer": d.text, "prompt_tokens": d.prompt_tokens,
             "cached_tokens": d.cached_tokens, "cached_ttft_s": d.ttft_s,
             "cold_ttft_s": cold.done.ttft_s, "speedup": cold.done.ttft_s / d.ttft_s,
-            "kv_cache_bytes": d.kv_cache_bytes,
+            "kv_cache_bytes": d.kv_cache_bytes, "kv_cache_tokens": d.kv_cache_tokens,
             "context_tokens": d.prompt_tokens + len(cached.tokens),
             "same_tokens": same, "max_logprob_difference": diff,
         })  # fmt: skip

@@ -141,9 +141,10 @@ def run_quant_lab(
             nn.quantize(model, group_size=GROUP, bits=b)
             mx.eval(model.parameters())
         v = Variant(name, b, _weight_bytes(model), key=key)
-        lp = ref_lp if b is None else teacher_forced(model, ids, start)
-        for key, value in compare(ref_lp, lp, answer).items():
-            setattr(v, key, value)
+        # Only the reference reuses its own numbers; installed models are measured too.
+        lp = ref_lp if key == "None" else teacher_forced(model, ids, start)  # (A, V)
+        for attr, value in compare(ref_lp, lp, answer).items():
+            setattr(v, attr, value)
         best = np.argsort(-lp, axis=-1)[:, :TOP]
         v.top = [[(int(t), float(np.exp(lp[i, t]))) for t in row] for i, row in enumerate(best)]
         v.prefill_tps, v.decode_tps = _speed(model, prompt_ids)

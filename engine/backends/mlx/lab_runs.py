@@ -31,16 +31,31 @@ def installed_variants(folder: Path, info, vocab_size: int, quantized: bool) -> 
 
     out = []
     if quantized:
-        out.append(("installed:" + info.name, f"{info.quantization}, as installed",
+        out.append(("installed:" + info.name, f"{info.quantization}{_scales(folder)}, as installed",
                     lambda: load_model(folder)[0].model))  # fmt: skip
     for other in list_models():
         same = (other.architecture == info.architecture and other.parameters == info.parameters
                 and Path(other.path).resolve() != Path(folder).resolve())  # fmt: skip
         if same and _vocab_size(Path(other.path)) == vocab_size:
-            name = f"{other.name} ({other.quantization}), as installed"
+            name = f"{other.name} ({other.quantization}){_scales(Path(other.path))}, as installed"
             path = Path(other.path)
             out.append(("installed:" + other.name, name, lambda p=path: load_model(p)[0].model))
     return out
+
+
+def _scales(folder: Path) -> str:
+    """ ", float16 scales": what an installed row computes in, as mlx-lm runs it (the
+    engine's own stored path upcasts them to float32; compute_path.stored_float32)."""
+    from engine.models.hf_cache import safetensors_header
+
+    try:
+        for weights in sorted(folder.glob("*.safetensors")):
+            for name, t in safetensors_header(weights).items():
+                if name.endswith(".scales") and isinstance(t, dict):
+                    return f", {str(t.get('dtype', '')).lower().replace('f', 'float', 1)} scales"
+    except (OSError, ValueError):
+        pass
+    return ""
 
 
 def _vocab_size(folder: Path) -> int | None:
