@@ -69,9 +69,9 @@ class EngineBridge(QObject):
         prefer = compute_preference()
         return self._run(lambda: self.client.inspect(prompt, settings, request, model, prefer))
 
-    def lab(self, kind: str, prompt, settings: SamplingSettings, params: dict, model) -> bool:
-        """Run a lab experiment (quant | speculative) in the engine."""
-        return self._run(lambda: self.client.lab(kind, prompt, settings, params, model))
+    def lab(self, params, prompt, settings: SamplingSettings, model) -> bool:
+        """Run a lab experiment (engine.lab's parameter dataclass) in the engine."""
+        return self._run(lambda: self.client.lab(params, prompt, settings, model))
 
     def cancel(self) -> None:
         self.client.cancel()

@@ -271,12 +271,27 @@ class EngineClient:
         ask = {**request, "step": step, "continuation": tokens}
         yield from self.inspect(prompt, settings, ask, model, prefer)
 
-    def lab(self, kind: str, prompt, settings: SamplingSettings, params: dict,
-            model: str | None = None) -> Iterator[Record]:  # fmt: skip
-        """Run a lab experiment (quant | speculative); yields progress, then one lab record."""
+    def lab(
+        self, params, prompt, settings: SamplingSettings, model: str | None = None
+    ) -> Iterator[Record]:
+        """Run a lab experiment in the engine process.
+
+        Args:
+            params: one of engine.lab's parameter dataclasses (validated when made).
+            prompt: the prompt text or chat messages.
+            settings: the prompt's settings (chat template, system prompt).
+            model: the model spec (a local model: the lab needs its weights).
+
+        Yields:
+            progress and model records, then one LabRecord (its `data` is the result's
+            `to_dict()`; engine.lab.result_from rebuilds the dataclass), or an error.
+        """
+        from engine.lab.params import to_dict
+
         self._last_op = "lab"
-        rid = self._start("lab", kind=kind, prompt=prompt, settings=settings.to_dict(),
-                          params=params, model=model, prefer="speed")  # fmt: skip
+        values = {k: v for k, v in to_dict(params).items() if k != "kind"}
+        rid = self._start("lab", kind=params.kind, prompt=prompt, settings=settings.to_dict(),
+                          params=values, model=model, prefer="speed")  # fmt: skip
         self.current = rid
         return self._records(rid)
 

@@ -18,6 +18,8 @@ from app.lab.quant_view import QuantView
 from app.lab.speculative_view import SpeculativeView
 from app.main import add_quit_shortcut
 from app.window_fit import place, remember
+from engine.errors import SettingsError
+from engine.lab import params_from
 
 DEFAULT_SIZE = (1200, 760)  # shrunk to fit the screen (app/window_fit.py)
 GEOMETRY_KEY = "lab"
@@ -72,7 +74,14 @@ class LabWindow(QWidget):
             self._finish("The lab needs a local model's weights: load one in the playground.")
             return False
         prompt = prompt.strip() or "Explain why the sky is blue."
-        if not self.bridge.lab(kind, prompt, settings, params, model.path):
+        try:
+            experiment = params_from(
+                kind, {"first": prompt, **params} if kind == "cache" else params
+            )
+        except SettingsError as e:
+            self._finish(f"Check the experiment's settings: {e}")
+            return False
+        if not self.bridge.lab(experiment, prompt, settings, model.path):
             self.status.setText("An experiment is already running; wait for it to finish.")
             return False
         self.status.setText(f"Running on {Path(model.path).name}: {prompt[:80]!r}…")

@@ -1,10 +1,15 @@
 """`logitscope lab quant|cache|speculative|batch`: the lab's experiments on the
-command line; `quant`, the quantization A/B, lives here.
+command line, run in this process by the same function the Lab window reaches
+through the engine process (engine/backends/mlx/lab_runs.run_experiment), on the
+same parameter dataclasses (engine/lab/params.py).
 
     logitscope lab quant --prompt TEXT [--model M] [--bits 8,6,4,3] [--tokens 24] [--json]
+    logitscope lab speculative --prompt TEXT [--k 4] [--draft-bits 3 | --draft M] [--json]
+    logitscope lab batch [--sizes 1,2,4,8] [--tokens 16] [--json]
+    logitscope lab cache [--rounds 3] [--turns N] [--tokens 8] [--json]
 
-The reference is the model dequantized to float32 (labelled with what it was
-dequantized from); each variant is re-quantized from it at run time.
+`--json` prints the result's fields (engine/lab/results.py); `lab speculative`
+adds its one run's fields at the top level, as before.
 """
 
 from __future__ import annotations
@@ -13,104 +18,108 @@ import json
 import sys
 
 from engine.errors import SettingsError
-from engine.settings import BIT_WIDTHS
 
 
 def add_parser(sub) -> None:
     lab = sub.add_parser("lab", help="inference technique experiments")
     kinds = lab.add_subparsers(dest="lab", required=True)
     q = kinds.add_parser("quant", help="re-quantized variants against a float32 reference")
-    q.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
-    q.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
+    _prompted(q)
     q.add_argument("--bits", default="8,6,4,3", help="comma-separated bit widths (2-8)")
     q.add_argument("--tokens", type=int, default=24, help="answer tokens teacher-forced")
-    q.add_argument("--raw", action="store_true", help="raw completion, no chat template")
-    q.add_argument("--json", action="store_true", help="print the numbers as JSON")
     b = kinds.add_parser("batch", help="the same prompts at batch sizes 1, 2, 4, 8")
-    b.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
+    _model(b)
     b.add_argument("--sizes", default="1,2,4,8", help="comma-separated batch sizes")
     b.add_argument("--tokens", type=int, default=16, help="answer tokens per prompt")
-    b.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    from engine.cli.lab_cache import add_parser as add_cache
-
-    add_cache(kinds)
+    c = kinds.add_parser("cache", help="a conversation turn cold vs from the KV cache")
+    _model(c)
+    c.add_argument("--rounds", type=int, default=3, help="alternated rounds of each (best kept)")
+    c.add_argument("--tokens", type=int, default=8, help="answer tokens per run")
+    c.add_argument(
+        "--turns", type=int, default=0, help="also grow a conversation, each turn cached and cold"
+    )
+    c.add_argument("--prompt", default="Why do ships float?", help="the conversation's first turn")
     sp = kinds.add_parser("speculative", help="a draft proposes, the target verifies (T = 0)")
-    sp.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
-    sp.add_argument("--model", default=None, help="the target: MLX folder, .gguf file or name")
+    _prompted(sp)
     sp.add_argument("--draft", default=None, help="draft model (default: the target re-quantized)")
     sp.add_argument("--draft-bits", type=int, default=3, help="bits of the default draft")
     sp.add_argument("--k", type=int, default=4, help="tokens drafted per target pass")
     sp.add_argument("--tokens", type=int, default=32, help="answer tokens")
-    sp.add_argument("--raw", action="store_true", help="raw completion, no chat template")
-    sp.add_argument("--json", action="store_true", help="print the numbers as JSON")
 
 
-def _batch(args) -> int:
-    from engine.backends.mlx.backend import MLXBackend
-    from engine.backends.mlx.lab_runs import batching_experiment
-    from engine.settings import SamplingSettings
+def _model(p) -> None:
+    p.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
+    p.add_argument("--json", action="store_true", help="print the numbers as JSON")
 
+
+def _prompted(p) -> None:
+    p.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
+    _model(p)
+    p.add_argument("--raw", action="store_true", help="raw completion, no chat template")
+
+
+def _numbers(text: str, option: str, example: str) -> tuple[int, ...]:
     try:
-        sizes = tuple(int(b) for b in args.sizes.split(","))
+        return tuple(int(b) for b in text.split(",") if b.strip())
     except ValueError:
-        raise SettingsError(
-            f"--sizes takes whole numbers like 1,2,4,8, not {args.sizes!r}"
-        ) from None
-    backend = MLXBackend()
-    record = backend.load(args.model, lambda m, f: None)
-    from pathlib import Path
+        raise SettingsError(f"{option} takes whole numbers like {example}, not {text!r}") from None
 
-    out = batching_experiment(Path(record.path), SamplingSettings(), record, sizes, args.tokens)
-    if args.json:
-        print(json.dumps(out))
-        return 0
-    for r in out["rows"]:
-        print(
-            f"batch {r['batch_size']:2}: {r['total_tps']:6.1f} tok/s total, "
-            f"{r['per_sequence_tps']:5.1f} per sequence, {r['seconds']:.2f} s, "
-            f"peak {r['peak_memory_bytes'] / 1e6:,.0f} MB"
+
+def params_of(args):
+    """The experiment's parameter dataclass from the command's options (validated)."""
+    from engine.lab import BatchParams, CacheParams, QuantParams, SpeculativeParams
+
+    if args.lab == "quant":
+        return QuantParams(_numbers(args.bits, "--bits", "8,6,4,3"), args.tokens)
+    if args.lab == "batch":
+        return BatchParams(_numbers(args.sizes, "--sizes", "1,2,4,8"), args.tokens)
+    if args.lab == "cache":
+        return CacheParams(
+            turns=args.turns, tokens=args.tokens, rounds=args.rounds, first=args.prompt
         )
-    return 0
-
-
-def _bits(text: str) -> tuple[int, ...]:
-    try:
-        bits = tuple(int(b) for b in text.split(",") if b.strip())
-    except ValueError:
-        raise SettingsError(f"--bits takes whole numbers like 8,6,4,3, not {text!r}") from None
-    bad = [b for b in bits if b not in BIT_WIDTHS]
-    if bad or not bits:
-        raise SettingsError(f"MLX quantizes to 2, 3, 4, 5, 6 or 8 bits, not {bad or text!r}")
-    return bits
+    return SpeculativeParams((args.k,), args.draft_bits, args.tokens, args.draft)
 
 
 def cmd_lab(args) -> int:
     from engine.backends.base import prepare_process
-
-    prepare_process()
-    if args.lab == "batch":
-        return _batch(args)
-    if args.lab == "cache":
-        from engine.cli.lab_cache import cmd_cache
-
-        return cmd_cache(args)
-    if args.lab == "speculative":
-        from engine.cli.lab_speculative import cmd_speculative
-
-        return cmd_speculative(args)
-    from engine.backends.mlx.lab_runs import quant_experiment
-    from engine.backends.mlx.loader import resolve_model
     from engine.cli.args import read_prompt
     from engine.settings import SamplingSettings
 
-    bits = _bits(args.bits)
-    prompt = read_prompt(args.prompt)
-    settings = SamplingSettings(chat_template=not args.raw).validate()
+    params = params_of(args)
+    prepare_process()  # an optimised BLAS before MLX loads, as in the engine process
+    from engine.backends.mlx.backend import MLXBackend
+    from engine.backends.mlx.lab_runs import run_experiment
+
+    prompted = args.lab in ("quant", "speculative")
+    prompt = read_prompt(args.prompt) if prompted else ""
+    settings = SamplingSettings(chat_template=not getattr(args, "raw", False)).validate()
     say = (lambda m, f: print(f"[{f:4.0%}] {m}", file=sys.stderr)) if not args.json else None
-    out = quant_experiment(resolve_model(args.model), prompt, settings, bits, args.tokens, say)
+    backend = MLXBackend()
+    backend.prefer = "speed"  # as the engine runs the lab
+    record = backend.load(args.model, say or (lambda m, f: None))
+    out = run_experiment(record, params, prompt, settings, say).to_dict()
+    if args.lab == "speculative":
+        out = _flat_speculative(out)
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
         return 0
+    {
+        "quant": _print_quant,
+        "batch": _print_batch,
+        "cache": _print_cache,
+        "speculative": _print_speculative,
+    }[args.lab](out)
+    return 0
+
+
+def _flat_speculative(out: dict) -> dict:
+    """One k on the command line: its run's fields at the top level too (as before)."""
+    run = out["runs"][0]
+    flat = {k: v for k, v in run.items() if k != "seconds"}
+    return {**out, **flat, "speculative_s": run["seconds"]}
+
+
+def _print_quant(out: dict) -> None:
     print(
         f"{out['model']}: reference = {out['reference']}; "
         f"{len(out['answer_ids'])} answer tokens teacher-forced"
@@ -125,4 +134,41 @@ def cmd_lab(args) -> int:
             f"{v['top1_agreement']:7.1%} {v['perplexity']:7.2f} {v['prefill_tps']:7.0f}/s "
             f"{v['decode_tps']:6.1f}/s"
         )
-    return 0
+
+
+def _print_batch(out: dict) -> None:
+    for r in out["rows"]:
+        print(
+            f"batch {r['batch_size']:2}: {r['total_tps']:6.1f} tok/s total, "
+            f"{r['per_sequence_tps']:5.1f} per sequence, {r['seconds']:.2f} s, "
+            f"peak {r['peak_memory_bytes'] / 1e6:,.0f} MB"
+        )
+
+
+def _print_cache(out: dict) -> None:
+    if out.get("ratio") is not None:
+        print(f"turn 2: {out['prompt_tokens']} prompt tokens, {out['cached_tokens']} from cache")
+        print(
+            f"TTFT cold {out['cold_ttft_s']:.3f} s, cached {out['cached_ttft_s']:.3f} s: "
+            f"{out['ratio']:.1f}x faster; same tokens: {out['same_tokens']} "
+            f"(logprobs within {out['max_logprob_difference']:.1e})"
+        )
+    for r in out["rows"]:
+        print(
+            f"turn {r['turn']}: {r['prompt_tokens']} prompt tokens, {r['cached_tokens']} cached; "
+            f"TTFT cold {r['cold_ttft_s']:.3f} s, cached {r['cached_ttft_s']:.3f} s "
+            f"({r['speedup']:.1f}x); KV cache {r['kv_cache_bytes'] / 1e6:.2f} MB"
+        )
+
+
+def _print_speculative(out: dict) -> None:
+    text = "".join(out["labels"].get(str(t), "?") for t in out["tokens"])
+    print(f"target {out['target']}, draft {out['draft']}, k = {out['k']}: {text!r}")
+    print(
+        f"drafted {out['drafted']}, accepted {out['accepted']} ({out['acceptance']:.0%}), "
+        f"{out['target_passes']} target passes, {out['tokens_per_pass']:.2f} tokens per pass"
+    )
+    print(
+        f"speculative {out['speculative_s']:.2f} s vs target alone {out['target_alone_s']:.2f} s: "
+        f"{out['speedup']:.2f}x; output identical to the target's: {out['same_as_target']}"
+    )

@@ -16,6 +16,7 @@ import time
 import pytest
 
 from engine.client import EngineClient
+from engine.lab import QuantParams
 from engine.settings import SamplingSettings
 from engine.worker import FAULT_ENV
 
@@ -112,8 +113,7 @@ def test_load_and_lab_faults_name_their_phase(fault, monkeypatch, default_model_
         assert got[-1].message.startswith("engine died during loading the model")
 
         fault("lab:stop")  # a lab experiment, frozen after its model loaded
-        params = {"bits": [4], "tokens": 2}
-        got = _collect(client.lab("quant", PROMPT, GREEDY, params, model))
+        got = _collect(client.lab(QuantParams((4,), 2), PROMPT, GREEDY, model))
         assert got[-1].kind == "engine_hung" and "during the experiment" in got[-1].message
         assert not any(r.type == "lab" for r in got)
 

@@ -66,46 +66,16 @@ class MLXBackend:
         return inspect_step(self, prompt, settings, request)
 
     def lab(self, kind: str, prompt: Prompt, settings: SamplingSettings, params: dict, progress):
-        from pathlib import Path
+        """Run the lab experiment `kind` with `params` (see engine.lab) on the loaded
+        model; returns its result as a plain dict (the LabRecord's data)."""
+        from engine.backends.mlx.lab_runs import run_experiment
+        from engine.lab import params_from
 
-        from engine.backends.mlx import lab_runs
-        from engine.errors import SettingsError
-
-        folder = Path(self.record.path)
-        if kind == "quant":
-            bits = tuple(int(b) for b in params.get("bits", (8, 6, 4, 3)))
-            return lab_runs.quant_experiment(
-                folder, prompt, settings, bits, int(params.get("tokens", 24)), progress
-            )
-        if kind == "speculative":
-            ks = tuple(int(k) for k in params.get("ks", (1, 2, 4)))
-            return lab_runs.speculative_experiment(
-                folder,
-                prompt,
-                settings,
-                ks,
-                int(params.get("draft_bits", 3)),
-                int(params.get("tokens", 32)),
-                progress,
-            )
-        if kind == "batch":
-            sizes = tuple(int(b) for b in params.get("sizes", (1, 2, 4, 8)))
-            return lab_runs.batching_experiment(
-                folder, settings, self.record, sizes, int(params.get("tokens", 16)), progress
-            )
-        if kind == "cache":
-            from engine.backends.mlx.lab_cache import conversation_experiment
-            from engine.backends.mlx.loader import load_model
-            from engine.prompt import check_text
-
-            turns, tokens = int(params.get("turns", 4)), int(params.get("tokens", 12))
-            if not (1 <= turns <= 12 and 1 <= tokens <= 256):
-                raise SettingsError("the conversation takes 1-12 turns of 1-256 tokens")
-            lm = load_model(folder, prefer="speed")[0]
-            first = check_text(prompt) if isinstance(prompt, str) else prompt[-1]["content"]
-            return conversation_experiment(lm, first, turns, tokens, settings.system_prompt,
-                                           progress)  # fmt: skip
-        raise SettingsError(f"unknown experiment '{kind}' (quant, cache, speculative or batch)")
+        values = dict(params)
+        if kind == "cache" and "first" not in values and isinstance(prompt, str):
+            values["first"] = prompt  # the window's prompt starts the conversation
+        result = run_experiment(self.record, params_from(kind, values), prompt, settings, progress)
+        return result.to_dict()
 
     def close(self) -> None:
         self.lm = self.key = self.record = None

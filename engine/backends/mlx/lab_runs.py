@@ -1,5 +1,7 @@
-"""The lab's experiments as the engine runs them (for the window and the CLI):
-each takes a model folder, the prompt and settings, and returns JSON-ready numbers."""
+"""The lab's experiments as the engine runs them, for the Lab window and the command
+line alike: `run_experiment` takes the model, the prompt and settings and one of
+engine.lab's parameter dataclasses (validated there), and returns its result
+dataclass (engine/lab/results.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,44 @@ from pathlib import Path
 import mlx.nn as nn
 
 from engine.errors import SettingsError
+from engine.lab import (
+    BatchParams,
+    BatchResult,
+    CacheParams,
+    CacheResult,
+    LabParams,
+    LabResult,
+    QuantParams,
+    QuantResult,
+    SpeculativeParams,
+    SpeculativeResult,
+)
+
+
+def run_experiment(record, params: LabParams, prompt, settings, progress=None) -> LabResult:
+    """Run one experiment on the loaded model `record` (a ModelRecord).
+
+    Args:
+        record: the model (its folder is `record.path`; its limits feed the ceilings).
+        params: QuantParams | SpeculativeParams | BatchParams | CacheParams.
+        prompt: the prompt text or chat messages (the cache experiment's first message
+            comes from `params.first`).
+        settings: the prompt's settings (chat template, system prompt).
+        progress: (message, fraction) callback, or None.
+
+    Returns:
+        the experiment's result dataclass.
+    """
+    folder = Path(record.path)
+    if isinstance(params, QuantParams):
+        return quant_experiment(folder, prompt, settings, params, progress)
+    if isinstance(params, SpeculativeParams):
+        return speculative_experiment(folder, prompt, settings, params, progress)
+    if isinstance(params, BatchParams):
+        return batching_experiment(folder, settings, record, params, progress)
+    if isinstance(params, CacheParams):
+        return cache_experiment(folder, settings, params, progress)
+    raise SettingsError(f"unknown experiment {params!r}")
 
 
 def _encode(lm, prompt, settings) -> list[int]:
@@ -68,17 +108,13 @@ def _vocab_size(folder: Path) -> int | None:
 
 
 def quant_experiment(
-    folder: Path, prompt, settings, bits=(8, 6, 4, 3), tokens: int = 24, progress=None
-) -> dict:
+    folder: Path, prompt, settings, params: QuantParams, progress=None
+) -> QuantResult:
     from engine.backends.mlx.lab_quant import run_quant_lab
     from engine.backends.mlx.loader import load_model
     from engine.models.catalogue import inspect_model
 
-    bad = [b for b in bits if b not in (2, 3, 4, 5, 6, 8)]
-    if bad or not bits:
-        raise SettingsError(f"MLX quantizes to 2, 3, 4, 5, 6 or 8 bits, not {bad or bits}")
-    if not 1 <= tokens <= 512:
-        raise SettingsError("the answer length must be between 1 and 512 tokens")
+    bits, tokens = params.bits, params.tokens
     info = inspect_model(folder)
     lm = load_model(folder, prefer="speed")[0]
     ids = _encode(lm, prompt, settings)
@@ -103,14 +139,14 @@ def quant_experiment(
     )
     tops = {v.key: v.top for v in variants}
     words = {t for rows in tops.values() for row in rows for t, _p in row} | set(answer)
-    return {
-        "model": info.name,
-        "reference": reference,
-        "answer_ids": answer,
-        "answer": [_label(lm, t) for t in answer],
-        "labels": {str(t): _label(lm, t) for t in words},
-        "top": tops,
-        "variants": [
+    return QuantResult(
+        model=info.name,
+        reference=reference,
+        answer_ids=tuple(answer),
+        answer=tuple(_label(lm, t) for t in answer),
+        labels={str(t): _label(lm, t) for t in words},
+        top=tops,
+        variants=tuple(
             {
                 "name": v.name,
                 "key": v.key,
@@ -126,29 +162,29 @@ def quant_experiment(
                 "delta_logprob": v.delta_logprob,
             }
             for v in variants
-        ],
-    }
+        ),
+    )
 
 
 def speculative_experiment(
-    folder: Path,
-    prompt,
-    settings,
-    ks=(1, 2, 4),
-    draft_bits: int = 3,
-    tokens: int = 32,
-    progress=None,
-) -> dict:
+    folder: Path, prompt, settings, params: SpeculativeParams, progress=None
+) -> SpeculativeResult:
     from engine.backends.mlx.lab_speculative import plain_greedy, speculative_greedy
-    from engine.backends.mlx.loader import load_model
+    from engine.backends.mlx.loader import load_model, resolve_model
 
-    if draft_bits not in (2, 3, 4, 5, 6, 8):
-        raise SettingsError("the draft's bits must be 2, 3, 4, 5, 6 or 8")
-    if not ks or not all(1 <= k <= 16 for k in ks):
-        raise SettingsError("k (tokens drafted per pass) must be between 1 and 16")
+    ks, tokens = params.ks, params.tokens
     target = load_model(folder, prefer="speed")[0]
-    draft = load_model(folder, prefer="speed")[0].model
-    nn.quantize(draft, group_size=64, bits=draft_bits)
+    if params.draft:
+        other = load_model(resolve_model(params.draft), prefer="speed")[0]
+        if other.vocab_size != target.vocab_size:
+            raise SettingsError(
+                "the draft's vocabulary differs from the target's: it must share it"
+            )
+        draft, draft_label = other.model, str(params.draft)
+    else:
+        draft = load_model(folder, prefer="speed")[0].model
+        nn.quantize(draft, group_size=64, bits=params.draft_bits)
+        draft_label = f"the target re-quantized to {params.draft_bits}-bit"
     ids = _encode(target, prompt, settings)
     eos = set(target.tokenizer.eos_token_ids)
     if progress:
@@ -185,18 +221,19 @@ def speculative_experiment(
             }
         )
     words = set(plain) | {t for r in runs for rd in r["rounds"] for t in rd["drafted"]}
-    return {
-        "draft": f"the target re-quantized to {draft_bits}-bit",
-        "target_alone_s": plain_s,
-        "target_tokens": plain,
-        "labels": {str(t): _label(target, t) for t in words},
-        "runs": runs,
-    }
+    return SpeculativeResult(
+        target=folder.name,
+        draft=draft_label,
+        target_alone_s=plain_s,
+        target_tokens=tuple(plain),
+        labels={str(t): _label(target, t) for t in words},
+        runs=tuple(runs),
+    )
 
 
 def batching_experiment(
-    folder: Path, settings, record, sizes=(1, 2, 4, 8), tokens: int = 16, progress=None
-) -> dict:
+    folder: Path, settings, record, params: BatchParams, progress=None
+) -> BatchResult:
     """The built-in prompt set at each batch size, with the device's ceiling: decode
     reads the weights once per step for the whole batch, so the bandwidth bound on
     total tokens/s grows with the batch until compute (2 x parameters FLOPs per
@@ -204,8 +241,7 @@ def batching_experiment(
     from engine.backends.mlx.lab_batch import PROMPTS, batch_experiment
     from engine.backends.mlx.loader import load_model
 
-    if not sizes or not all(1 <= s <= 64 for s in sizes):
-        raise SettingsError("batch sizes must be between 1 and 64")
+    sizes, tokens = params.sizes, params.tokens
     lm = load_model(folder, prefer="speed")[0]
     ids = [_encode(lm, p, settings) for p in PROMPTS]
     data = batch_experiment(lm, ids, tuple(sizes), tokens, progress)
@@ -220,4 +256,22 @@ def batching_experiment(
             {"batch_size": s, "tps": min(s * bw, flops) if flops else s * bw} for s in sizes
         ]
         data["ceiling_source"] = record.limits_source
-    return data
+    return BatchResult.from_dict(data)
+
+
+def cache_experiment(folder: Path, settings, params: CacheParams, progress=None) -> CacheResult:
+    """A conversation grown turn by turn (each cached, then cold) and, with rounds,
+    turn 2 behind a long system prompt alternated cold and cached."""
+    from engine.backends.mlx import lab_cache
+    from engine.backends.mlx.loader import load_model
+    from engine.prompt import check_text
+
+    lm = load_model(folder, prefer="speed")[0]
+    data: dict = {"rows": (), "compute": lm.compute, "context_length": lm.context_length}
+    if params.rounds:
+        data.update(lab_cache.cache_experiment(lm, tokens=params.tokens, rounds=params.rounds))
+    if params.turns:
+        first = check_text(params.first)
+        data.update(lab_cache.conversation_experiment(
+            lm, first, params.turns, params.tokens, settings.system_prompt, progress))  # fmt: skip
+    return CacheResult.from_dict(data)

@@ -1,0 +1,38 @@
+"""The inference techniques lab: each experiment's parameters and result as frozen
+dataclasses of plain values (params.py, results.py). One function runs them
+(engine/backends/mlx/lab_runs.run_experiment), in the engine process for the Lab
+window and the command line alike; no MLX here."""
+
+from engine.lab.params import (
+    KINDS,
+    BatchParams,
+    CacheParams,
+    LabParams,
+    QuantParams,
+    SpeculativeParams,
+    params_from,
+)
+from engine.lab.results import (
+    BatchResult,
+    CacheResult,
+    LabResult,
+    QuantResult,
+    SpeculativeResult,
+    result_from,
+)
+
+__all__ = [
+    "KINDS",
+    "BatchParams",
+    "BatchResult",
+    "CacheParams",
+    "CacheResult",
+    "LabParams",
+    "LabResult",
+    "QuantParams",
+    "QuantResult",
+    "SpeculativeParams",
+    "SpeculativeResult",
+    "params_from",
+    "result_from",
+]

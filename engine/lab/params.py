@@ -1,0 +1,133 @@
+"""The lab's experiments, as frozen parameter dataclasses of plain values.
+
+Each is validated once, here, when it is made (a SettingsError says what is out
+of range), and crosses the process boundary as `to_dict()` / `params_from()`,
+like the engine's records. The command line and the Lab window build the same
+dataclasses; engine/backends/mlx/lab_runs.run_experiment runs them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import ClassVar
+
+from engine.errors import SettingsError
+from engine.settings import BIT_WIDTHS
+
+MAX_ANSWER = 512  # answer tokens any experiment generates or teacher-forces
+
+
+def _whole(value, low: int, high: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise SettingsError(f"{what} must be a whole number from {low} to {high}, not {value!r}")
+    return value
+
+
+def _wholes(values, low: int, high: int, what: str) -> tuple[int, ...]:
+    values = tuple(values)
+    if not values:
+        raise SettingsError(f"{what}: give at least one value")
+    return tuple(_whole(v, low, high, what) for v in values)
+
+
+def _bits(values, what: str) -> tuple[int, ...]:
+    values = _wholes(values, 1, 16, what)
+    bad = [b for b in values if b not in BIT_WIDTHS]
+    if bad:
+        raise SettingsError(f"MLX quantizes to 2, 3, 4, 5, 6 or 8 bits, not {bad}")
+    return values
+
+
+@dataclass(frozen=True)
+class QuantParams:
+    """Quantization A/B: re-quantized variants teacher-forced on the reference's answer."""
+
+    bits: tuple[int, ...] = (8, 6, 4, 3)
+    tokens: int = 24
+    kind: ClassVar[str] = "quant"
+
+    def __post_init__(self):
+        object.__setattr__(self, "bits", _bits(self.bits, "bits"))
+        _whole(self.tokens, 1, MAX_ANSWER, "the answer length (tokens)")
+
+
+@dataclass(frozen=True)
+class SpeculativeParams:
+    """Greedy speculative decoding: a draft proposes k tokens, the target verifies."""
+
+    ks: tuple[int, ...] = (1, 2, 4)
+    draft_bits: int = 3
+    tokens: int = 32
+    draft: str | None = None  # another model as the draft (default: the target re-quantized)
+    kind: ClassVar[str] = "speculative"
+
+    def __post_init__(self):
+        object.__setattr__(self, "ks", _wholes(self.ks, 1, 16, "k (tokens drafted per pass)"))
+        _bits((self.draft_bits,), "the draft's bits")
+        _whole(self.tokens, 1, 1024, "the answer length (tokens)")
+
+
+@dataclass(frozen=True)
+class BatchParams:
+    """The built-in prompt set answered at each batch size."""
+
+    sizes: tuple[int, ...] = (1, 2, 4, 8)
+    tokens: int = 16
+    kind: ClassVar[str] = "batch"
+
+    def __post_init__(self):
+        object.__setattr__(self, "sizes", _wholes(self.sizes, 1, 64, "batch sizes"))
+        _whole(self.tokens, 1, MAX_ANSWER, "the answer length (tokens)")
+
+
+@dataclass(frozen=True)
+class CacheParams:
+    """The prompt cache: a conversation grown `turns` turns (each cached, then cold),
+    and with `rounds` > 0 also turn 2 behind a long system prompt, alternated."""
+
+    turns: int = 4
+    tokens: int = 12
+    rounds: int = 0
+    first: str = "Why do ships float?"  # the conversation's first message
+    kind: ClassVar[str] = "cache"
+
+    def __post_init__(self):
+        _whole(self.turns, 0, 12, "turns")
+        _whole(self.tokens, 1, 256, "the answer length (tokens)")
+        _whole(self.rounds, 0, 20, "rounds")
+        if not self.turns and not self.rounds:
+            raise SettingsError("give turns (a conversation) or rounds (turn 2 cold vs cached)")
+        if not isinstance(self.first, str) or not self.first.strip():
+            raise SettingsError("the conversation's first message is empty")
+
+
+LabParams = QuantParams | SpeculativeParams | BatchParams | CacheParams
+KINDS = {p.kind: p for p in (QuantParams, SpeculativeParams, BatchParams, CacheParams)}
+
+
+def to_dict(params: LabParams) -> dict:
+    """Plain JSON-ready dict, with its `kind`."""
+    return {
+        "kind": params.kind,
+        **{k: list(v) if isinstance(v, tuple) else v for k, v in asdict(params).items()},
+    }
+
+
+def params_from(kind: str, values: dict | None = None) -> LabParams:
+    """The experiment `kind` with `values` (unknown names are refused, not ignored).
+
+    Raises:
+        SettingsError: an unknown experiment, an unknown parameter, a value out of range.
+    """
+    if kind not in KINDS:
+        raise SettingsError(f"unknown experiment '{kind}' ({', '.join(KINDS)})")
+    cls = KINDS[kind]
+    values = {k: v for k, v in (values or {}).items() if k != "kind"}
+    names = {f for f in cls.__dataclass_fields__ if f != "kind"}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise SettingsError(f"the {kind} experiment has no parameter {', '.join(unknown)}")
+    return cls(**values)
+
+
+__all__ = ["KINDS", "LabParams", "params_from", "to_dict"]
