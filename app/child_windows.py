@@ -12,8 +12,9 @@ from collections.abc import Callable
 
 
 class ChildWindows:
-    def __init__(self, parent, model, journal: Callable, prompt_text: Callable,
-                 lab_source: Callable):  # fmt: skip
+    def __init__(
+        self, parent, model, journal: Callable, prompt_text: Callable, lab_source: Callable
+    ):
         """Args:
         parent: the playground (their parent window).
         model: the session adapter (SessionSignals) Inside follows.

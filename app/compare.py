@@ -46,19 +46,24 @@ TABLE_MIN_WIDTH = 430  # four lanes' columns beside the row names, no scrollbars
 DEFAULT_SIZE = (1500, 950)  # shrunk to fit the screen (app/window_fit.py)
 GEOMETRY_KEY = "compare"
 SUMMARY_ROWS = (
-    ("prompt tokens", "prompt_tokens", "{:d}"), ("generated tokens", "generated_tokens", "{:d}"),
-    ("TTFT (s)", "ttft_s", "{:.3f}"), ("prefill tok/s", "prefill_tps", "{:.1f}"),
-    ("decode tok/s", "decode_tps", "{:.1f}"), ("mean p(chosen)", "mean_prob", "{:.3f}"),
-    ("perplexity", "perplexity", "{:.2f}"), ("mean entropy (nats)", "mean_entropy", "{:.3f}"),
+    ("prompt tokens", "prompt_tokens", "{:d}"),
+    ("generated tokens", "generated_tokens", "{:d}"),
+    ("TTFT (s)", "ttft_s", "{:.3f}"),
+    ("prefill tok/s", "prefill_tps", "{:.1f}"),
+    ("decode tok/s", "decode_tps", "{:.1f}"),
+    ("mean p(chosen)", "mean_prob", "{:.3f}"),
+    ("perplexity", "perplexity", "{:.2f}"),
+    ("mean entropy (nats)", "mean_entropy", "{:.3f}"),
     ("finish", "finish_reason", "{}"),
-)  # fmt: skip
+)
 
 
 class CompareWindow(QMainWindow):
     journal_failed = Signal(str)  # from the bridge thread: the history stopped saving
 
-    def __init__(self, bridge: EngineBridge | None = None, journal: Journal | None = None,
-                 parent=None):  # fmt: skip
+    def __init__(
+        self, bridge: EngineBridge | None = None, journal: Journal | None = None, parent=None
+    ):
         """`parent`: the playground; Compare is a window of its own, closed with it."""
         super().__init__(parent)
         self.setWindowTitle("Logitscope — Compare")
@@ -108,12 +113,16 @@ class CompareWindow(QMainWindow):
         self.table = QTableWidget(len(SUMMARY_ROWS), 0)
         self.table.setVerticalHeaderLabels([r[0] for r in SUMMARY_ROWS])
         self.overlay = pg.PlotWidget()
-        style_plot(self.overlay.getPlotItem(), "Probability timelines", left="p(chosen)",
-                   bottom="step")  # fmt: skip
+        style_plot(
+            self.overlay.getPlotItem(), "Probability timelines", left="p(chosen)", bottom="step"
+        )
         # Lane colours are named in the chart titles: no legend box over the data.
         self.divergence_chart = pg.PlotWidget()
-        style_plot(self.divergence_chart.getPlotItem(), "Where the lanes diverge",
-                   bottom="probability (lanes: sampled from)")  # fmt: skip
+        style_plot(
+            self.divergence_chart.getPlotItem(),
+            "Where the lanes diverge",
+            bottom="probability (lanes: sampled from)",
+        )
         self.divergence_chart.getPlotItem().invertY(True)
 
         self.divergence_info = QLabel("Lanes with the same prompt and model are compared here.")
@@ -233,8 +242,9 @@ class CompareWindow(QMainWindow):
         while self.queue:
             lane = self.queue.pop(0)
             sink = self._sink(lane)
-            if self.bridge.generate(lane.state.prompt, lane.state.settings, lane.model_path(),
-                                    sink=sink):  # fmt: skip
+            if self.bridge.generate(
+                lane.state.prompt, lane.state.settings, lane.model_path(), sink=sink
+            ):
                 self.running = lane
                 lane.status.setText("running…")
                 return
@@ -248,9 +258,13 @@ class CompareWindow(QMainWindow):
             return None
         info = {"comparison_id": self.comparison_id, "lane": lane.index}
         run_id, sink = start_journaled_run(
-            self.journal, lane.state.prompt, lane.state.settings.to_dict(), None,
-            self.journal_failed.emit, comparison=info,
-        )  # fmt: skip
+            self.journal,
+            lane.state.prompt,
+            lane.state.settings.to_dict(),
+            None,
+            self.journal_failed.emit,
+            comparison=info,
+        )
         lane.state.run_id = run_id
         return sink
 
@@ -322,10 +336,10 @@ class CompareWindow(QMainWindow):
         for lane in self.lanes:
             n = lane.state.n
             if n:
-                plot.plot(range(n), lane.state.prob[:n], pen=pen(lane.color, 1.5),
-                          connect="finite")  # fmt: skip
-                names.append(f"<span style='color:{lane.color}'>■ Lane {chr(65 + lane.index)}"
-                             "</span>")  # fmt: skip
+                plot.plot(range(n), lane.state.prob[:n], pen=pen(lane.color, 1.5), connect="finite")
+                names.append(
+                    f"<span style='color:{lane.color}'>■ Lane {chr(65 + lane.index)}</span>"
+                )
         set_title(plot, "Probability timelines", " ".join(names) or "no run yet")
 
     def _compare(self) -> None:
@@ -340,8 +354,9 @@ class CompareWindow(QMainWindow):
                     continue
                 if a.model_path() != b.model_path():
                     continue
-                step = first_divergence([t.token_id for t in a.state.tokens],
-                                        [t.token_id for t in b.state.tokens])  # fmt: skip
+                step = first_divergence(
+                    [t.token_id for t in a.state.tokens], [t.token_id for t in b.state.tokens]
+                )
                 name = f"{chr(65 + a.index)}/{chr(65 + b.index)}"
                 if step is None:
                     notes.append(f"Lanes {name}: identical tokens, no divergence")
@@ -351,9 +366,13 @@ class CompareWindow(QMainWindow):
                     if lane.divergence is None:
                         lane.mark_divergence(step)
                 if self.pair is None:
-                    self.pair = tuple(x for x in self.lanes if x.state.n
-                                      and x.state.prompt == a.state.prompt
-                                      and x.model_path() == a.model_path())  # fmt: skip
+                    self.pair = tuple(
+                        x
+                        for x in self.lanes
+                        if x.state.n
+                        and x.state.prompt == a.state.prompt
+                        and x.model_path() == a.model_path()
+                    )
                     self.show_step(a, step)
         if self.pair is None:  # nothing comparable this time: never show an older comparison
             self.divergence_bars, self.divergence_ids = draw_divergence(

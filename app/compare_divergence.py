@@ -44,17 +44,25 @@ def draw_divergence(plot: pg.PlotItem, lanes, step: int) -> tuple[dict, list[int
     bars, height = {}, 0.8 / (len(recs) + 1)
     for k, (name, color, prob_of) in enumerate(series):
         widths = [math.nan if (w := prob_of(i)) is None else w for i in ids]
-        plot.addItem(pg.BarGraphItem(
-            x0=[0] * len(ids), y=[j - 0.4 + height * (k + 0.5) for j in range(len(ids))],
-            height=height, width=[0.0 if math.isnan(w) else w for w in widths],
-            brush=color, pen=None, name=name,
-        ))  # fmt: skip
+        plot.addItem(
+            pg.BarGraphItem(
+                x0=[0] * len(ids),
+                y=[j - 0.4 + height * (k + 0.5) for j in range(len(ids))],
+                height=height,
+                width=[0.0 if math.isnan(w) else w for w in widths],
+                brush=color,
+                pen=None,
+                name=name,
+            )
+        )
         bars[name] = widths
     plot.getAxis("left").setTicks([[(j, short(t)) for j, t in enumerate(labels)]])
-    chosen = ", ".join(f"{chr(65 + x.index)} {short(r.label, 8)!r}"
-                       for x, r in zip(lanes, recs, strict=True))  # fmt: skip
-    key = " ".join(f"<span style='color:{color}'>■ {_short_series(name)}</span>"
-                   for name, color, _f in series)  # fmt: skip
+    chosen = ", ".join(
+        f"{chr(65 + x.index)} {short(r.label, 8)!r}" for x, r in zip(lanes, recs, strict=True)
+    )
+    key = " ".join(
+        f"<span style='color:{color}'>■ {_short_series(name)}</span>" for name, color, _f in series
+    )
     set_title(plot, TITLE, f"step {step}: {chosen}<br>{key}")
     widest = max([w for ws in bars.values() for w in ws if not math.isnan(w)] + [0.05])
     plot.setRange(xRange=(0, widest * 1.05), yRange=(-0.6, len(ids) - 0.4), padding=0)

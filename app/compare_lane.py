@@ -134,14 +134,23 @@ class CompareLane(QFrame):
 
     def _summarize(self) -> None:
         s = self.sampling.settings(draw_seed=False)
-        extra = [f"{k} {v}" for k, v, off in (("top-k", s.top_k, 0), ("min-p", s.min_p, 0.0),
-                 ("penalty", s.repetition_penalty, 1.0)) if v != off]  # fmt: skip
+        extra = [
+            f"{k} {v}"
+            for k, v, off in (
+                ("top-k", s.top_k, 0),
+                ("min-p", s.min_p, 0.0),
+                ("penalty", s.repetition_penalty, 1.0),
+            )
+            if v != off
+        ]
         if s.system_prompt:
             extra.append("system")
         if not s.chat_template:
             extra.append("raw")
-        self.more.setText(f"T {s.temperature:.2f} · top-p {s.top_p:.2f} · seed {s.seed} · "
-                          f"max {s.max_tokens}" + "".join(f" · {e}" for e in extra))  # fmt: skip
+        self.more.setText(
+            f"T {s.temperature:.2f} · top-p {s.top_p:.2f} · seed {s.seed} · "
+            f"max {s.max_tokens}" + "".join(f" · {e}" for e in extra)
+        )
 
     def model_path(self) -> str | None:
         return self.model.currentData()

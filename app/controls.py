@@ -51,13 +51,19 @@ class SamplingPanel(QWidget):
         row.addWidget(self.temp_spin)
         form.addRow("Temperature", row)
         self.temp_slider.setToolTip("Drag: the temperature chart follows without re-running")
-        self.top_p = self._dspin(0.01, 1.0, 0.05, 2, "Nucleus: keep the smallest set of tokens "
-                                 "whose probability sums to p (1 = off)")  # fmt: skip
+        self.top_p = self._dspin(
+            0.01,
+            1.0,
+            0.05,
+            2,
+            "Nucleus: keep the smallest set of tokens whose probability sums to p (1 = off)",
+        )
         self.top_k = QSpinBox()
         self.top_k.setRange(0, 100000)
         self.top_k.setToolTip("Keep only the k most likely tokens (0 = off)")
-        self.min_p = self._dspin(0.0, 0.99, 0.01, 2, "Drop tokens below min-p × the top "
-                                 "token's probability (0 = off)")  # fmt: skip
+        self.min_p = self._dspin(
+            0.0, 0.99, 0.01, 2, "Drop tokens below min-p × the top token's probability (0 = off)"
+        )
         self.rep = self._dspin(0.01, 10.0, 0.05, 2, "Penalise tokens seen in the last 20 (1 = off)")
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(1, 1_000_000)
@@ -66,8 +72,10 @@ class SamplingPanel(QWidget):
         self.seed.setRange(0, 2**31 - 1)
         self.seed.setToolTip("Same seed + same settings = same tokens")
         self.seed_lock = QCheckBox("keep")
-        self.seed_lock.setToolTip("Checked: every run uses this seed. Unchecked: a new seed "
-                                  "each run (shown here afterwards).")  # fmt: skip
+        self.seed_lock.setToolTip(
+            "Checked: every run uses this seed. Unchecked: a new seed "
+            "each run (shown here afterwards)."
+        )
         seed_row = QHBoxLayout()
         seed_row.addWidget(self.seed, 1)
         seed_row.addWidget(self.seed_lock)
@@ -88,7 +96,7 @@ class SamplingPanel(QWidget):
             ("Repetition penalty", self.rep),
             ("Max tokens", self.max_tokens),
         ):
-            form.addRow(label, widget)  # fmt: skip
+            form.addRow(label, widget)
         form.addRow("Seed", seed_row)
         form.addRow("Stop strings", self.stops)
         form.addRow("Mode", self.mode)

@@ -61,8 +61,11 @@ class Conversation:
         return [*earlier, {"role": "user", "content": text}] if earlier else text
 
     def journal_info(self, turn: int) -> dict:
-        return {"conversation_id": self.conversation_id, "turn": self.dropped + turn,
-                "messages": self.messages(turn)}  # fmt: skip
+        return {
+            "conversation_id": self.conversation_id,
+            "turn": self.dropped + turn,
+            "messages": self.messages(turn),
+        }
 
     def earlier_spans(self, upto: int | None = None) -> list[tuple[int, int]]:
         """(start of answer, end of answer) in tokens of each earlier turn that knows them."""
@@ -84,8 +87,9 @@ class Conversation:
         return self.turns.pop(0)
 
     @classmethod
-    def from_messages(cls, conversation_id: str | None, messages: list[dict],
-                      first_turn: int = 0) -> Conversation:  # fmt: skip
+    def from_messages(
+        cls, conversation_id: str | None, messages: list[dict], first_turn: int = 0
+    ) -> Conversation:
         """Turns from a journal's messages (user, assistant pairs; a system one is skipped)."""
         conv = cls(conversation_id=conversation_id or secrets.token_hex(4))
         conv.dropped = max(first_turn, 0)

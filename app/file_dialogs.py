@@ -15,9 +15,13 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from app import settings_store
 from engine.sessions.export import FORMATS
 
-FILTERS = {"html": "HTML report (*.html)", "json": "JSON, everything (*.json)",
-           "jsonl": "JSON Lines (*.jsonl)", "csv": "CSV, one row per token (*.csv)",
-           "md": "Markdown transcript (*.md)"}  # fmt: skip
+FILTERS = {
+    "html": "HTML report (*.html)",
+    "json": "JSON, everything (*.json)",
+    "jsonl": "JSON Lines (*.jsonl)",
+    "csv": "CSV, one row per token (*.csv)",
+    "md": "Markdown transcript (*.md)",
+}
 LAST_DIR_KEY = "dialogs/last_folder"
 
 
@@ -39,10 +43,12 @@ def with_extension(path: str, fmt: str) -> str:
 
 def confirm_replace(parent: QWidget | None, path: str) -> bool:
     answer = QMessageBox.question(
-        parent, "Replace file?",
+        parent,
+        "Replace file?",
         f"{Path(path).name} already exists in {Path(path).parent}.\n\nReplace it?",
-        QMessageBox.Yes | QMessageBox.Cancel, QMessageBox.Cancel,
-    )  # fmt: skip
+        QMessageBox.Yes | QMessageBox.Cancel,
+        QMessageBox.Cancel,
+    )
     return answer == QMessageBox.Yes
 
 

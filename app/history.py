@@ -100,8 +100,9 @@ class HistoryPanel(QWidget):
         self.refresh()
 
     def _ask(self, title: str, text: str) -> bool:
-        answer = QMessageBox.question(self, title, text, QMessageBox.Yes | QMessageBox.Cancel,
-                                      QMessageBox.Cancel)  # fmt: skip
+        answer = QMessageBox.question(
+            self, title, text, QMessageBox.Yes | QMessageBox.Cancel, QMessageBox.Cancel
+        )
         return answer == QMessageBox.Yes
 
     def cleanup(self) -> None:
@@ -133,9 +134,11 @@ class HistoryPanel(QWidget):
     # -- the tree --------------------------------------------------------------------
     def refresh(self) -> None:
         self.sessions, problems = list_sessions(cache=self._cache)
-        expanded = {self.tree.topLevelItem(i).data(0, RUN_ROLE)[0]
-                    for i in range(self.tree.topLevelItemCount())
-                    if self.tree.topLevelItem(i).isExpanded()}  # fmt: skip
+        expanded = {
+            self.tree.topLevelItem(i).data(0, RUN_ROLE)[0]
+            for i in range(self.tree.topLevelItemCount())
+            if self.tree.topLevelItem(i).isExpanded()
+        }
         self.tree.clear()
         binned, seen = [], {}
         for s in self.sessions:
@@ -155,8 +158,9 @@ class HistoryPanel(QWidget):
         if binned:
             bin_item = QTreeWidgetItem([f"Bin ({len(binned)} deleted)", "", "", ""])
             bin_item.setData(0, RUN_ROLE, (BIN, None))
-            bin_item.setToolTip(0, "Deleted runs: Restore brings one back, Empty bin removes "
-                                "them for good")  # fmt: skip
+            bin_item.setToolTip(
+                0, "Deleted runs: Restore brings one back, Empty bin removes them for good"
+            )
             for s, r in binned:
                 bin_item.addChild(run_item(s, r))
             self.tree.addTopLevelItem(bin_item)
@@ -234,8 +238,11 @@ class HistoryPanel(QWidget):
         session, run = self.selected()
         if run is None or run.deleted:
             return
-        if not self.confirm("Delete run", f"Move “{run.title}” to the Bin?\n\nYou can "
-                            "restore it from the Bin until you empty it."):  # fmt: skip
+        if not self.confirm(
+            "Delete run",
+            f"Move “{run.title}” to the Bin?\n\nYou can "
+            "restore it from the Bin until you empty it.",
+        ):
             return
         if self._meta(session, run.run_id, deleted=True):
             self.refresh()

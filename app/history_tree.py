@@ -83,12 +83,14 @@ def run_item(session: SessionLog, r: RunLog) -> QTreeWidgetItem:
     elif r.conversation and r.conversation.get("turn"):
         lane = f"[turn {int(r.conversation['turn']) + 1}] "
     tps = d.decode_tps if d else None
-    item = QTreeWidgetItem([
-        f"{when}  {lane}{'★ ' if r.starred else ''}{r.title}",
-        (r.model or {}).get("name", "?"),
-        str(sum(not t.eos for t in r.tokens)),
-        f"{tps:.1f}" if tps is not None else ("error" if r.error else "—"),
-    ])  # fmt: skip
+    item = QTreeWidgetItem(
+        [
+            f"{when}  {lane}{'★ ' if r.starred else ''}{r.title}",
+            (r.model or {}).get("name", "?"),
+            str(sum(not t.eos for t in r.tokens)),
+            f"{tps:.1f}" if tps is not None else ("error" if r.error else "—"),
+        ]
+    )
     item.setToolTip(0, f"{r.run_id}\n{r.prompt[:300]}")
     item.setToolTip(1, (r.model or {}).get("path") or (r.model or {}).get("name", ""))
     item.setData(0, RUN_ROLE, (session.session_id, r.run_id))

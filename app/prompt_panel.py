@@ -110,8 +110,9 @@ class PromptPanel(QWidget):
             tip = f" · turn {turn[0]}: {total:,}"
         count = f"{len(ids):,} tokens{tip}" + (f" of {ctx:,}" if ctx else "")
         self.token_count.setText(count)
-        self.token_count.setToolTip(f"{count} (the message; with the conversation before it)"
-                                    if tip else count)  # fmt: skip
+        self.token_count.setToolTip(
+            f"{count} (the message; with the conversation before it)" if tip else count
+        )
         self.token_count.setStyleSheet("color: #b00020;" if ctx and total >= ctx else "")
         if self.show_tokens.isChecked():
             raw = [self.tokenizer.token_bytes(i) for i in ids]

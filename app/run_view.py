@@ -24,8 +24,17 @@ STREAM_REFRESH_S = 0.25  # while streaming, each chart refreshes at most 4 times
 
 
 class RunView(QObject):
-    def __init__(self, model: SessionSignals, answer, charts, status_label, follow_button,
-                 viewing_label, temperature, parent=None):  # fmt: skip
+    def __init__(
+        self,
+        model: SessionSignals,
+        answer,
+        charts,
+        status_label,
+        follow_button,
+        viewing_label,
+        temperature,
+        parent=None,
+    ):
         """`temperature() -> float`: the sampling panel's current temperature."""
         super().__init__(parent)
         self.model, self.session = model, model.session

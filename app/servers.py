@@ -26,15 +26,21 @@ def load_servers() -> list[dict]:
         servers = json.loads(raw) if isinstance(raw, str) else []
     except ValueError:
         return []
-    return [s for s in servers if isinstance(s, dict) and isinstance(s.get("base_url"), str)
-            and isinstance(s.get("models"), list)]  # fmt: skip
+    return [
+        s
+        for s in servers
+        if isinstance(s, dict)
+        and isinstance(s.get("base_url"), str)
+        and isinstance(s.get("models"), list)
+    ]
 
 
 def save_server(info) -> None:
     """Remember a server (a ServerInfo), replacing an entry with the same URL."""
     servers = [s for s in load_servers() if s["base_url"] != info.base_url]
-    servers.append({"base_url": info.base_url, "label": info.label,
-                    "models": [m.id for m in info.models]})  # fmt: skip
+    servers.append(
+        {"base_url": info.base_url, "label": info.label, "models": [m.id for m in info.models]}
+    )
     _write(servers)
 
 
@@ -74,8 +80,10 @@ def set_api_key(base_url: str, key: str | None) -> str:
     except (ImportError, RuntimeError, KeyringError):
         if key:
             _memory_keys[base_url] = key
-            return ("kept until Logitscope closes: this system has no keychain, and keys "
-                    "are never written to the settings file")  # fmt: skip
+            return (
+                "kept until Logitscope closes: this system has no keychain, and keys "
+                "are never written to the settings file"
+            )
         return "removed"
 
 

@@ -35,8 +35,10 @@ def fallback_notice(spec: str, kind: str, message: str, fallback: str | None) ->
     host = spec.split("://", 1)[-1].split("/", 1)[0].split("#", 1)[0]
     what = "did not answer" if kind == "server" else "could not give its model"
     name = Path(fallback).name if fallback else DEFAULT_MODEL_NAME
-    return (f"The server at {host} {what} ({message}); loaded {name} instead. "
-            "Choose the server's model in the Model box when it is back.")  # fmt: skip
+    return (
+        f"The server at {host} {what} ({message}); loaded {name} instead. "
+        "Choose the server's model in the Model box when it is back."
+    )
 
 
 def remember_local(record) -> None:

@@ -29,8 +29,10 @@ def status_text(state: RunState, model) -> str | None:
     if state.n:
         ttft = state.tokens[0].elapsed_s
         tps = decode_rate(state.elapsed[: state.n])
-        return (f"TTFT {ttft:.2f} s · decode {fmt_or_na(tps, '.1f', 'tok/s')} · "
-                f"{state.n} tokens · {device} · generating…")  # fmt: skip
+        return (
+            f"TTFT {ttft:.2f} s · decode {fmt_or_na(tps, '.1f', 'tok/s')} · "
+            f"{state.n} tokens · {device} · generating…"
+        )
     if model is not None:
         return f"Ready · {model.name} on {device}"
     return None

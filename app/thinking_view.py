@@ -44,8 +44,9 @@ class ThinkingBlock(QWidget):
 
     def set_summary(self, tokens: int, seconds: float, share: float, streaming: bool) -> None:
         verb = "Thinking…" if streaming else "Thought"
-        self.header.setText(f"{verb} · {tokens:,} tokens · {seconds:.1f} s · "
-                            f"{share:.0%} of the output")  # fmt: skip
+        self.header.setText(
+            f"{verb} · {tokens:,} tokens · {seconds:.1f} s · {share:.0%} of the output"
+        )
 
 
 class AnswerViews(QObject):
@@ -62,7 +63,8 @@ class AnswerViews(QObject):
         for kind, view in self.views.items():
             view.step_clicked.connect(lambda s, k=kind: self.step_clicked.emit(self.step_of(k, s)))
             view.inspect_requested.connect(
-                lambda s, k=kind: self.inspect_requested.emit(self.step_of(k, s)))  # fmt: skip
+                lambda s, k=kind: self.inspect_requested.emit(self.step_of(k, s))
+            )
 
     def clear_tokens(self) -> None:
         self.where: list[tuple[bool, int]] = []  # run step -> (thinking, the view's index)

@@ -48,8 +48,11 @@ def alternatives_html(record: TokenRecord, limit: int = 8) -> str:
     what = "end of sequence " if record.eos else ""
     p = "not reported" if record.prob is None else f"{record.prob:.1%}"
     h = "not reported" if record.entropy is None else f"{record.entropy:.2f} nats"
-    table = (f"<table><tr><th></th><th>raw</th><th>sampled</th></tr>{''.join(rows)}</table>"
-             if rows else "<br><i>no candidates reported by this server</i>")  # fmt: skip
+    table = (
+        f"<table><tr><th></th><th>raw</th><th>sampled</th></tr>{''.join(rows)}</table>"
+        if rows
+        else "<br><i>no candidates reported by this server</i>"
+    )
     return (
         f"<b>step {record.step}</b> · chose {what}<code>{html.escape(repr(record.label))}"
         f"</code> p={p} · entropy {h}{table}"
@@ -123,8 +126,13 @@ class TokenView(QTextEdit):
         if step is not None and step < len(self._records):
             menu.addSeparator()
             act = menu.addAction(f"Inspect step {step} (attention, logit lens)…")
-            act.triggered.connect(lambda: (self.select_step(step), self.step_clicked.emit(step),
-                                           self.inspect_requested.emit(step)))  # fmt: skip
+            act.triggered.connect(
+                lambda: (
+                    self.select_step(step),
+                    self.step_clicked.emit(step),
+                    self.inspect_requested.emit(step),
+                )
+            )
         menu.exec(event.globalPos())
 
     def mouseMoveEvent(self, event):

@@ -146,14 +146,21 @@ class PlaygroundWindow(QMainWindow):
         self.actions_ = build_menus(self.menuBar(), self._menu_slots())
         self.status_label, self.progress = build_status(self.statusBar())
         self._progress_idle()
-        self.run_view = RunView(self.model, self.answer, charts, self.status_label,
-                                self.follow_button, self.viewing_label,
-                                self.controls.temp_spin.value, self)  # fmt: skip
+        self.run_view = RunView(
+            self.model,
+            self.answer,
+            charts,
+            self.status_label,
+            self.follow_button,
+            self.viewing_label,
+            self.controls.temp_spin.value,
+            self,
+        )
 
     def _menu_slots(self) -> dict:
         from app.about import show_about
 
-        # A table: one name -> slot pair a line would be 20 lines of the same shape.
+        # fmt: skip below: a table; one name -> slot pair a line would be 20 alike lines.
         return {
             "new": self.new_conversation, "open": self.picker.open_dialog,
             "server": self.picker.add_server, "import": self.history._on_import,

@@ -205,8 +205,11 @@ def build_split(side: QWidget, center: QWidget, charts: QWidget, controls) -> QS
     split = QSplitter()
     split.setChildrenCollapsible(False)
     side_min = max(SIDE_MIN, controls.minimumSizeHint().width() + 40)
-    for widget, minimum, stretch in ((side, side_min, 0), (center, CENTER_MIN, 2),
-                                     (charts, CHARTS_MIN, 3)):  # fmt: skip
+    for widget, minimum, stretch in (
+        (side, side_min, 0),
+        (center, CENTER_MIN, 2),
+        (charts, CHARTS_MIN, 3),
+    ):
         widget.setMinimumWidth(minimum)
         split.addWidget(widget)
         split.setStretchFactor(split.count() - 1, stretch)

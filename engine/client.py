@@ -73,9 +73,11 @@ class EngineClient:
         req_child, self._requests = self._ctx.Pipe(duplex=False)
         self._events, evt_child = self._ctx.Pipe(duplex=False)
         self._proc = self._ctx.Process(
-            target=worker_main, args=(req_child, evt_child), daemon=True,
+            target=worker_main,
+            args=(req_child, evt_child),
+            daemon=True,
             name="logitscope-engine",
-        )  # fmt: skip
+        )
         self._proc.start()
         req_child.close()
         evt_child.close()
@@ -191,8 +193,14 @@ class EngineClient:
         a local quantized model runs on the CPU.
         """
         self._last_op = "generate"
-        rid = self._start("generate", prompt=prompt, settings=settings.to_dict(), model=model,
-                          api_key=api_key, prefer=prefer)  # fmt: skip
+        rid = self._start(
+            "generate",
+            prompt=prompt,
+            settings=settings.to_dict(),
+            model=model,
+            api_key=api_key,
+            prefer=prefer,
+        )
         self.current = rid
         return self._records(rid)
 
@@ -208,8 +216,14 @@ class EngineClient:
         inspect record (or an error). `request`: what (attention | lens), step,
         continuation (the answer's token ids), layer, head, top_k."""
         self._last_op = "inspect"
-        rid = self._start("inspect", prompt=prompt, settings=settings.to_dict(), model=model,
-                          request=request, prefer=prefer)  # fmt: skip
+        rid = self._start(
+            "inspect",
+            prompt=prompt,
+            settings=settings.to_dict(),
+            model=model,
+            request=request,
+            prefer=prefer,
+        )
         self.current = rid
         return self._records(rid)
 
@@ -290,8 +304,15 @@ class EngineClient:
 
         self._last_op = "lab"
         values = {k: v for k, v in to_dict(params).items() if k != "kind"}
-        rid = self._start("lab", kind=params.kind, prompt=prompt, settings=settings.to_dict(),
-                          params=values, model=model, prefer="speed")  # fmt: skip
+        rid = self._start(
+            "lab",
+            kind=params.kind,
+            prompt=prompt,
+            settings=settings.to_dict(),
+            params=values,
+            model=model,
+            prefer="speed",
+        )
         self.current = rid
         return self._records(rid)
 

@@ -64,10 +64,14 @@ def system_prefix(tokenizer, system: str | None) -> str | None:
             [*head, {"role": "user", "content": _USER}], tokenize=False
         )
         two = tokenizer.apply_chat_template(
-            [*head, {"role": "user", "content": _USER},
-             {"role": "assistant", "content": _ASSISTANT},
-             {"role": "user", "content": _NEXT}], tokenize=False,
-        )  # fmt: skip
+            [
+                *head,
+                {"role": "user", "content": _USER},
+                {"role": "assistant", "content": _ASSISTANT},
+                {"role": "user", "content": _NEXT},
+            ],
+            tokenize=False,
+        )
     except Exception:  # noqa: BLE001 - a template that refuses this shape: no split
         return None
     if _USER not in one or _ASSISTANT not in two or _NEXT not in two:

@@ -232,8 +232,16 @@ class LabRecord:
     type: str = "lab"
 
 
-Record = (ProgressRecord | ModelRecord | PrefillRecord | TokenRecord | DoneRecord
-          | ErrorRecord | InspectRecord | LabRecord)  # fmt: skip
+Record = (
+    ProgressRecord
+    | ModelRecord
+    | PrefillRecord
+    | TokenRecord
+    | DoneRecord
+    | ErrorRecord
+    | InspectRecord
+    | LabRecord
+)
 _CLASSES = (
     ProgressRecord,
     ModelRecord,

@@ -65,10 +65,18 @@ def _hermite(record: TokenRecord, temps: np.ndarray):
     i = np.clip(np.searchsorted(t, x, side="right") - 1, 0, len(t) - 2)
     h = t[i + 1] - t[i]
     s = (x - t[i]) / h
-    value = ((2 * s**3 - 3 * s**2 + 1) * f[i] + (s**3 - 2 * s**2 + s) * h * df[i]
-             + (-2 * s**3 + 3 * s**2) * f[i + 1] + (s**3 - s**2) * h * df[i + 1])  # fmt: skip
-    slope = ((6 * s**2 - 6 * s) / h * f[i] + (3 * s**2 - 4 * s + 1) * df[i]
-             + (-6 * s**2 + 6 * s) / h * f[i + 1] + (3 * s**2 - 2 * s) * df[i + 1])  # fmt: skip
+    value = (
+        (2 * s**3 - 3 * s**2 + 1) * f[i]
+        + (s**3 - 2 * s**2 + s) * h * df[i]
+        + (-2 * s**3 + 3 * s**2) * f[i + 1]
+        + (s**3 - s**2) * h * df[i + 1]
+    )
+    slope = (
+        (6 * s**2 - 6 * s) / h * f[i]
+        + (3 * s**2 - 4 * s + 1) * df[i]
+        + (-6 * s**2 + 6 * s) / h * f[i + 1]
+        + (3 * s**2 - 2 * s) * df[i + 1]
+    )
     return value, slope
 
 

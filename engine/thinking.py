@@ -12,8 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Single-token pairs first, then the multi-token ones (as mlx-lm's tokenizer_utils).
-SINGLE = (("<think>", "</think>"), ("<longcat_think>", "</longcat_think>"),
-          ("<|think:start|>", "<|think:end|>"))  # fmt: skip
+SINGLE = (
+    ("<think>", "</think>"),
+    ("<longcat_think>", "</longcat_think>"),
+    ("<|think:start|>", "<|think:end|>"),
+)
 MULTI = (
     (("<|channel>", "<channel|>"), "<|channel>thought", "<channel|>"),
     (("<|open|>", "<|close|>", "<|sep|>"), "<|open|>think<|sep|>", "<|close|>think<|sep|>"),
@@ -45,8 +48,12 @@ def find_markers(tokenizer) -> ThinkMarkers | None:
     for needed, start, end in MULTI:
         if all(t in vocab for t in needed):
             enc = tokenizer.encode
-            return ThinkMarkers(tuple(enc(start, add_special_tokens=False)),
-                                tuple(enc(end, add_special_tokens=False)), start, end)  # fmt: skip
+            return ThinkMarkers(
+                tuple(enc(start, add_special_tokens=False)),
+                tuple(enc(end, add_special_tokens=False)),
+                start,
+                end,
+            )
     return None
 
 

@@ -25,10 +25,12 @@ def main() -> int:
     lab.speculative.ks.setText("1,2,4")
     lab.cache.turns.setValue(5)
     lab.cache.tokens.setValue(16)
-    for kind, params in (("quant", {"bits": [8, 4, 3], "tokens": 24}),
-                         ("cache", {"turns": 5, "tokens": 16}),
-                         ("speculative", {"ks": [1, 2, 4], "draft_bits": 4, "tokens": 32}),
-                         ("batch", {"sizes": [1, 2, 4, 8], "tokens": 16})):  # fmt: skip
+    for kind, params in (
+        ("quant", {"bits": [8, 4, 3], "tokens": 24}),
+        ("cache", {"turns": 5, "tokens": 16}),
+        ("speculative", {"ks": [1, 2, 4], "draft_bits": 4, "tokens": 32}),
+        ("batch", {"sizes": [1, 2, 4, 8], "tokens": 16}),
+    ):
         lab.tabs.setCurrentWidget(lab.views[kind])
         done = []
         lab.bridge.lab_done.connect(done.append)

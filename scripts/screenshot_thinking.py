@@ -18,9 +18,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from scripts.screenshots import open_playground, settle, shoot, wait  # noqa: E402
 from tests.fake_server import FakeServer, Script, finish_chunk, vllm_models  # noqa: E402
 
-THINKING = ("The user asks which is heavier: a kilogram of feathers or a kilogram of "
-            "iron. Both are one kilogram, so they weigh the same. The trick is that iron "
-            "is denser, so it looks heavier.")  # fmt: skip
+THINKING = (
+    "The user asks which is heavier: a kilogram of feathers or a kilogram of "
+    "iron. Both are one kilogram, so they weigh the same. The trick is that iron "
+    "is denser, so it looks heavier."
+)
 ANSWER = " They weigh the same: one kilogram each. Iron is just denser."
 
 
@@ -29,9 +31,16 @@ def chunks(text: str, field: str, seed: int):
     for i, w in enumerate(words):
         lp = -abs(math.sin(seed + i * 1.7)) * 1.6
         alt = [{"token": w, "logprob": lp}, {"token": " maybe", "logprob": lp - 1.5}]
-        yield {"choices": [{"index": 0, "delta": {field: w}, "finish_reason": None,
-                            "logprobs": {"content": [{"token": w, "logprob": lp,
-                                                      "top_logprobs": alt}]}}]}  # fmt: skip
+        yield {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {field: w},
+                    "finish_reason": None,
+                    "logprobs": {"content": [{"token": w, "logprob": lp, "top_logprobs": alt}]},
+                }
+            ]
+        }
         yield ("sleep", 0.03)
 
 
@@ -44,9 +53,14 @@ def main() -> int:
     os.environ.setdefault("LOGITSCOPE_MODELS_DIR", str(models_dir()))
     os.environ["LOGITSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="logitscope-shot-")
     server = FakeServer()
-    server.script = Script(models=vllm_models(32768), events=[
-        *chunks(THINKING, "reasoning_content", 1), *chunks(ANSWER, "content", 2),
-        finish_chunk("stop", usage={"prompt_tokens": 24, "completion_tokens": 52})])  # fmt: skip
+    server.script = Script(
+        models=vllm_models(32768),
+        events=[
+            *chunks(THINKING, "reasoning_content", 1),
+            *chunks(ANSWER, "content", 2),
+            finish_chunk("stop", usage={"prompt_tokens": 24, "completion_tokens": 52}),
+        ],
+    )
     app, win, out = open_playground()
     win.load_model(f"{server.url}#Qwen/Qwen3-0.6B")
     wait(app, lambda: win.model_record.path.startswith(server.url) and not win.bridge.busy, 120)

@@ -54,8 +54,9 @@ def main() -> int:
     win.run()
     wait(app, lambda: win.state.done is not None and not win.bridge.busy, 300)
     # Compare shares the playground's engine here: one model process at a time.
-    compare = CompareWindow(EngineBridge(client=win.bridge.client, owns_client=False),
-                            journal=win.journal, parent=win)  # fmt: skip
+    compare = CompareWindow(
+        EngineBridge(client=win.bridge.client, owns_client=False), journal=win.journal, parent=win
+    )
     compare.show()
     compare.shared_prompt.setPlainText(PROMPT)
     for lanes in (2, 4):
@@ -64,8 +65,11 @@ def main() -> int:
             lane.max_tokens.setValue(8)
             lane.more.setChecked(True)
         compare.run_all()
-        wait(app, lambda: compare.running is None and not compare.queue
-             and not compare.bridge.busy, 300)  # fmt: skip
+        wait(
+            app,
+            lambda: compare.running is None and not compare.queue and not compare.bridge.busy,
+            300,
+        )
         for screen in SCREENS:
             shoot(app, compare, out / f"compare-{lanes}lanes-{screen[0]}x{screen[1]}.png", screen)
     compare.close()

@@ -66,12 +66,27 @@ def open_playground(default_model: bool = False):
     app = QApplication([])
     win = PlaygroundWindow()
     win.show()
-    wait(app, lambda: win.model_record is not None and not win.bridge.busy
-         or win.banner.isVisible() and not win.bridge.busy, 300)  # fmt: skip
+    wait(
+        app,
+        lambda: (
+            win.model_record is not None
+            and not win.bridge.busy
+            or win.banner.isVisible()
+            and not win.bridge.busy
+        ),
+        300,
+    )
     if default_model or win.model_record is None:  # (a remembered server may be gone)
         win.load_model(None)
-        wait(app, lambda: win.model_record is not None and not win.bridge.busy
-             and win.model_record.name.startswith("SmolLM2"), 300)  # fmt: skip
+        wait(
+            app,
+            lambda: (
+                win.model_record is not None
+                and not win.bridge.busy
+                and win.model_record.name.startswith("SmolLM2")
+            ),
+            300,
+        )
     return app, win, out
 
 

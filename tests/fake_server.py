@@ -59,8 +59,9 @@ class FakeServer:
             def do_POST(self):
                 n = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(n) or b"{}")
-                outer.requests.append({"path": self.path, "headers": dict(self.headers),
-                                       "body": body})  # fmt: skip
+                outer.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": body}
+                )
                 s = outer.script
                 if s.status != 200:
                     raw = s.error_body.encode()
@@ -114,36 +115,96 @@ def _bytes(s: str) -> list[int]:
 
 
 def vllm_models(max_len: int = 32768) -> dict:
-    return {"object": "list", "data": [{"id": "Qwen/Qwen3-0.6B", "object": "model",
-            "created": 0, "owned_by": "vllm", "root": "Qwen/Qwen3-0.6B", "parent": None,
-            "max_model_len": max_len}]}  # fmt: skip
+    return {
+        "object": "list",
+        "data": [
+            {
+                "id": "Qwen/Qwen3-0.6B",
+                "object": "model",
+                "created": 0,
+                "owned_by": "vllm",
+                "root": "Qwen/Qwen3-0.6B",
+                "parent": None,
+                "max_model_len": max_len,
+            }
+        ],
+    }
 
 
 def vllm_chunk(token: str, logprob: float, top: list[tuple[str, float]]) -> dict:
-    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "Qwen/Qwen3-0.6B",
-            "choices": [{"index": 0, "delta": {"content": token}, "finish_reason": None,
-                         "logprobs": {"content": [{"token": token, "logprob": logprob,
-                                      "bytes": _bytes(token), "top_logprobs": [
-                                          {"token": t, "logprob": lp, "bytes": _bytes(t)}
-                                          for t, lp in top]}]}}]}  # fmt: skip
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "model": "Qwen/Qwen3-0.6B",
+        "choices": [
+            {
+                "index": 0,
+                "delta": {"content": token},
+                "finish_reason": None,
+                "logprobs": {
+                    "content": [
+                        {
+                            "token": token,
+                            "logprob": logprob,
+                            "bytes": _bytes(token),
+                            "top_logprobs": [
+                                {"token": t, "logprob": lp, "bytes": _bytes(t)} for t, lp in top
+                            ],
+                        }
+                    ]
+                },
+            }
+        ],
+    }
 
 
 def finish_chunk(reason: str = "stop", **extra) -> dict:
-    return {"id": "chatcmpl-1", "object": "chat.completion.chunk",
-            "choices": [{"index": 0, "delta": {}, "finish_reason": reason}], **extra}  # fmt: skip
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": reason}],
+        **extra,
+    }
 
 
 def llama_models() -> dict:
-    return {"object": "list", "data": [{"id": "smollm2.gguf", "object": "model", "created": 0,
-            "owned_by": "llamacpp", "meta": {"n_ctx_train": 8192, "n_params": 134515008,
-                                             "size": 98000000}}]}  # fmt: skip
+    return {
+        "object": "list",
+        "data": [
+            {
+                "id": "smollm2.gguf",
+                "object": "model",
+                "created": 0,
+                "owned_by": "llamacpp",
+                "meta": {"n_ctx_train": 8192, "n_params": 134515008, "size": 98000000},
+            }
+        ],
+    }
 
 
 def llama_chunk(tid: int, token: str, p, top: list[tuple[int, str, float]], post: bool) -> dict:
     key, tkey = ("prob", "top_probs") if post else ("logprob", "top_logprobs")
-    return {"choices": [{"index": 0, "delta": {"content": token}, "finish_reason": None,
-                         "logprobs": {"content": [{"id": tid, "token": token, key: p,
-                                      "bytes": _bytes(token), tkey: [
-                                          {"id": i, "token": t, key: v, "bytes": _bytes(t)}
-                                          for i, t, v in top]}]}}],
-            "object": "chat.completion.chunk", "model": "smollm2.gguf"}  # fmt: skip
+    return {
+        "choices": [
+            {
+                "index": 0,
+                "delta": {"content": token},
+                "finish_reason": None,
+                "logprobs": {
+                    "content": [
+                        {
+                            "id": tid,
+                            "token": token,
+                            key: p,
+                            "bytes": _bytes(token),
+                            tkey: [
+                                {"id": i, "token": t, key: v, "bytes": _bytes(t)} for i, t, v in top
+                            ],
+                        }
+                    ]
+                },
+            }
+        ],
+        "object": "chat.completion.chunk",
+        "model": "smollm2.gguf",
+    }

@@ -9,8 +9,10 @@ import numpy as np
 
 HIDDEN, LAYERS, HEADS, KV_HEADS, FFN, CONTEXT = 64, 2, 4, 2, 128, 256
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-CHAT = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-        "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")  # fmt: skip
+CHAT = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
 
 
 def _vocab() -> tuple[list[str], list[str]]:
@@ -22,8 +24,9 @@ def _vocab() -> tuple[list[str], list[str]]:
     return tokens, merges
 
 
-def write_tiny_gguf(path: Path, seed: int = 0, skip_keys: tuple[str, ...] = (),
-                    qtype: str = "F32") -> Path:  # fmt: skip
+def write_tiny_gguf(
+    path: Path, seed: int = 0, skip_keys: tuple[str, ...] = (), qtype: str = "F32"
+) -> Path:
     """A 2-layer llama GGUF of ~0.2 MB. `skip_keys` leaves out metadata (for error tests)."""
     import gguf
 
@@ -55,8 +58,11 @@ def write_tiny_gguf(path: Path, seed: int = 0, skip_keys: tuple[str, ...] = (),
 
     def add(name: str, shape: tuple[int, ...], norm: bool = False):
         # numpy shape is (rows, cols); GGUF stores the reverse order.
-        data = (np.ones(shape) + 0.1 * rng.standard_normal(shape) if norm
-                else 0.3 * rng.standard_normal(shape)).astype(np.float32)  # fmt: skip
+        data = (
+            np.ones(shape) + 0.1 * rng.standard_normal(shape)
+            if norm
+            else 0.3 * rng.standard_normal(shape)
+        ).astype(np.float32)
         if qtype != "F32" and not norm:
             qt = gguf.GGMLQuantizationType[qtype]
             w.add_tensor(name, gguf.quants.quantize(data, qt), raw_dtype=qt)

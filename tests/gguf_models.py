@@ -20,12 +20,29 @@ def _layers(arch: str) -> int:
     return 6 if arch == "gemma3" else 2  # mlx-lm's gemma3 needs one global layer in 6
 
 
-MODEL_TYPES = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "gemma3": "gemma3_text",
-               "phi3": "phi3"}  # fmt: skip
+MODEL_TYPES = {
+    "llama": "llama",
+    "qwen2": "qwen2",
+    "qwen3": "qwen3",
+    "gemma3": "gemma3_text",
+    "phi3": "phi3",
+}
 # Where each K/IQ block keeps its float16 scale(s).
-F16_AT = {"Q2_K": (80, 82), "Q3_K": (108,), "Q4_K": (0, 2), "Q5_K": (0, 2), "Q6_K": (208,),
-          "IQ2_XXS": (0,), "IQ2_XS": (0,), "IQ2_S": (0,), "IQ3_XXS": (0,), "IQ3_S": (0,),
-          "IQ1_S": (0,), "IQ4_NL": (0,), "IQ4_XS": (0,)}  # fmt: skip
+F16_AT = {
+    "Q2_K": (80, 82),
+    "Q3_K": (108,),
+    "Q4_K": (0, 2),
+    "Q5_K": (0, 2),
+    "Q6_K": (208,),
+    "IQ2_XXS": (0,),
+    "IQ2_XS": (0,),
+    "IQ2_S": (0,),
+    "IQ3_XXS": (0,),
+    "IQ3_S": (0,),
+    "IQ1_S": (0,),
+    "IQ4_NL": (0,),
+    "IQ4_XS": (0,),
+}
 
 
 def _args(arch: str, vocab: int):
@@ -33,11 +50,20 @@ def _args(arch: str, vocab: int):
 
     model_type = MODEL_TYPES[arch]
     module = importlib.import_module(f"mlx_lm.models.{model_type}")
-    fields = dict(model_type=model_type, hidden_size=HIDDEN, num_hidden_layers=_layers(arch),
-                  intermediate_size=FFN, num_attention_heads=HEADS, rms_norm_eps=1e-5,
-                  vocab_size=vocab, num_key_value_heads=KV_HEADS, max_position_embeddings=512,
-                  rope_theta=10000.0, head_dim=HEAD_DIM,
-                  tie_word_embeddings=arch != "qwen3")  # fmt: skip
+    fields = dict(
+        model_type=model_type,
+        hidden_size=HIDDEN,
+        num_hidden_layers=_layers(arch),
+        intermediate_size=FFN,
+        num_attention_heads=HEADS,
+        rms_norm_eps=1e-5,
+        vocab_size=vocab,
+        num_key_value_heads=KV_HEADS,
+        max_position_embeddings=512,
+        rope_theta=10000.0,
+        head_dim=HEAD_DIM,
+        tie_word_embeddings=arch != "qwen3",
+    )
     if arch == "gemma3":
         fields.update(query_pre_attn_scalar=HEAD_DIM, sliding_window=512)
         fields.pop("tie_word_embeddings")
@@ -48,13 +74,15 @@ def _args(arch: str, vocab: int):
 
 def _permute(w: np.ndarray, heads: int) -> np.ndarray:
     """llama.cpp's convert_hf_to_gguf `permute` (q/k rows for its rotary layout)."""
-    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(
-        w.shape)  # fmt: skip
+    return (
+        w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+    )
 
 
 def _unpermute(w: np.ndarray, heads: int) -> np.ndarray:
-    return w.reshape(heads, w.shape[0] // heads // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(
-        w.shape)  # fmt: skip
+    return (
+        w.reshape(heads, w.shape[0] // heads // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+    )
 
 
 def _gguf_name(arch: str, hf: str) -> str:
@@ -97,8 +125,9 @@ def _random_blocks(qtype: str, n_values: int, rng) -> np.ndarray:
     block, size = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType[qtype]]
     n = n_values // block
     raw = rng.integers(0, 256, size=(n, size), dtype=np.uint8)
-    d_typical = {"Q4_K": 0.0015, "Q5_K": 0.0008, "Q2_K": 0.01, "Q3_K": 0.003,
-                 "Q6_K": 0.00015}.get(qtype, 0.0015)  # fmt: skip
+    d_typical = {"Q4_K": 0.0015, "Q5_K": 0.0008, "Q2_K": 0.01, "Q3_K": 0.003, "Q6_K": 0.00015}.get(
+        qtype, 0.0015
+    )
     for at in F16_AT[qtype]:
         d = rng.uniform(0.8, 1.2, size=(n, 1)) * d_typical
         raw[:, at : at + 2] = d.astype(np.float16).view(np.uint8).reshape(-1, 2)
@@ -117,8 +146,13 @@ def _random_blocks(qtype: str, n_values: int, rng) -> np.ndarray:
     return raw
 
 
-def write_model_gguf(path: Path, arch: str = "llama", qtype: str = "F32", seed: int = 0,
-                     spm: tuple[list, list, list] | None = None):  # fmt: skip
+def write_model_gguf(
+    path: Path,
+    arch: str = "llama",
+    qtype: str = "F32",
+    seed: int = 0,
+    spm: tuple[list, list, list] | None = None,
+):
     """Write a small `arch` GGUF; `spm` = (pieces, scores, types) gives it a
     SentencePiece vocabulary instead of the byte-level BPE one.
 
@@ -188,7 +222,8 @@ def write_model_gguf(path: Path, arch: str = "llama", qtype: str = "F32", seed: 
         if arch == "llama" and name.endswith(("q_proj.weight", "k_proj.weight")):
             values = _unpermute(values, HEADS if "q_proj" in name else KV_HEADS)
         w.add_tensor(_gguf_name(arch, name), raw, raw_dtype=qt) if qt else w.add_tensor(
-            _gguf_name(arch, name), raw)  # fmt: skip
+            _gguf_name(arch, name), raw
+        )
         reference[name] = values
     w.write_header_to_file()
     w.write_kv_data_to_file()

@@ -26,11 +26,25 @@ def event(obj) -> bytes:
 
 def token(text: str, logprob=-0.5, top=None, **entry) -> bytes:
     """One chunk of one token, with logprobs (written as Python's json writes NaN)."""
-    e = {"token": text, "logprob": logprob, "bytes": list(text.encode("utf-8", "surrogatepass")),
-         "top_logprobs": top if top is not None else [{"token": text, "logprob": logprob}],
-         **entry}  # fmt: skip
-    return event({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None,
-                               "logprobs": {"content": [e]}}]})  # fmt: skip
+    e = {
+        "token": text,
+        "logprob": logprob,
+        "bytes": list(text.encode("utf-8", "surrogatepass")),
+        "top_logprobs": top if top is not None else [{"token": text, "logprob": logprob}],
+        **entry,
+    }
+    return event(
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"content": text},
+                    "finish_reason": None,
+                    "logprobs": {"content": [e]},
+                }
+            ]
+        }
+    )
 
 
 def finish(reason="stop", **extra) -> bytes:

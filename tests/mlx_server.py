@@ -22,10 +22,21 @@ def start_server(model_path, tmp_path):
     port = _free_port()
     env = {**os.environ, "HF_HUB_CACHE": str(tmp_path)}  # its /v1/models scans this cache
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mlx_lm.server", "--model", str(model_path),
-         "--host", "127.0.0.1", "--port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "mlx_lm.server",
+            "--model",
+            str(model_path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:

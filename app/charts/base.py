@@ -61,8 +61,12 @@ def _wrap_title(plot: pg.PlotItem) -> None:
         height = label.itemRect().height()
         label.setMinimumWidth(0)
         label.setMinimumHeight(height)
-        label._sizeHint = {Qt.MinimumSize: (0, height), Qt.PreferredSize: (0, height),
-                           Qt.MaximumSize: (-1, -1), Qt.MinimumDescent: (0, 0)}  # fmt: skip
+        label._sizeHint = {
+            Qt.MinimumSize: (0, height),
+            Qt.PreferredSize: (0, height),
+            Qt.MaximumSize: (-1, -1),
+            Qt.MinimumDescent: (0, 0),
+        }
         label.updateGeometry()
 
     def resized(event) -> None:
@@ -99,8 +103,14 @@ def empty_text(plot: pg.PlotItem, message: str) -> pg.TextItem:
 NOT_REPORTED = "Not reported by this server\n({what})"
 
 
-def show_empty(plot: pg.PlotItem, item: pg.TextItem, empty: bool, x=(0, 1), y=(0, 1),
-               message: str | None = None) -> None:  # fmt: skip
+def show_empty(
+    plot: pg.PlotItem,
+    item: pg.TextItem,
+    empty: bool,
+    x=(0, 1),
+    y=(0, 1),
+    message: str | None = None,
+) -> None:
     """Toggle the empty-state message; when empty, pin non-negative ranges (no -0.4 axes).
     `message` replaces the usual text (e.g. data a remote server does not report)."""
     if not hasattr(item, "_logitscope_default"):

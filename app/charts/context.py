@@ -36,10 +36,17 @@ class ContextChart(pg.PlotWidget):
         plot.setMouseEnabled(x=False, y=False)
         self.bars = {
             name: pg.BarGraphItem(x0=[0], y=[0], height=0.6, width=[0], brush=color, pen=None)
-            for name, color in (("free", FREE), ("system", SYSTEM), ("earlier_user", EARLIER_USER),
-                                ("earlier_answer", EARLIER_ANSWER), ("prompt", PROMPT),
-                                ("thinking", THINKING), ("output", OUTPUT), ("over", OVER))
-        }  # fmt: skip
+            for name, color in (
+                ("free", FREE),
+                ("system", SYSTEM),
+                ("earlier_user", EARLIER_USER),
+                ("earlier_answer", EARLIER_ANSWER),
+                ("prompt", PROMPT),
+                ("thinking", THINKING),
+                ("output", OUTPUT),
+                ("over", OVER),
+            )
+        }
         self.bars["cached"] = pg.BarGraphItem(
             x0=[0],
             y=[0],
@@ -52,8 +59,17 @@ class ContextChart(pg.PlotWidget):
             plot.addItem(bar)
         plot.getAxis("left").setTicks([[(0, "whole window"), (1, "used part")]])
         plot.invertY(True)
-        self.counts = {"system": 0, "earlier": 0, "prompt": 0, "thinking": 0, "output": 0,
-                       "context": 0, "kv_bytes": None, "over": 0, "cached": 0}  # fmt: skip
+        self.counts = {
+            "system": 0,
+            "earlier": 0,
+            "prompt": 0,
+            "thinking": 0,
+            "output": 0,
+            "context": 0,
+            "kv_bytes": None,
+            "over": 0,
+            "cached": 0,
+        }
         self.edges: list[tuple[str, int, int]] = []  # (part, first token, end) for readouts
         self.summary = ""
         self.empty = empty_text(plot, "Run a prompt to see how full the context is")
@@ -75,27 +91,46 @@ class ContextChart(pg.PlotWidget):
         prompt = max(state.prompt_tokens - at, 0)
         thinking = sum(getattr(t, "thinking", False) for t in state.tokens)
         output = state.output_steps - thinking
-        edges += [("prompt", at, at + prompt), ("thinking", at + prompt, at + prompt + thinking),
-                  ("output", at + prompt + thinking, at + prompt + thinking + output)]  # fmt: skip
+        edges += [
+            ("prompt", at, at + prompt),
+            ("thinking", at + prompt, at + prompt + thinking),
+            ("output", at + prompt + thinking, at + prompt + thinking + output),
+        ]
         self.edges = [e for e in edges if e[2] > e[1]]
         record = state.done or state.prefill
         cached = getattr(record, "cached_tokens", 0) or 0
         kv = state.done.kv_cache_bytes if state.done else None
         used = at + prompt + thinking + output
         over = max(used - ctx, 0) if ctx else 0
-        self.counts = {"system": system, "earlier": earlier, "prompt": prompt,
-                       "thinking": thinking, "output": output, "context": ctx, "kv_bytes": kv,
-                       "over": over, "cached": cached}  # fmt: skip
+        self.counts = {
+            "system": system,
+            "earlier": earlier,
+            "prompt": prompt,
+            "thinking": thinking,
+            "output": output,
+            "context": ctx,
+            "kv_bytes": kv,
+            "over": over,
+            "cached": cached,
+        }
         zoom = ctx / used if used and ctx else 1.0
         self.zoom = zoom
         # Row 1 is stretched: say so, and by how much, so the axis is not misread.
         stretched = f"used {used:,} (×{zoom:,.0f})" if zoom > 1.5 else "used part"
         self.getPlotItem().getAxis("left").setTicks([[(0, "whole window"), (1, stretched)]])
         self._used_axis(used, zoom)
-        show_empty(self.getPlotItem(), self.empty, not used or unknown, x=(0, max(ctx, 1)),
-                   y=(-0.5, 1.5), message=NOT_REPORTED.format(
-                       what="the context window" if not ctx else "the prompt's length")
-                   if unknown and used else None)  # fmt: skip
+        show_empty(
+            self.getPlotItem(),
+            self.empty,
+            not used or unknown,
+            x=(0, max(ctx, 1)),
+            y=(-0.5, 1.5),
+            message=NOT_REPORTED.format(
+                what="the context window" if not ctx else "the prompt's length"
+            )
+            if unknown and used
+            else None,
+        )
         if unknown and used:
             for bar in self.bars.values():
                 bar.setOpts(x0=[0], y=[0], width=[0])
@@ -118,22 +153,31 @@ class ContextChart(pg.PlotWidget):
         self.bars["free"].setOpts(x0=[min(used, ctx)], y=[0], width=[max(ctx - used, 0)])
         self.bars["over"].setOpts(x0=[ctx], y=[0], width=[over])
         if used:
-            self.getPlotItem().setRange(xRange=(0, max(ctx, used, 1)), yRange=(-0.5, 1.5),
-                                        padding=0.02)  # fmt: skip
+            self.getPlotItem().setRange(
+                xRange=(0, max(ctx, used, 1)), yRange=(-0.5, 1.5), padding=0.02
+            )
         if over:
-            head = (f"<span style='color:{OVER}'>{used:,} tokens: {over:,} over the "
-                    f"{ctx:,}-token window</span>")  # fmt: skip
+            head = (
+                f"<span style='color:{OVER}'>{used:,} tokens: {over:,} over the "
+                f"{ctx:,}-token window</span>"
+            )
         else:
             pct = 100 * used / ctx if ctx else 0
             head = f"{used:,} of {ctx:,} tokens ({pct:.1f}%)" if ctx else f"{used:,} tokens"
         growth = [*state.kv_growth, kv] if kv is not None else []
-        kv_text = (" · KV cache " + " → ".join(human_bytes(b) for b in growth[-4:])
-                   if growth else "")  # fmt: skip
-        parts = [("system", SYSTEM, system), ("earlier turns", "#b8741f", earlier),
-                 ("prompt", PROMPT, prompt), ("thinking", THINKING, thinking),
-                 ("output", OUTPUT, output)]  # fmt: skip
-        legend = " ".join(f"<span style='color:{c}'>■ {n} {k:,}</span>" for n, c, k in parts
-                          if k or n in ("system", "prompt", "output"))  # fmt: skip
+        kv_text = " · KV cache " + " → ".join(human_bytes(b) for b in growth[-4:]) if growth else ""
+        parts = [
+            ("system", SYSTEM, system),
+            ("earlier turns", "#b8741f", earlier),
+            ("prompt", PROMPT, prompt),
+            ("thinking", THINKING, thinking),
+            ("output", OUTPUT, output),
+        ]
+        legend = " ".join(
+            f"<span style='color:{c}'>■ {n} {k:,}</span>"
+            for n, c, k in parts
+            if k or n in ("system", "prompt", "output")
+        )
         reuse = f" ┅ from cache {cached:,}" if cached else ""
         free = f"<span style='color:#999'>■ free {max(ctx - used, 0):,}</span>"
         self.summary = f"{head}{kv_text}<br>{legend}{reuse} {free}"

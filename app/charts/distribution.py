@@ -22,9 +22,11 @@ from app.theme import CHOSEN, RAW, SAMPLED
 from engine.records import TokenRecord, TopToken
 
 BAR = 0.38
-_LEGEND = (f"<span style='color:{RAW}'>■ raw (T=1)</span> "
-           f"<span style='color:{SAMPLED}'>■ sampled from</span> "
-           f"<span style='color:{CHOSEN}'>▶ chosen</span>")  # fmt: skip
+_LEGEND = (
+    f"<span style='color:{RAW}'>■ raw (T=1)</span> "
+    f"<span style='color:{SAMPLED}'>■ sampled from</span> "
+    f"<span style='color:{CHOSEN}'>▶ chosen</span>"
+)
 
 
 class DistributionChart(pg.PlotWidget):
@@ -77,8 +79,10 @@ class DistributionChart(pg.PlotWidget):
         samp = [math.nan if p is None else p for p in samp]
         self._set(ids, [c.text for c in cands], raw, samp)
         chosen = ids.index(record.token_id)
-        x = max(0.0 if math.isnan(raw[chosen]) else raw[chosen],
-                0.0 if math.isnan(samp[chosen]) else samp[chosen])  # fmt: skip
+        x = max(
+            0.0 if math.isnan(raw[chosen]) else raw[chosen],
+            0.0 if math.isnan(samp[chosen]) else samp[chosen],
+        )
         self.chosen_mark.setData([x + 0.02], [chosen])
         unknown = sum(math.isnan(p) for p in samp)
         legend, note = _LEGEND, ""
@@ -118,10 +122,12 @@ class DistributionChart(pg.PlotWidget):
         self.raw_probs, self.sampled_probs = np.asarray(raw), np.asarray(samp)
         self.labels = [short(t) for t in texts]
         self.texts = list(texts)
-        self.raw_bars.setOpts(x0=np.zeros(n), y=y - BAR / 2,
-                              width=np.nan_to_num(self.raw_probs, nan=0.0))  # fmt: skip
-        self.sampled_bars.setOpts(x0=np.zeros(n), y=y + BAR / 2,
-                                  width=np.nan_to_num(self.sampled_probs, nan=0.0))  # fmt: skip
+        self.raw_bars.setOpts(
+            x0=np.zeros(n), y=y - BAR / 2, width=np.nan_to_num(self.raw_probs, nan=0.0)
+        )
+        self.sampled_bars.setOpts(
+            x0=np.zeros(n), y=y + BAR / 2, width=np.nan_to_num(self.sampled_probs, nan=0.0)
+        )
         if n == 0:
             self.chosen_mark.setData([], [])
         axis = self.getPlotItem().getAxis("left")

@@ -23,86 +23,106 @@ def _pct(p: float | None) -> str:
 
 
 def distribution(state: RunState, temperature: float) -> str:
-    lead = ("Next-token distribution. At every step the model scores every token in its "
-            "vocabulary; a softmax turns the scores into probabilities. Blue bars: the "
-            "model's own probabilities (T = 1). Orange bars: the distribution the token "
-            "was actually drawn from, after the repetition penalty, top-k / top-p / min-p "
-            "and temperature. The triangle marks the token chosen.")  # fmt: skip
+    lead = (
+        "Next-token distribution. At every step the model scores every token in its "
+        "vocabulary; a softmax turns the scores into probabilities. Blue bars: the "
+        "model's own probabilities (T = 1). Orange bars: the distribution the token "
+        "was actually drawn from, after the repetition penalty, top-k / top-p / min-p "
+        "and temperature. The triangle marks the token chosen."
+    )
     rec = state.current
     if rec is None:
         return f"{lead}\n\n{EMPTY}"
     s = state.settings
-    return (f"{lead}\n\nAt step {rec.step} the model gave {rec.label!r} {_pct(rec.prob)}; "
-            f"sampling at T = {s.temperature:g} (top-p {s.top_p:g}, top-k {s.top_k or 'off'}) "
-            f"made it {_pct(rec.sampled_prob_of(rec.token_id))}. The model's uncertainty "
-            f"here was {_nats(rec.entropy)} of entropy.")  # fmt: skip
+    return (
+        f"{lead}\n\nAt step {rec.step} the model gave {rec.label!r} {_pct(rec.prob)}; "
+        f"sampling at T = {s.temperature:g} (top-p {s.top_p:g}, top-k {s.top_k or 'off'}) "
+        f"made it {_pct(rec.sampled_prob_of(rec.token_id))}. The model's uncertainty "
+        f"here was {_nats(rec.entropy)} of entropy."
+    )
 
 
 def temperature(state: RunState, t: float) -> str:
-    lead = ("Temperature effect. Sampling divides the model's scores by T before the "
-            "softmax: T < 1 sharpens the distribution towards the top token (T = 0 always "
-            "takes it), T > 1 flattens it. The curves are this step's top candidates as T "
-            "goes from 0 to 2; the dotted line is the entropy. Moving the temperature "
-            "slider redraws this without running the model again.")  # fmt: skip
+    lead = (
+        "Temperature effect. Sampling divides the model's scores by T before the "
+        "softmax: T < 1 sharpens the distribution towards the top token (T = 0 always "
+        "takes it), T > 1 flattens it. The curves are this step's top candidates as T "
+        "goes from 0 to 2; the dotted line is the entropy. Moving the temperature "
+        "slider redraws this without running the model again."
+    )
     rec = state.current
     if rec is None or not temp_curve.has_sweep(rec):
         return f"{lead}\n\n{EMPTY}"
     p_t = float(temp_curve.probabilities(rec, [t], 1)[0, 0])
     h_t = float(temp_curve.entropy(rec, [t])[0])
     p_1 = math.exp(rec.top[0].logprob)
-    return (f"{lead}\n\nAt step {rec.step} the top candidate {rec.top[0].text!r} has "
-            f"{_pct(p_1)} at T = 1 and {_pct(p_t)} at T = {t:.2f}, where the entropy is "
-            f"{h_t:.2f} nats.")  # fmt: skip
+    return (
+        f"{lead}\n\nAt step {rec.step} the top candidate {rec.top[0].text!r} has "
+        f"{_pct(p_1)} at T = 1 and {_pct(p_t)} at T = {t:.2f}, where the entropy is "
+        f"{h_t:.2f} nats."
+    )
 
 
 def timeline(state: RunState, _t: float = 0.0) -> str:
-    lead = ("Probability timeline. Top: the probability the model gave each chosen "
-            "token, step by step. Bottom: the entropy of each step's distribution — low "
-            "when the model is sure, high where many continuations compete.")  # fmt: skip
+    lead = (
+        "Probability timeline. Top: the probability the model gave each chosen "
+        "token, step by step. Bottom: the entropy of each step's distribution — low "
+        "when the model is sure, high where many continuations compete."
+    )
     if not state.n:
         return f"{lead}\n\n{EMPTY}"
     probs = [t.prob for t in state.tokens]
     if any(p is None for p in probs):
         return f"{lead}\n\nThis run's server did not report the probabilities of its tokens."
     low = min(range(state.n), key=probs.__getitem__)
-    return (f"{lead}\n\nThis run: {state.n} steps, mean probability {_pct(sum(probs) / state.n)};"
-            f" the least confident step was {low} ({state.tokens[low].label!r} at "
-            f"{_pct(probs[low])}).")  # fmt: skip
+    return (
+        f"{lead}\n\nThis run: {state.n} steps, mean probability {_pct(sum(probs) / state.n)};"
+        f" the least confident step was {low} ({state.tokens[low].label!r} at "
+        f"{_pct(probs[low])})."
+    )
 
 
 def throughput(state: RunState, _t: float = 0.0) -> str:
-    lead = ("Throughput. Prefill (shaded) reads the whole prompt in one batched pass: it is "
-            "limited by arithmetic. Decode then makes one token per pass over all the "
-            "weights: it is limited by memory bandwidth. TTFT, the time to the first "
-            "token, is the request plus the prefill. The curve is tokens/s over the last "
-            "8 steps.")  # fmt: skip
+    lead = (
+        "Throughput. Prefill (shaded) reads the whole prompt in one batched pass: it is "
+        "limited by arithmetic. Decode then makes one token per pass over all the "
+        "weights: it is limited by memory bandwidth. TTFT, the time to the first "
+        "token, is the request plus the prefill. The curve is tokens/s over the last "
+        "8 steps."
+    )
     d = state.done
     if d is None and not state.n:
         return f"{lead}\n\n{EMPTY}"
     if d is None:
         rate = decode_rate(state.elapsed[: state.n])
         return f"{lead}\n\nSo far: decode {fmt_or_na(rate, '.1f', 'tok/s')}."
-    return (f"{lead}\n\nThis run: TTFT {fmt_or_na(d.ttft_s, '.2f', 's')}, prefill "
-            f"{fmt_or_na(d.prefill_tps, '.1f', 'tok/s')} over "
-            f"{fmt_or_na(d.prompt_tokens, 'd', 'prompt tokens')},"
-            f" decode {fmt_or_na(d.decode_tps, '.1f', 'tok/s')}.{_source(d)}")  # fmt: skip
+    return (
+        f"{lead}\n\nThis run: TTFT {fmt_or_na(d.ttft_s, '.2f', 's')}, prefill "
+        f"{fmt_or_na(d.prefill_tps, '.1f', 'tok/s')} over "
+        f"{fmt_or_na(d.prompt_tokens, 'd', 'prompt tokens')},"
+        f" decode {fmt_or_na(d.decode_tps, '.1f', 'tok/s')}.{_source(d)}"
+    )
 
 
 def _source(d) -> str:
     if d.timings_from == "server":
         return " Speeds are the server's own figures."
     if d.timings_from == "client":
-        return (" This server reports no timings: TTFT and the curve are as received here, "
-                "network included.")  # fmt: skip
+        return (
+            " This server reports no timings: TTFT and the curve are as received here, "
+            "network included."
+        )
     return ""
 
 
 def context(state: RunState, _t: float = 0.0) -> str:
-    lead = ("Context window. Everything the model attends to — the template's system part, "
-            "your prompt and the answer so far — must fit in its context window. The top "
-            "bar is the whole window to scale; the bottom bar stretches the used part to "
-            "full width so small parts stay visible. Each token's keys and values are kept "
-            "in the KV cache, which grows with every token.")  # fmt: skip
+    lead = (
+        "Context window. Everything the model attends to — the template's system part, "
+        "your prompt and the answer so far — must fit in its context window. The top "
+        "bar is the whole window to scale; the bottom bar stretches the used part to "
+        "full width so small parts stay visible. Each token's keys and values are kept "
+        "in the KV cache, which grows with every token."
+    )
     ctx = (state.model.context_length or 0) if state.model else 0
     if state.remote and not (ctx and state.prompt_tokens):
         return f"{lead}\n\nThis run's server did not report its context window or prompt size."
@@ -111,10 +131,17 @@ def context(state: RunState, _t: float = 0.0) -> str:
     used = state.prompt_tokens + state.output_steps
     kv = state.done.kv_cache_bytes if state.done else None
     kv_text = f"; the KV cache holds {human_bytes(kv)}" if kv is not None else ""
-    return (f"{lead}\n\nThis run uses {used:,} of {ctx:,} tokens ({used / ctx:.1%}): "
-            f"{state.system_tokens:,} system, {state.prompt_tokens - state.system_tokens:,} "
-            f"prompt, {state.output_steps:,} output{kv_text}.")  # fmt: skip
+    return (
+        f"{lead}\n\nThis run uses {used:,} of {ctx:,} tokens ({used / ctx:.1%}): "
+        f"{state.system_tokens:,} system, {state.prompt_tokens - state.system_tokens:,} "
+        f"prompt, {state.output_steps:,} output{kv_text}."
+    )
 
 
-EXPLAIN = {"dist": distribution, "temp": temperature, "timeline": timeline,
-           "throughput": throughput, "context": context}  # fmt: skip
+EXPLAIN = {
+    "dist": distribution,
+    "temp": temperature,
+    "timeline": timeline,
+    "throughput": throughput,
+    "context": context,
+}

@@ -16,9 +16,13 @@ from app.charts.timeline import TimelineChart
 from app.run_state import RunState
 
 CHARTS = ("dist", "temp", "timeline", "throughput", "context")
-TITLES = {"dist": "Next-token distribution", "temp": "Temperature effect",
-          "timeline": "Probability timeline", "throughput": "Throughput",
-          "context": "Context window"}  # fmt: skip
+TITLES = {
+    "dist": "Next-token distribution",
+    "temp": "Temperature effect",
+    "timeline": "Probability timeline",
+    "throughput": "Throughput",
+    "context": "Context window",
+}
 THREE_COLUMNS_FROM = 1500  # px of panel width
 TABS_BELOW = 540  # one column of five charts is always crushed: tabs instead
 
@@ -41,10 +45,14 @@ class ChartsPanel(QWidget):
         self.state = RunState()
         self.temperature = 0.7
         self.frames = {
-            name: ChartFrame(name, TITLES[name], getattr(self, name),
-                             lambda n=name: EXPLAIN[n](self.state, self.temperature))
+            name: ChartFrame(
+                name,
+                TITLES[name],
+                getattr(self, name),
+                lambda n=name: EXPLAIN[n](self.state, self.temperature),
+            )
             for name in CHARTS
-        }  # fmt: skip
+        }
         self.grid_page = QWidget()
         self.grid = QGridLayout(self.grid_page)
         self.grid.setContentsMargins(0, 0, 0, 0)

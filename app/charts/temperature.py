@@ -71,8 +71,7 @@ class TemperatureChart(pg.PlotWidget):
         message = None
         if record is not None and self.record is None and remote:
             message = NOT_REPORTED.format(what="log-probabilities of the candidates")
-        show_empty(self.getPlotItem(), self.empty, self.record is None, x=(0, 2),
-                   message=message)  # fmt: skip
+        show_empty(self.getPlotItem(), self.empty, self.record is None, x=(0, 2), message=message)
         if self.record is None:
             for c in self.curves:
                 c.setData([], [])

@@ -26,9 +26,11 @@ class ThroughputChart(pg.PlotWidget):
         plot.addItem(self.prefill_region)
         self.curve = plot.plot(pen=pen(OUTPUT, 1.5), name="decode tok/s")
         self.ttft_line = pg.InfiniteLine(
-            angle=90, pen=pen(CHOSEN, 1, Qt.DashLine), label="TTFT",
+            angle=90,
+            pen=pen(CHOSEN, 1, Qt.DashLine),
+            label="TTFT",
             labelOpts={"position": 0.9, "color": CHOSEN},
-        )  # fmt: skip
+        )
         plot.addItem(self.ttft_line)
         self.prefill_label = pg.TextItem("prefill", color=PROMPT, anchor=(0, 0))
         plot.addItem(self.prefill_label)

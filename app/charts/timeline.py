@@ -26,8 +26,9 @@ class TimelineChart(pg.GraphicsLayoutWidget):
             p.setDownsampling(auto=True, mode="peak")
             p.setMouseEnabled(y=False)
         self.prob_curve = self.prob_plot.plot(pen=pen(RAW, 1))  # no symbols: they cost paint time
-        self.entropy_curve = self.entropy_plot.plot(pen=pen(ENTROPY, 1), fillLevel=0,
-                                                    brush=(114, 183, 178, 60))  # fmt: skip
+        self.entropy_curve = self.entropy_plot.plot(
+            pen=pen(ENTROPY, 1), fillLevel=0, brush=(114, 183, 178, 60)
+        )
         self.lines = [pg.InfiniteLine(angle=90, pen=pen(CHOSEN, 1, Qt.DashLine)) for _ in range(2)]
         self.prob_plot.addItem(self.lines[0])
         self.entropy_plot.addItem(self.lines[1])
@@ -53,9 +54,14 @@ class TimelineChart(pg.GraphicsLayoutWidget):
         self.prob_curve.setData(self.steps, state.prob[:n], connect="finite")  # NaN: not reported
         self.entropy_curve.setData(self.steps, state.entropy[:n], connect="finite")
         no_probs = n > 0 and not np.isfinite(state.prob[:n]).any()
-        show_empty(self.prob_plot, self.empty, n == 0 or no_probs, x=(0, max(n, 10)),
-                   y=(0, 1.02), message=NOT_REPORTED.format(what="probabilities")
-                   if no_probs else None)  # fmt: skip
+        show_empty(
+            self.prob_plot,
+            self.empty,
+            n == 0 or no_probs,
+            x=(0, max(n, 10)),
+            y=(0, 1.02),
+            message=NOT_REPORTED.format(what="probabilities") if no_probs else None,
+        )
         topk = state.remote and state.can("entropy_top_k") and not state.can("entropy")
         label = "H top-k (nats)" if topk else "entropy (nats)"
         if label != self.entropy_label:  # the entropy of a server's top-k only: say so

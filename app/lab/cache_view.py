@@ -21,8 +21,16 @@ from PySide6.QtWidgets import (
 from app.charts.base import pen, set_title, style_plot
 from app.theme import OUTPUT, PROMPT, SYSTEM
 
-COLUMNS = ("turn", "prompt tokens", "from cache", "TTFT cold", "TTFT cached", "faster",
-           "KV cache", "same tokens")  # fmt: skip
+COLUMNS = (
+    "turn",
+    "prompt tokens",
+    "from cache",
+    "TTFT cold",
+    "TTFT cached",
+    "faster",
+    "KV cache",
+    "same tokens",
+)
 
 
 class CacheView(QWidget):
@@ -48,21 +56,36 @@ class CacheView(QWidget):
         self.summary.setWordWrap(True)
         self.chart = pg.PlotWidget()
         item = self.chart.getPlotItem()
-        style_plot(item, "Time to first token as the conversation grows", left="seconds",
-                   bottom="prompt tokens (the conversation so far)")  # fmt: skip
+        style_plot(
+            item,
+            "Time to first token as the conversation grows",
+            left="seconds",
+            bottom="prompt tokens (the conversation so far)",
+        )
         item.addLegend(offset=(10, 10))
-        self.cold = item.plot([], [], pen=pen(OUTPUT, 2), symbol="o", symbolBrush=OUTPUT,
-                              name="cold: the whole prompt prefilled")  # fmt: skip
-        self.cached = item.plot([], [], pen=pen(PROMPT, 2), symbol="s", symbolBrush=PROMPT,
-                                name="cached: only the new message")  # fmt: skip
+        self.cold = item.plot(
+            [],
+            [],
+            pen=pen(OUTPUT, 2),
+            symbol="o",
+            symbolBrush=OUTPUT,
+            name="cold: the whole prompt prefilled",
+        )
+        self.cached = item.plot(
+            [],
+            [],
+            pen=pen(PROMPT, 2),
+            symbol="s",
+            symbolBrush=PROMPT,
+            name="cached: only the new message",
+        )
         self.kv = pg.ViewBox()  # KV cache megabytes on the right axis
         item.showAxis("right")
         item.scene().addItem(self.kv)
         item.getAxis("right").linkToView(self.kv)
         item.getAxis("right").setLabel("KV cache (MB)", color=SYSTEM)
         self.kv.setXLink(item)
-        self.kv_line = pg.PlotDataItem([], [], pen=pen(SYSTEM, 2), symbol="t",
-                                       symbolBrush=SYSTEM)  # fmt: skip
+        self.kv_line = pg.PlotDataItem([], [], pen=pen(SYSTEM, 2), symbol="t", symbolBrush=SYSTEM)
         self.kv.addItem(self.kv_line)
         item.legend.addItem(self.kv_line, "KV cache (MB, right axis)")
         item.vb.sigResized.connect(lambda: self.kv.setGeometry(item.vb.sceneBoundingRect()))
@@ -76,8 +99,11 @@ class CacheView(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.chart, 1)
         layout.addWidget(self.table)
-        self.run.clicked.connect(lambda: self.run_requested.emit(
-            {"turns": self.turns.value(), "tokens": self.tokens.value()}))  # fmt: skip
+        self.run.clicked.connect(
+            lambda: self.run_requested.emit(
+                {"turns": self.turns.value(), "tokens": self.tokens.value()}
+            )
+        )
 
     def show_data(self, data: dict) -> None:
         rows = data["rows"]
@@ -88,20 +114,29 @@ class CacheView(QWidget):
         self.kv.enableAutoRange()
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
-            cells = (r["turn"], r["prompt_tokens"], r["cached_tokens"], f"{r['cold_ttft_s']:.3f} s",
-                     f"{r['cached_ttft_s']:.3f} s", f"{r['speedup']:.1f}×",
-                     f"{(r['kv_cache_bytes'] or 0) / 1e6:.2f} MB",
-                     "yes" if r["same_tokens"] else "NO")  # fmt: skip
+            cells = (
+                r["turn"],
+                r["prompt_tokens"],
+                r["cached_tokens"],
+                f"{r['cold_ttft_s']:.3f} s",
+                f"{r['cached_ttft_s']:.3f} s",
+                f"{r['speedup']:.1f}×",
+                f"{(r['kv_cache_bytes'] or 0) / 1e6:.2f} MB",
+                "yes" if r["same_tokens"] else "NO",
+            )
             for c, value in enumerate(cells):
                 item = QTableWidgetItem(str(value))
                 item.setToolTip(f"Turn {r['turn']}: {r['message']!r} → {r['answer']!r}")
                 self.table.setItem(i, c, item)
         self.table.resizeColumnsToContents()
         last = rows[-1]
-        set_title(self.chart.getPlotItem(), "Time to first token as the conversation grows",
-                  f"turn {last['turn']}: {last['cached_tokens']} of {last['prompt_tokens']} "
-                  f"prompt tokens from cache, {last['speedup']:.1f}× faster to the first "
-                  "token")  # fmt: skip
+        set_title(
+            self.chart.getPlotItem(),
+            "Time to first token as the conversation grows",
+            f"turn {last['turn']}: {last['cached_tokens']} of {last['prompt_tokens']} "
+            f"prompt tokens from cache, {last['speedup']:.1f}× faster to the first "
+            "token",
+        )
         worst = max(r["max_logprob_difference"] for r in rows)
         held = last.get("kv_cache_tokens") or last["context_tokens"] - 1  # older results
         per_token = last["kv_cache_bytes"] / max(held, 1)

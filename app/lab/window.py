@@ -36,8 +36,12 @@ class LabWindow(QWidget):
         self.bridge = EngineBridge(parent=self)
         self.quant, self.speculative, self.batch = QuantView(), SpeculativeView(), BatchView()
         self.cache = CacheView()
-        self.views = {"quant": self.quant, "speculative": self.speculative, "batch": self.batch,
-                      "cache": self.cache}  # fmt: skip
+        self.views = {
+            "quant": self.quant,
+            "speculative": self.speculative,
+            "batch": self.batch,
+            "cache": self.cache,
+        }
         self.tabs = QTabWidget()
         self.tabs.addTab(self.quant, "Quantization A/B")
         self.tabs.addTab(self.cache, "KV cache")

@@ -151,8 +151,12 @@ def _check_url(url: str, shown: str, example: str) -> None:
             ipaddress.IPv6Address(host.split("%")[0])
         except ValueError:
             raise ModelError(f"'{shown}' has a malformed IPv6 address: {example}") from None
-    elif not host or "%" in host or len(host) > MAX_HOST or any(
-            len(label) > 63 for label in host.split(".")):  # fmt: skip
+    elif (
+        not host
+        or "%" in host
+        or len(host) > MAX_HOST
+        or any(len(label) > 63 for label in host.split("."))
+    ):
         raise ModelError(f"'{shown}' has no valid host name: {example}")
     if port == 0:
         raise ModelError(f"'{shown}' has port 0: {example}")

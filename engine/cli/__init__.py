@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         if environment.flag("LOGITSCOPE_DEBUG"):
             raise
         first = (str(e).splitlines() or [""])[0][:300]
-        print(f"logitscope: internal error: {type(e).__name__}: {first} "
-              "(set LOGITSCOPE_DEBUG=1 for details)", file=sys.stderr)  # fmt: skip
+        print(
+            f"logitscope: internal error: {type(e).__name__}: {first} "
+            "(set LOGITSCOPE_DEBUG=1 for details)",
+            file=sys.stderr,
+        )
         return 1

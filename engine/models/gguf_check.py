@@ -23,14 +23,33 @@ MAGIC = b"GGUF"
 MAX_DIMS = 4
 MAX_KEY = 65_536
 # GGUF metadata value types: (struct format, size); 8 = string, 9 = array.
-_SCALARS = {0: ("<B", 1), 1: ("<b", 1), 2: ("<H", 2), 3: ("<h", 2), 4: ("<I", 4),
-            5: ("<i", 4), 6: ("<f", 4), 7: ("<?", 1), 10: ("<Q", 8), 11: ("<q", 8),
-            12: ("<d", 8)}  # fmt: skip
+_SCALARS = {
+    0: ("<B", 1),
+    1: ("<b", 1),
+    2: ("<H", 2),
+    3: ("<h", 2),
+    4: ("<I", 4),
+    5: ("<i", 4),
+    6: ("<f", 4),
+    7: ("<?", 1),
+    10: ("<Q", 8),
+    11: ("<q", 8),
+    12: ("<d", 8),
+}
 _STRING, _ARRAY = 8, 9
-KEEP_ARRAYS = ("tokenizer.ggml.tokens", "tokenizer.ggml.merges", "tokenizer.ggml.token_type",
-               "tokenizer.ggml.scores")  # fmt: skip
-REQUIRED_INTS = ("block_count", "embedding_length", "attention.head_count", "context_length",
-                 "feed_forward_length")  # fmt: skip
+KEEP_ARRAYS = (
+    "tokenizer.ggml.tokens",
+    "tokenizer.ggml.merges",
+    "tokenizer.ggml.token_type",
+    "tokenizer.ggml.scores",
+)
+REQUIRED_INTS = (
+    "block_count",
+    "embedding_length",
+    "attention.head_count",
+    "context_length",
+    "feed_forward_length",
+)
 _BLOCK = re.compile(r"^blk\.(\d+)\.")
 
 
@@ -79,8 +98,10 @@ class _Reader:
 
     def take(self, n: int, what: str) -> bytes:
         if n < 0 or self.pos + n > self.size:
-            self.fail(f"{what} runs past the end of the file (offset {self.pos}, "
-                      f"{self.size} bytes): the file is truncated or damaged")  # fmt: skip
+            self.fail(
+                f"{what} runs past the end of the file (offset {self.pos}, "
+                f"{self.size} bytes): the file is truncated or damaged"
+            )
         out = self.buf[self.pos : self.pos + n]
         self.pos += n
         return out
@@ -211,14 +232,17 @@ def _tensor_infos(r: _Reader, info: GGUFInfo, n_tensors: int, sizes, types) -> N
             r.fail(f"tensor '{name}' has unknown type number {code}")
         block, type_size = sizes[qtype]
         if shape[0] % block:
-            r.fail(f"tensor '{name}' ({qtype.name}) has a row of {shape[0]} values, "
-                   f"not a multiple of its block size {block}")  # fmt: skip
+            r.fail(
+                f"tensor '{name}' ({qtype.name}) has a row of {shape[0]} values, "
+                f"not a multiple of its block size {block}"
+            )
         count = 1
         for d in shape:
             count *= d
         offset = r.u64(f"the data offset of '{name}'")
-        info.tensors.append(TensorInfo(name, shape, qtype.name, offset,
-                                       count // block * type_size, pos))  # fmt: skip
+        info.tensors.append(
+            TensorInfo(name, shape, qtype.name, offset, count // block * type_size, pos)
+        )
     align = info.metadata.get("general.alignment", 32)
     if not isinstance(align, int) or isinstance(align, bool) or align <= 0 or align & (align - 1):
         r.fail(f"general.alignment is {align!r}, not a power of two")
@@ -232,17 +256,23 @@ def _tensor_infos(r: _Reader, info: GGUFInfo, n_tensors: int, sizes, types) -> N
         if before is not None and t.offset - end >= align:
             # GGUF writers pack tensors back to back: a gap means a type or shape that
             # does not match the data written for it.
-            r.fail(f"tensor '{before.name}' ({before.type_name}, {list(before.shape)}) is "
-                   f"followed by {t.offset - end:,} unused bytes: its type or shape does not "
-                   "match its data; the file is damaged")  # fmt: skip
+            r.fail(
+                f"tensor '{before.name}' ({before.type_name}, {list(before.shape)}) is "
+                f"followed by {t.offset - end:,} unused bytes: its type or shape does not "
+                "match its data; the file is damaged"
+            )
         end, before = t.offset + t.nbytes, t
         if info.data_start + end > info.file_size:
-            r.fail(f"tensor '{t.name}' ends at byte {info.data_start + end:,}, past the end "
-                   f"of the file ({info.file_size:,} bytes): the file is truncated")  # fmt: skip
+            r.fail(
+                f"tensor '{t.name}' ends at byte {info.data_start + end:,}, past the end "
+                f"of the file ({info.file_size:,} bytes): the file is truncated"
+            )
     if before is not None and info.file_size - (info.data_start + end) >= align:
-        r.fail(f"tensor '{before.name}' ({before.type_name}, {list(before.shape)}) ends "
-               f"{info.file_size - info.data_start - end:,} bytes before the end of the file: "
-               "its type or shape does not match its data; the file is damaged")  # fmt: skip
+        r.fail(
+            f"tensor '{before.name}' ({before.type_name}, {list(before.shape)}) ends "
+            f"{info.file_size - info.data_start - end:,} bytes before the end of the file: "
+            "its type or shape does not match its data; the file is damaged"
+        )
 
 
 def _check_metadata(info: GGUFInfo, name: str) -> None:
@@ -300,11 +330,17 @@ def _check_tensors(info: GGUFInfo, ints: dict, vocab: int, kv_dim: int, q_dim: i
     shapes = {t.name: t.shape for t in info.tensors}
     hidden, ffn, layers = ints["embedding_length"], ints["feed_forward_length"], ints["block_count"]
     expect = {"token_embd.weight": (hidden, vocab), "output_norm.weight": (hidden,)}
-    per_layer = {"attn_norm.weight": (hidden,), "ffn_norm.weight": (hidden,),
-                 "attn_q.weight": (hidden, q_dim), "attn_k.weight": (hidden, kv_dim),
-                 "attn_v.weight": (hidden, kv_dim), "attn_output.weight": (q_dim, hidden),
-                 "ffn_gate.weight": (hidden, ffn), "ffn_up.weight": (hidden, ffn),
-                 "ffn_down.weight": (ffn, hidden)}  # fmt: skip
+    per_layer = {
+        "attn_norm.weight": (hidden,),
+        "ffn_norm.weight": (hidden,),
+        "attn_q.weight": (hidden, q_dim),
+        "attn_k.weight": (hidden, kv_dim),
+        "attn_v.weight": (hidden, kv_dim),
+        "attn_output.weight": (q_dim, hidden),
+        "ffn_gate.weight": (hidden, ffn),
+        "ffn_up.weight": (hidden, ffn),
+        "ffn_down.weight": (ffn, hidden),
+    }
     for i in range(layers):
         expect.update({f"blk.{i}.{k}": v for k, v in per_layer.items()})
     if "output.weight" in shapes:

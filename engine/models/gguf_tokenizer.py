@@ -20,20 +20,41 @@ from __future__ import annotations
 from engine.errors import ModelError
 
 TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_USER_DEFINED, TOKEN_UNUSED, TOKEN_BYTE = (
-    1, 2, 3, 4, 5, 6)  # fmt: skip
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+)
 SPM_SPACE = "\u2581"
 # llama.cpp's pre-tokenizer regexes by `tokenizer.ggml.pre` (llama-vocab.cpp).
-_LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
-           r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")  # fmt: skip
-_QWEN2 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"
-          r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")  # fmt: skip
+_LLAMA3 = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
+    r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+_QWEN2 = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"
+    r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 PRE_SPLITS = {
-    "gpt2": GPT2_SPLIT, "default": GPT2_SPLIT, "gpt-2": GPT2_SPLIT, "olmo": GPT2_SPLIT,
-    "smollm": GPT2_SPLIT, "starcoder": GPT2_SPLIT, "refact": GPT2_SPLIT,
-    "llama3": _LLAMA3, "llama-bpe": _LLAMA3, "llama-v3": _LLAMA3, "dbrx": _LLAMA3,
-    "smaug-bpe": _LLAMA3, "qwen2": _QWEN2, "qwen35": _QWEN2, "deepseek-r1-qwen": _QWEN2,
-}  # fmt: skip
+    "gpt2": GPT2_SPLIT,
+    "default": GPT2_SPLIT,
+    "gpt-2": GPT2_SPLIT,
+    "olmo": GPT2_SPLIT,
+    "smollm": GPT2_SPLIT,
+    "starcoder": GPT2_SPLIT,
+    "refact": GPT2_SPLIT,
+    "llama3": _LLAMA3,
+    "llama-bpe": _LLAMA3,
+    "llama-v3": _LLAMA3,
+    "dbrx": _LLAMA3,
+    "smaug-bpe": _LLAMA3,
+    "qwen2": _QWEN2,
+    "qwen35": _QWEN2,
+    "deepseek-r1-qwen": _QWEN2,
+}
 DIGITS_ONE_BY_ONE = ("smollm", "starcoder", "refact")
 
 
@@ -74,8 +95,10 @@ def build_tokenizer_json(meta: dict) -> str:
         regex, digits, _ = pre_split(meta)
         from tokenizers import Regex
 
-        pre = [pre_tokenizers.Split(Regex(regex), behavior="isolated"),
-               pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]  # fmt: skip
+        pre = [
+            pre_tokenizers.Split(Regex(regex), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
         if digits:
             pre.insert(0, pre_tokenizers.Digits(individual_digits=True))
         tok.pre_tokenizer = pre_tokenizers.Sequence(pre)
@@ -84,8 +107,13 @@ def build_tokenizer_json(meta: dict) -> str:
         scores = list(meta.get("tokenizer.ggml.scores") or [])
         unk_id = meta.get("tokenizer.ggml.unknown_token_id")
         unk = tokens[unk_id] if isinstance(unk_id, int) else None
-        model = models.BPE(vocab=vocab, merges=spm_merges(tokens, scores, types),
-                           unk_token=unk, fuse_unk=True, byte_fallback=True)  # fmt: skip
+        model = models.BPE(
+            vocab=vocab,
+            merges=spm_merges(tokens, scores, types),
+            unk_token=unk,
+            fuse_unk=True,
+            byte_fallback=True,
+        )
         tok = Tokenizer(model)
         steps = [normalizers.Replace(" ", SPM_SPACE)]
         decode = [decoders.Replace(SPM_SPACE, " "), decoders.ByteFallback(), decoders.Fuse()]
@@ -99,10 +127,20 @@ def build_tokenizer_json(meta: dict) -> str:
             f"the GGUF's tokenizer kind '{kind}' cannot be rebuilt: Logitscope reads "
             "byte-level BPE ('gpt2') and SentencePiece ('llama') vocabularies"
         )
-    tok.add_special_tokens([AddedToken(tokens[i], special=True, normalized=False)
-                            for i, t in enumerate(types) if t == TOKEN_CONTROL])  # fmt: skip
-    tok.add_tokens([AddedToken(tokens[i], special=False, normalized=False)
-                    for i, t in enumerate(types) if t == TOKEN_USER_DEFINED])  # fmt: skip
+    tok.add_special_tokens(
+        [
+            AddedToken(tokens[i], special=True, normalized=False)
+            for i, t in enumerate(types)
+            if t == TOKEN_CONTROL
+        ]
+    )
+    tok.add_tokens(
+        [
+            AddedToken(tokens[i], special=False, normalized=False)
+            for i, t in enumerate(types)
+            if t == TOKEN_USER_DEFINED
+        ]
+    )
     _bos_processor(tok, meta, tokens)
     return tok.to_str(pretty=False)
 

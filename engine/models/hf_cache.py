@@ -22,8 +22,12 @@ _PATTERNS = ["*.json", "*.safetensors", "*.jinja", "tokenizer.model", "*.tiktoke
 
 def is_repo_id(spec: str) -> bool:
     """`org/name`: one slash, no path-like start, not an existing path."""
-    return (spec.count("/") == 1 and not spec.startswith((".", "/", "~"))
-            and all(spec.split("/")) and not Path(spec).exists())  # fmt: skip
+    return (
+        spec.count("/") == 1
+        and not spec.startswith((".", "/", "~"))
+        and all(spec.split("/"))
+        and not Path(spec).exists()
+    )
 
 
 def safetensors_header(path: Path) -> dict:

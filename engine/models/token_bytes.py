@@ -20,8 +20,11 @@ SPM_SPACE = "\u2581"  # SentencePiece's "▁"
 @lru_cache(maxsize=1)
 def _byte_decoder() -> dict[str, int]:
     """GPT-2's printable stand-ins for bytes, reversed (byte-level BPE vocabularies)."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1),
-                 *range(ord("®"), ord("ÿ") + 1)]  # fmt: skip
+    printable = [
+        *range(ord("!"), ord("~") + 1),
+        *range(ord("¡"), ord("¬") + 1),
+        *range(ord("®"), ord("ÿ") + 1),
+    ]
     chars, n = list(printable), 0
     for b in range(256):
         if b not in printable:

@@ -33,7 +33,7 @@ def to_json(session: SessionLog, runs: list[RunLog] | None = None) -> str:
             "session_id": session.session_id,
             "started": session.started,
             "app_version": session.app_version,
-        },  # fmt: skip
+        },
         "runs": [{**r.header(), "records": r.records} for r in runs],
     }
     return json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
@@ -41,8 +41,14 @@ def to_json(session: SessionLog, runs: list[RunLog] | None = None) -> str:
 
 def to_jsonl(session: SessionLog, runs: list[RunLog] | None = None) -> str:
     runs = session.visible_runs if runs is None else runs
-    lines = [{"kind": "session", "session_id": session.session_id,
-              "started": session.started, "app_version": session.app_version}]  # fmt: skip
+    lines = [
+        {
+            "kind": "session",
+            "session_id": session.session_id,
+            "started": session.started,
+            "app_version": session.app_version,
+        }
+    ]
     for r in runs:
         head = r.header()
         lines.append({"kind": "run", **{k: v for k, v in head.items() if k != "session_id"}})
@@ -51,10 +57,22 @@ def to_jsonl(session: SessionLog, runs: list[RunLog] | None = None) -> str:
 
 
 CSV_COLUMNS = (
-    "run_id", "step", "token_id", "token", "bytes", "eos", "probability", "logprob",
-    "sampled_probability", "entropy", "sampled_entropy", "latency_s", "elapsed_s",
-    "context_tokens", "top",
-)  # fmt: skip
+    "run_id",
+    "step",
+    "token_id",
+    "token",
+    "bytes",
+    "eos",
+    "probability",
+    "logprob",
+    "sampled_probability",
+    "entropy",
+    "sampled_entropy",
+    "latency_s",
+    "elapsed_s",
+    "context_tokens",
+    "top",
+)
 FORMULA_LEAD = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -73,16 +91,30 @@ def to_csv(session: SessionLog, runs: list[RunLog] | None = None) -> str:
     writer.writerow(CSV_COLUMNS)
     for r in runs:
         for t in r.tokens:
-            top = [{"token": c.text, "token_id": c.token_id, "probability": _p(c.logprob)}
-                   for c in t.top]  # fmt: skip
+            top = [
+                {"token": c.text, "token_id": c.token_id, "probability": _p(c.logprob)}
+                for c in t.top
+            ]
             raw = " ".join(f"{b:02x}" for b in t.bytes) if t.bytes is not None else ""
-            writer.writerow([
-                csv_cell(r.run_id), t.step, t.token_id, csv_cell(t.label or repr(t.text)), raw,
-                int(t.eos), _fmt(t.prob), _fmt(t.logprob),
-                _fmt(_p(t.sampled_logprob)), _fmt(t.entropy), _fmt(t.sampled_entropy),
-                f"{t.latency_s:.6f}", f"{t.elapsed_s:.6f}", t.context_tokens,
-                csv_cell(json.dumps(top, ensure_ascii=False)),
-            ])  # fmt: skip
+            writer.writerow(
+                [
+                    csv_cell(r.run_id),
+                    t.step,
+                    t.token_id,
+                    csv_cell(t.label or repr(t.text)),
+                    raw,
+                    int(t.eos),
+                    _fmt(t.prob),
+                    _fmt(t.logprob),
+                    _fmt(_p(t.sampled_logprob)),
+                    _fmt(t.entropy),
+                    _fmt(t.sampled_entropy),
+                    f"{t.latency_s:.6f}",
+                    f"{t.elapsed_s:.6f}",
+                    t.context_tokens,
+                    csv_cell(json.dumps(top, ensure_ascii=False)),
+                ]
+            )
     return out.getvalue()
 
 
@@ -114,12 +146,25 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
     lines = [f"# Logitscope session {session.session_id}", ""]
     for r in runs:
         s, d, m = r.settings_used, r.done, r.model or {}
-        lines += [f"## {'★ ' if r.starred else ''}{_md_escape(r.title)}", "",
-                  f"Run {_code(r.run_id)} · model {_code(m.get('name', '?'))} "
-                  f"({_code(m.get('quantization', '?'))}, {_code(m.get('device', '?'))})", "",
-                  "| setting | value |", "| --- | --- |"]  # fmt: skip
-        for key in ("temperature", "top_p", "top_k", "min_p", "repetition_penalty",
-                    "max_tokens", "seed", "chat_template"):  # fmt: skip
+        lines += [
+            f"## {'★ ' if r.starred else ''}{_md_escape(r.title)}",
+            "",
+            f"Run {_code(r.run_id)} · model {_code(m.get('name', '?'))} "
+            f"({_code(m.get('quantization', '?'))}, {_code(m.get('device', '?'))})",
+            "",
+            "| setting | value |",
+            "| --- | --- |",
+        ]
+        for key in (
+            "temperature",
+            "top_p",
+            "top_k",
+            "min_p",
+            "repetition_penalty",
+            "max_tokens",
+            "seed",
+            "chat_template",
+        ):
             lines.append(f"| {key} | {_code(s.get(key))} |")
         if s.get("system_prompt"):
             fence = _fence(s["system_prompt"])
@@ -129,8 +174,14 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
             lines += ["", f"**Conversation so far** (this is turn {r.conversation['turn'] + 1})"]
             for m in r.messages:
                 fence = _fence(m["content"])
-                lines += ["", f"*{m['role'].capitalize()}*", "", fence + "text", m["content"],
-                          fence]  # fmt: skip
+                lines += [
+                    "",
+                    f"*{m['role'].capitalize()}*",
+                    "",
+                    fence + "text",
+                    m["content"],
+                    fence,
+                ]
         thinking = "".join(t.text for t in r.tokens if t.thinking)
         if thinking:
             answer = "".join(t.text for t in r.tokens if not t.thinking)
@@ -140,15 +191,18 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
             fence = _fence(text)
             lines += ["", f"**{title}**", "", fence + "text", text, fence]
         if d:
-            lines += ["", "| statistic | value |", "| --- | --- |",
-                      f"| finish | {_code(d.finish_reason)} |",
-                      f"| prompt tokens | {_unit(d.prompt_tokens, 'd', '')} |",
-                      f"| generated tokens | {d.generated_tokens} |",
-                      f"| time to first token | {_unit(d.ttft_s, '.3f', 's')} |",
-                      f"| prefill | {_unit(d.prefill_tps, '.1f', 'tok/s')} |",
-                      f"| decode | {_unit(d.decode_tps, '.1f', 'tok/s')} |",
-                      f"| peak memory | {_unit(to_mb(d.peak_memory_bytes), '.1f', 'MB')} |",
-                      ]  # fmt: skip
+            lines += [
+                "",
+                "| statistic | value |",
+                "| --- | --- |",
+                f"| finish | {_code(d.finish_reason)} |",
+                f"| prompt tokens | {_unit(d.prompt_tokens, 'd', '')} |",
+                f"| generated tokens | {d.generated_tokens} |",
+                f"| time to first token | {_unit(d.ttft_s, '.3f', 's')} |",
+                f"| prefill | {_unit(d.prefill_tps, '.1f', 'tok/s')} |",
+                f"| decode | {_unit(d.decode_tps, '.1f', 'tok/s')} |",
+                f"| peak memory | {_unit(to_mb(d.peak_memory_bytes), '.1f', 'MB')} |",
+            ]
             lines += [f"| {k} | {_code(v)} |" for k, v in problems(r) if v]
         if r.error:
             lines += ["", f"> Error: {_md_escape(r.error.message)}"]

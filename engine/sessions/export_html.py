@@ -83,10 +83,14 @@ def token_spans(run: RunLog) -> str:
         shown = _e(t.text) if t.text else f"<span class='mark'>{'⏎ end' if t.eos else '·'}</span>"
         (thought if t.thinking else out).append(
             f"<span class='tok' style='background:{_rgb(t.prob)}' "
-            f"data-step='{_e(t.step)}'>{shown}{alt}</span>")  # fmt: skip
+            f"data-step='{_e(t.step)}'>{shown}{alt}</span>"
+        )
     if thought:
-        out.insert(0, f"<details open class='thinking'><summary>Thinking · {len(thought)} "
-                      f"tokens</summary>{''.join(thought)}</details>")  # fmt: skip
+        out.insert(
+            0,
+            f"<details open class='thinking'><summary>Thinking · {len(thought)} "
+            f"tokens</summary>{''.join(thought)}</details>",
+        )
     return "".join(out)
 
 
@@ -102,14 +106,18 @@ def svg_line_chart(
     x0 = x_from if x_from is not None else x0
     x1 = x1 if x1 > x0 else x0 + 1
     ymax = max([max(v) for v, _c, _l in series if v] + [1e-9])
-    parts = [f"<svg width='{W}' height='{H}' viewBox='0 0 {W} {H}' role='img'>",
-             f"<text x='{W / 2}' y='16' text-anchor='middle' font-weight='bold'>{_e(title)}</text>"]  # fmt: skip
+    parts = [
+        f"<svg width='{W}' height='{H}' viewBox='0 0 {W} {H}' role='img'>",
+        f"<text x='{W / 2}' y='16' text-anchor='middle' font-weight='bold'>{_e(title)}</text>",
+    ]
     px = lambda x: _scale(x, x0, x1, PAD_L, W - PAD_R)  # noqa: E731
     py = lambda y, top: _scale(y, 0, top, H - PAD_B, PAD_T)  # noqa: E731
     for a, b, color, label in regions:
-        parts.append(f"<rect x='{px(a):.1f}' y='{PAD_T}' width='{px(b) - px(a):.1f}' "
-                     f"height='{H - PAD_T - PAD_B}' fill='{color}' opacity='0.25'/>"
-                     f"<text x='{px(a) + 3:.1f}' y='{PAD_T + 12}'>{_e(label)}</text>")  # fmt: skip
+        parts.append(
+            f"<rect x='{px(a):.1f}' y='{PAD_T}' width='{px(b) - px(a):.1f}' "
+            f"height='{H - PAD_T - PAD_B}' fill='{color}' opacity='0.25'/>"
+            f"<text x='{px(a) + 3:.1f}' y='{PAD_T + 12}'>{_e(label)}</text>"
+        )
     parts.append(_axes(x0, x1, ymax, xlabel, ylabel, px, lambda y: py(y, ymax)))
     for values, color, _label in series:
         parts.append(_polyline(xs, values, color, px, lambda y: py(y, ymax)))
@@ -117,12 +125,16 @@ def svg_line_chart(
         values, color, label = y2
         top = max(values + [1e-9])
         parts.append(_polyline(xs, values, color, px, lambda y: py(y, top), dash=True))
-        parts.append(f"<text x='{W - 4}' y='{PAD_T - 4}' text-anchor='end' fill='{color}'>"
-                     f"{_e(label)} (max {top:.2f})</text>")  # fmt: skip
+        parts.append(
+            f"<text x='{W - 4}' y='{PAD_T - 4}' text-anchor='end' fill='{color}'>"
+            f"{_e(label)} (max {top:.2f})</text>"
+        )
     for x, label in marks:
-        parts.append(f"<line x1='{px(x):.1f}' x2='{px(x):.1f}' y1='{PAD_T}' y2='{H - PAD_B}' "
-                     f"stroke='#e45756' stroke-dasharray='4 3'/><text x='{px(x) + 3:.1f}' "
-                     f"y='{PAD_T + 24}' fill='#e45756'>{_e(label)}</text>")  # fmt: skip
+        parts.append(
+            f"<line x1='{px(x):.1f}' x2='{px(x):.1f}' y1='{PAD_T}' y2='{H - PAD_B}' "
+            f"stroke='#e45756' stroke-dasharray='4 3'/><text x='{px(x) + 3:.1f}' "
+            f"y='{PAD_T + 24}' fill='#e45756'>{_e(label)}</text>"
+        )
     legend = " · ".join(_e(label) for _v, _c, label in series)
     parts.append(f"<text x='{PAD_L}' y='{PAD_T - 4}'>{legend}</text></svg>")
     return "".join(parts)
@@ -143,17 +155,23 @@ def _tick(v: float) -> str:
 
 
 def _axes(x0, x1, ymax, xlabel, ylabel, px, py) -> str:
-    parts = [f"<line x1='{PAD_L}' y1='{H - PAD_B}' x2='{W - PAD_R}' y2='{H - PAD_B}' stroke='#888'/>",
-             f"<line x1='{PAD_L}' y1='{PAD_T}' x2='{PAD_L}' y2='{H - PAD_B}' stroke='#888'/>"]  # fmt: skip
+    parts = [
+        f"<line x1='{PAD_L}' y1='{H - PAD_B}' x2='{W - PAD_R}' y2='{H - PAD_B}' stroke='#888'/>",
+        f"<line x1='{PAD_L}' y1='{PAD_T}' x2='{PAD_L}' y2='{H - PAD_B}' stroke='#888'/>",
+    ]
     for x in nice_ticks(x0, x1):  # round numbers (1-2-5 steps), not quarters of the range
-        parts.append(f"<text x='{px(x):.1f}' y='{H - PAD_B + 14}' text-anchor='middle'>"
-                     f"{_tick(x)}</text>")  # fmt: skip
+        parts.append(
+            f"<text x='{px(x):.1f}' y='{H - PAD_B + 14}' text-anchor='middle'>{_tick(x)}</text>"
+        )
     for y in nice_ticks(0, ymax):
-        parts.append(f"<text x='{PAD_L - 4}' y='{py(y) + 4:.1f}' "
-                     f"text-anchor='end'>{_tick(y)}</text>")  # fmt: skip
-    parts.append(f"<text x='{(PAD_L + W - PAD_R) / 2}' y='{H - 4}' text-anchor='middle'>"
-                 f"{_e(xlabel)}</text><text x='12' y='{H / 2}' text-anchor='middle' "
-                 f"transform='rotate(-90 12 {H / 2})'>{_e(ylabel)}</text>")  # fmt: skip
+        parts.append(
+            f"<text x='{PAD_L - 4}' y='{py(y) + 4:.1f}' text-anchor='end'>{_tick(y)}</text>"
+        )
+    parts.append(
+        f"<text x='{(PAD_L + W - PAD_R) / 2}' y='{H - 4}' text-anchor='middle'>"
+        f"{_e(xlabel)}</text><text x='12' y='{H / 2}' text-anchor='middle' "
+        f"transform='rotate(-90 12 {H / 2})'>{_e(ylabel)}</text>"
+    )
     return "".join(parts)
 
 
@@ -168,21 +186,25 @@ def svg_distribution(run: RunLog) -> str:
     row, left = 20, 110
     height = PAD_T + row * len(cands) + 24
     top = max([math.exp(c.logprob) for c in cands] + [p or 0.0 for p in sampled] + [1e-9])
-    parts = [f"<svg width='{W}' height='{height}' viewBox='0 0 {W} {height}' role='img'>",
-             f"<text x='{W / 2}' y='16' text-anchor='middle' font-weight='bold'>Least confident "
-             f"step {t.step}: chose {_e(repr(t.label))} (p={t.prob:.1%})</text>"]  # fmt: skip
+    parts = [
+        f"<svg width='{W}' height='{height}' viewBox='0 0 {W} {height}' role='img'>",
+        f"<text x='{W / 2}' y='16' text-anchor='middle' font-weight='bold'>Least confident "
+        f"step {t.step}: chose {_e(repr(t.label))} (p={t.prob:.1%})</text>",
+    ]
     for i, (c, samp) in enumerate(zip(cands, sampled, strict=True)):
         y = PAD_T + i * row
         raw = math.exp(c.logprob)
         wr = (W - left - 110) * raw / top
         ws = (W - left - 110) * (samp or 0.0) / top
         weight = " font-weight='bold'" if c.token_id == t.token_id else ""
-        parts.append(f"<text x='{left - 6}' y='{y + 13}' text-anchor='end'{weight}>"
-                     f"{_e(repr(c.text))}</text>"
-                     f"<rect x='{left}' y='{y + 2}' width='{wr:.1f}' height='7' fill='#4c78a8'/>"
-                     f"<rect x='{left}' y='{y + 9}' width='{ws:.1f}' height='7' fill='#f58518'/>"
-                     f"<text x='{left + max(wr, ws) + 4:.1f}' y='{y + 13}'>{raw:.1%} / "
-                     f"{_e(_pct(samp))}</text>")  # fmt: skip
+        parts.append(
+            f"<text x='{left - 6}' y='{y + 13}' text-anchor='end'{weight}>"
+            f"{_e(repr(c.text))}</text>"
+            f"<rect x='{left}' y='{y + 2}' width='{wr:.1f}' height='7' fill='#4c78a8'/>"
+            f"<rect x='{left}' y='{y + 9}' width='{ws:.1f}' height='7' fill='#f58518'/>"
+            f"<text x='{left + max(wr, ws) + 4:.1f}' y='{y + 13}'>{raw:.1%} / "
+            f"{_e(_pct(samp))}</text>"
+        )
     parts.append(
         f"<text x='{left}' y='{height - 6}'><tspan fill='#4c78a8'>■ raw (T=1)"
         "</tspan> <tspan fill='#f58518'>■ sampled from</tspan></text></svg>"
@@ -199,57 +221,99 @@ def run_section(run: RunLog) -> str:
     charts = []
     known = tokens and all(t.prob is not None and t.entropy is not None for t in tokens)
     if known:
-        charts.append(svg_line_chart("Probability timeline", steps,
-                                     [([t.prob for t in tokens], "#4c78a8", "p(chosen)")],
-                                     "step", "probability",
-                                     y2=([t.entropy for t in tokens], "#72b7b2", "entropy")))  # fmt: skip
+        charts.append(
+            svg_line_chart(
+                "Probability timeline",
+                steps,
+                [([t.prob for t in tokens], "#4c78a8", "p(chosen)")],
+                "step",
+                "probability",
+                y2=([t.entropy for t in tokens], "#72b7b2", "entropy"),
+            )
+        )
     if tokens:
         ttft = d.ttft_s if d and d.ttft_s is not None else times[0]
         # The first step has no speed of its own (NaN): the curve starts at the second.
-        charts.append(svg_line_chart("Throughput", times[1:], [(tps[1:], "#f58518", "tokens/s")],
-                                     "seconds since Run", "tokens/s",
-                                     marks=[(ttft, f"TTFT {ttft:.2f}s")],
-                                     regions=[(0.0, ttft, "#4c78a8", "prefill")], x_from=0.0))  # fmt: skip
+        charts.append(
+            svg_line_chart(
+                "Throughput",
+                times[1:],
+                [(tps[1:], "#f58518", "tokens/s")],
+                "seconds since Run",
+                "tokens/s",
+                marks=[(ttft, f"TTFT {ttft:.2f}s")],
+                regions=[(0.0, ttft, "#4c78a8", "prefill")],
+                x_from=0.0,
+            )
+        )
         charts.append(svg_distribution(run))
-    settings = ", ".join(f"{k}={_e(s.get(k))}" for k in
-                         ("temperature", "top_p", "top_k", "min_p", "repetition_penalty",
-                          "max_tokens", "seed"))  # fmt: skip
+    settings = ", ".join(
+        f"{k}={_e(s.get(k))}"
+        for k in (
+            "temperature",
+            "top_p",
+            "top_k",
+            "min_p",
+            "repetition_penalty",
+            "max_tokens",
+            "seed",
+        )
+    )
     stats = ""
     if d:
         rows = (
-            ("finish", d.finish_reason), ("prompt tokens", _unit(d.prompt_tokens, "d", "")),
-            ("generated tokens", d.generated_tokens), ("TTFT", _unit(d.ttft_s, ".3f", "s")),
+            ("finish", d.finish_reason),
+            ("prompt tokens", _unit(d.prompt_tokens, "d", "")),
+            ("generated tokens", d.generated_tokens),
+            ("TTFT", _unit(d.ttft_s, ".3f", "s")),
             ("prefill", _unit(d.prefill_tps, ".1f", "tok/s")),
             ("decode", _unit(d.decode_tps, ".1f", "tok/s")),
-            ("context", f"{d.prompt_tokens + d.generated_tokens} of {d.context_length}"
-                        if d.prompt_tokens is not None and d.context_length else "not reported"),
+            (
+                "context",
+                f"{d.prompt_tokens + d.generated_tokens} of {d.context_length}"
+                if d.prompt_tokens is not None and d.context_length
+                else "not reported",
+            ),
             ("KV cache", _unit(to_mb(d.kv_cache_bytes), ".2f", "MB")),
             ("peak memory", _unit(to_mb(d.peak_memory_bytes), ".1f", "MB")),
             *((k, v) for k, v in problems(run) if v),
-        )  # fmt: skip
-        stats = ("<table class='stats'>" + "".join(
-            f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows) + "</table>")  # fmt: skip
+        )
+        stats = (
+            "<table class='stats'>"
+            + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows)
+            + "</table>"
+        )
     error = f"<p><b>Error:</b> {_e(run.error.message)}</p>" if run.error else ""
-    system = (f"<p><b>System</b></p><pre>{_e(s['system_prompt'])}</pre>"
-              if s.get("system_prompt") else "")  # fmt: skip
+    system = (
+        f"<p><b>System</b></p><pre>{_e(s['system_prompt'])}</pre>" if s.get("system_prompt") else ""
+    )
     if run.messages:
-        system += (f"<details open><summary><b>Conversation so far</b> (this is turn "
-                   f"{run.conversation['turn'] + 1})</summary>" + "".join(
-                       f"<p><i>{_e(m['role'].capitalize())}</i></p><pre>{_e(m['content'])}</pre>"
-                       for m in run.messages) + "</details>")  # fmt: skip
-    return (f"<h2>{'★ ' if run.starred else ''}{_e(run.title)}</h2>"
-            f"<p class='meta'>{_e(run.run_id)} · {_e(time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(run.started)))}"
-            f" · {_e(m.get('name', '?'))} ({_e(m.get('quantization', '?'))}, {_e(m.get('device', '?'))})"
-            f"<br>{settings}</p>{system}<p><b>Prompt</b></p><pre>{_e(run.prompt)}</pre>"
-            f"<p><b>Answer</b> <span class='legend'></span> unlikely → likely (hover a token)</p>"
-            f"<div class='tokens'>{token_spans(run)}</div>{error}"
-            f"<div class='charts'>{''.join(charts)}</div>{stats}")  # fmt: skip
+        system += (
+            f"<details open><summary><b>Conversation so far</b> (this is turn "
+            f"{run.conversation['turn'] + 1})</summary>"
+            + "".join(
+                f"<p><i>{_e(m['role'].capitalize())}</i></p><pre>{_e(m['content'])}</pre>"
+                for m in run.messages
+            )
+            + "</details>"
+        )
+    return (
+        f"<h2>{'★ ' if run.starred else ''}{_e(run.title)}</h2>"
+        f"<p class='meta'>{_e(run.run_id)} · {_e(time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(run.started)))}"
+        f" · {_e(m.get('name', '?'))} ({_e(m.get('quantization', '?'))}, {_e(m.get('device', '?'))})"
+        f"<br>{settings}</p>{system}<p><b>Prompt</b></p><pre>{_e(run.prompt)}</pre>"
+        f"<p><b>Answer</b> <span class='legend'></span> unlikely → likely (hover a token)</p>"
+        f"<div class='tokens'>{token_spans(run)}</div>{error}"
+        f"<div class='charts'>{''.join(charts)}</div>{stats}"
+    )
 
 
 def to_html(session: SessionLog, runs: list[RunLog] | None = None) -> str:
     runs = session.visible_runs if runs is None else runs
     body = "".join(run_section(r) for r in runs) or "<p>No runs.</p>"
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>Logitscope · {_e(session.session_id)}</title><style>{CSS}</style></head>"
-            f"<body><h1>Logitscope session {_e(session.session_id)}</h1>"
-            f"<p class='meta'>{len(runs)} run(s)</p>{body}</body></html>\n")  # fmt: skip
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>Logitscope · {_e(session.session_id)}</title><style>{CSS}</style></head>"
+        f"<body><h1>Logitscope session {_e(session.session_id)}</h1>"
+        f"<p class='meta'>{len(runs)} run(s)</p>{body}</body></html>\n"
+    )

@@ -123,8 +123,14 @@ class Journal:
             raise JournalError(f"the history could not be saved: {e}") from e
         sid = new_session_id()
         journal = cls(Path(folder) / f"{sid}.jsonl", sid)
-        journal._write({"kind": "session", "session_id": sid, "started": time.time(),
-                        "app_version": __version__})  # fmt: skip
+        journal._write(
+            {
+                "kind": "session",
+                "session_id": sid,
+                "started": time.time(),
+                "app_version": __version__,
+            }
+        )
         journal._changed("session")
         return journal
 
@@ -205,8 +211,14 @@ class Journal:
             conversation: {"conversation_id", "turn", "messages"} when the run
                 continues a conversation (`messages`: the turns before `prompt`).
         """
-        entry = {"kind": "run", "run_id": "", "started": time.time(),
-                 "prompt": prompt, "settings": settings, "model": model}  # fmt: skip
+        entry = {
+            "kind": "run",
+            "run_id": "",
+            "started": time.time(),
+            "prompt": prompt,
+            "settings": settings,
+            "model": model,
+        }
         if comparison:
             entry["comparison"] = comparison
         if conversation:

@@ -146,10 +146,10 @@ def sanitize_done(d: DoneRecord) -> DoneRecord:
     notes: list[str] = []
     text, _ = clean_text(d.text)
     error = clean_text(d.error)[0] if d.error is not None else None
-    rates = {k: _number(getattr(d, k), 0.0, 1e12, k, notes)
-             for k in ("prefill_tps", "decode_tps")}  # fmt: skip
-    spans = {k: _number(getattr(d, k), 0.0, 1e9, k, notes)
-             for k in ("ttft_s", "prefill_s", "decode_s")}  # fmt: skip
+    rates = {k: _number(getattr(d, k), 0.0, 1e12, k, notes) for k in ("prefill_tps", "decode_tps")}
+    spans = {
+        k: _number(getattr(d, k), 0.0, 1e9, k, notes) for k in ("ttft_s", "prefill_s", "decode_s")
+    }
     if not notes and text == d.text and error == d.error:
         return d
     return dataclasses.replace(d, text=text, error=error, **rates, **spans)

@@ -48,8 +48,10 @@ class ImportResult:
         if self.new_id:
             parts.append("the file's session id was not usable, so it got a new one")
         if self.dropped:
-            parts.append(f"left out {len(self.dropped)} item(s) that did not fit: "
-                         + "; ".join(self.dropped[:3]))  # fmt: skip
+            parts.append(
+                f"left out {len(self.dropped)} item(s) that did not fit: "
+                + "; ".join(self.dropped[:3])
+            )
         return ", ".join(parts)
 
 
@@ -100,10 +102,12 @@ def clean_run(run, index: int) -> tuple[dict, list[dict], list[str]]:
         raise SchemaError(f"run {index + 1} has no valid start time")
     model = run.get("model")
     head = {
-        "run_id": run.get("run_id"), "started": float(started), "prompt": prompt,
+        "run_id": run.get("run_id"),
+        "started": float(started),
+        "prompt": prompt,
         "settings": clean_settings(run.get("settings", {})),
         "model": clean_record(model) if model is not None else None,
-    }  # fmt: skip
+    }
     if head["model"] is not None and head["model"]["type"] != "model":
         raise SchemaError(f"run {index + 1}: 'model' is not a model record")
     comparison = clean_comparison(run.get("comparison"))
@@ -113,8 +117,7 @@ def clean_run(run, index: int) -> tuple[dict, list[dict], list[str]]:
     if conversation:
         head["conversation"] = conversation
     name = run.get("name", "")
-    meta = {"name": name if isinstance(name, str) else "",
-            "starred": run.get("starred") is True}  # fmt: skip
+    meta = {"name": name if isinstance(name, str) else "", "starred": run.get("starred") is True}
     records, problems = [], []
     raw = run.get("records", [])
     if not isinstance(raw, list):
@@ -147,11 +150,16 @@ def import_json(path: Path, folder: Path | None = None) -> ImportResult:
     if existing is None:
         s = doc["session"]
         started = s.get("started")
-        journal.append_entries([{
-            "kind": "session", "session_id": sid,
-            "started": float(started) if isinstance(started, int | float) else 0.0,
-            "app_version": str(s.get("app_version", ""))[:40],
-        }])  # fmt: skip
+        journal.append_entries(
+            [
+                {
+                    "kind": "session",
+                    "session_id": sid,
+                    "started": float(started) if isinstance(started, int | float) else 0.0,
+                    "app_version": str(s.get("app_version", ""))[:40],
+                }
+            ]
+        )
     dropped: list[str] = []
     runs = []
     for i, run in enumerate(doc["runs"]):
@@ -170,8 +178,12 @@ def import_json(path: Path, folder: Path | None = None) -> ImportResult:
             head["run_id"], next_n = f"{sid}/{next_n}", next_n + 1
         dropped += problems
         rid = head["run_id"]
-        meta = {"kind": "meta", "run_id": rid, "name": head.pop("name"),
-                "starred": head.pop("starred")}  # fmt: skip
+        meta = {
+            "kind": "meta",
+            "run_id": rid,
+            "name": head.pop("name"),
+            "starred": head.pop("starred"),
+        }
         entries = [{"kind": "run", **head}, meta]
         entries += [{"kind": "record", "run_id": rid, "record": r} for r in records]
         journal.append_entries(entries)

@@ -103,11 +103,17 @@ class RunLog:
     def header(self) -> dict:
         """The run without its records (the `run` journal entry plus meta)."""
         return {
-            "run_id": self.run_id, "session_id": self.session_id, "started": self.started,
-            "prompt": self.prompt, "settings": self.settings, "model": self.model,
-            "name": self.name, "starred": self.starred, "comparison": self.comparison,
+            "run_id": self.run_id,
+            "session_id": self.session_id,
+            "started": self.started,
+            "prompt": self.prompt,
+            "settings": self.settings,
+            "model": self.model,
+            "name": self.name,
+            "starred": self.starred,
+            "comparison": self.comparison,
             "conversation": self.conversation,
-        }  # fmt: skip
+        }
 
     @property
     def settings_used(self) -> dict:
@@ -179,13 +185,17 @@ def _apply(session: SessionLog, runs: dict, e: dict) -> None:
             settings = {}  # the run and its records still show; its settings do not
         model = e.get("model")
         runs[run_id] = RunLog(
-            run_id=run_id, session_id=session.session_id,
-            started=_number(e.get("started"), 0.0), prompt=e["prompt"], settings=settings,
+            run_id=run_id,
+            session_id=session.session_id,
+            started=_number(e.get("started"), 0.0),
+            prompt=e["prompt"],
+            settings=settings,
             model=clean_record(model) if isinstance(model, dict) else None,
-            name=str(e.get("name", "")), starred=e.get("starred") is True,
+            name=str(e.get("name", "")),
+            starred=e.get("starred") is True,
             comparison=clean_comparison(e.get("comparison")),
             conversation=_conversation(e.get("conversation")),
-        )  # fmt: skip
+        )
     elif kind == "record":
         run = runs[e["run_id"]]
         record = clean_record(e["record"])

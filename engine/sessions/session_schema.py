@@ -114,9 +114,14 @@ def _top_list(v):
         if not isinstance(c, dict):
             raise SchemaError("a candidate must be an object")
         raw = _bytes_list(c.get("bytes"))
-        out.append({"token_id": _int(c.get("token_id"), *TOKEN_ID), "text": _str(c.get("text")),
-                    "logprob": _logprob(c.get("logprob")),
-                    "bytes": list(raw) if raw is not None else None})  # fmt: skip
+        out.append(
+            {
+                "token_id": _int(c.get("token_id"), *TOKEN_ID),
+                "text": _str(c.get("text")),
+                "logprob": _logprob(c.get("logprob")),
+                "bytes": list(raw) if raw is not None else None,
+            }
+        )
     return out
 
 
@@ -150,12 +155,17 @@ _COUNT = dict(lo=0, hi=10**12)
 CHECKS = {
     ProgressRecord: {"message": _str, "fraction": lambda v: _num(v, 0.0, 1.0)},
     ModelRecord: {
-        "name": _str, "path": _str, "architecture": _str, "quantization": _str,
+        "name": _str,
+        "path": _str,
+        "architecture": _str,
+        "quantization": _str,
         "size_bytes": lambda v: _int(v, allow_none=True, **_COUNT),
-        "context_length": lambda v: _int(v, 0, 10**9, allow_none=True), "device": _str,
+        "context_length": lambda v: _int(v, 0, 10**9, allow_none=True),
+        "device": _str,
         "load_s": lambda v: _num(v, **_SECONDS),
         "backend": lambda v: _str(v, choices=BACKENDS),
-        "capabilities": _capabilities, "compute": _str,
+        "capabilities": _capabilities,
+        "compute": _str,
         "weight_bytes": lambda v: _int(v, allow_none=True, **_COUNT),
         "parameters": lambda v: _int(v, allow_none=True, **_COUNT),
         "memory_gbs": lambda v: _num(v, 0.0, 1e6, allow_none=True),
@@ -163,27 +173,37 @@ CHECKS = {
         "limits_source": _str,
     },
     PrefillRecord: {
-        "processed": lambda v: _int(v, **_COUNT), "total": lambda v: _int(v, **_COUNT),
+        "processed": lambda v: _int(v, **_COUNT),
+        "total": lambda v: _int(v, **_COUNT),
         "elapsed_s": lambda v: _num(v, **_SECONDS),
         "system_tokens": lambda v: _int(v, **_COUNT),
         "cached_tokens": lambda v: _int(v, **_COUNT),
     },
     TokenRecord: {
-        "step": lambda v: _int(v, **_COUNT), "token_id": lambda v: _int(v, *TOKEN_ID),
-        "text": _str, "logprob": _opt_logprob, "prob": lambda v: _num(v, allow_none=True, **_P),
-        "sampled_logprob": _opt_logprob, "top": _top_list, "sampled_top": _top_list,
+        "step": lambda v: _int(v, **_COUNT),
+        "token_id": lambda v: _int(v, *TOKEN_ID),
+        "text": _str,
+        "logprob": _opt_logprob,
+        "prob": lambda v: _num(v, allow_none=True, **_P),
+        "sampled_logprob": _opt_logprob,
+        "top": _top_list,
+        "sampled_top": _top_list,
         "entropy": lambda v: _num(v, 0.0, 1e6, allow_none=True),
         "sampled_entropy": lambda v: _num(v, 0.0, 1e6, allow_none=True),
-        "elapsed_s": lambda v: _num(v, **_SECONDS), "latency_s": lambda v: _num(v, **_SECONDS),
+        "elapsed_s": lambda v: _num(v, **_SECONDS),
+        "latency_s": lambda v: _num(v, **_SECONDS),
         "context_tokens": lambda v: _int(v, **_COUNT),
         "sweep_logz": lambda v: _floats(v, -1e9, 1e9),
         "sweep_entropy": lambda v: _floats(v, 0.0, 1e6),
-        "bytes": _bytes_list, "eos": _bool,
-        "sampled_probs": lambda v: _floats(v, **_P), "thinking": _bool,
+        "bytes": _bytes_list,
+        "eos": _bool,
+        "sampled_probs": lambda v: _floats(v, **_P),
+        "thinking": _bool,
         "oddities": _notes,
     },
     DoneRecord: {
-        "finish_reason": lambda v: _str(v, choices=FINISH_REASONS), "text": _str,
+        "finish_reason": lambda v: _str(v, choices=FINISH_REASONS),
+        "text": _str,
         "prompt_tokens": lambda v: _int(v, allow_none=True, **_COUNT),
         "generated_tokens": lambda v: _int(v, **_COUNT),
         "ttft_s": lambda v: _num(v, allow_none=True, **_SECONDS),
@@ -204,7 +224,7 @@ CHECKS = {
         "timings_from": lambda v: _str(v, choices=("engine", "server", "client")),
     },
     ErrorRecord: {"message": _str, "kind": lambda v: _str(v, choices=ERROR_KINDS)},
-}  # fmt: skip
+}
 CLASSES = {c.__dataclass_fields__["type"].default: c for c in CHECKS}
 
 
@@ -290,5 +310,8 @@ def clean_conversation(v) -> dict | None:
         if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant"):
             raise SchemaError("a conversation message is {role, content}")
         clean.append({"role": m["role"], "content": _str(m.get("content"))})
-    return {"conversation_id": _str(v.get("conversation_id")),
-            "turn": _int(v.get("turn"), 0, MAX_TURNS), "messages": clean}  # fmt: skip
+    return {
+        "conversation_id": _str(v.get("conversation_id")),
+        "turn": _int(v.get("turn"), 0, MAX_TURNS),
+        "messages": clean,
+    }

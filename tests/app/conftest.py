@@ -38,8 +38,9 @@ def start_run(win, prompt: str, temperature=0.0, max_tokens=16, seed=5, **extra)
 
 def run_and_wait(qtbot, win, prompt: str, **kw):
     start_run(win, prompt, **kw)
-    qtbot.waitUntil(lambda: win.state.done is not None or win.state.error is not None,
-                    timeout=RUN_MS)  # fmt: skip
+    qtbot.waitUntil(
+        lambda: win.state.done is not None or win.state.error is not None, timeout=RUN_MS
+    )
     qtbot.waitUntil(lambda: not win.bridge.busy, timeout=10_000)
     qtbot.waitUntil(lambda: not win._dirty and not win._stale, timeout=5_000)  # charts catch up
     return win.state

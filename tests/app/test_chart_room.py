@@ -21,10 +21,23 @@ def long_named_record() -> TokenRecord:
     logz = np.logaddexp.reduce(z, axis=1)
     p = np.exp(z - logz[:, None])
     h = -(p * np.log(p)).sum(axis=1)
-    return TokenRecord(step=3, token_id=0, text=LONG[0], logprob=float(lps[0]), prob=0.35,
-                       sampled_logprob=None, top=top, sampled_top=(), entropy=float(h[9]),
-                       sampled_entropy=None, elapsed_s=0.1, latency_s=0.01, context_tokens=9,
-                       sweep_logz=tuple(logz), sweep_entropy=tuple(h))  # fmt: skip
+    return TokenRecord(
+        step=3,
+        token_id=0,
+        text=LONG[0],
+        logprob=float(lps[0]),
+        prob=0.35,
+        sampled_logprob=None,
+        top=top,
+        sampled_top=(),
+        entropy=float(h[9]),
+        sampled_entropy=None,
+        elapsed_s=0.1,
+        latency_s=0.01,
+        context_tokens=9,
+        sweep_logz=tuple(logz),
+        sweep_entropy=tuple(h),
+    )
 
 
 @pytest.mark.parametrize("panel_width", [1100, 900, 640, 480])

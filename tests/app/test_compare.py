@@ -17,8 +17,10 @@ RUN_MS = 180_000
 
 @pytest.fixture
 def compare(qtbot, engine_client, default_model_path, tmp_path):
-    win = CompareWindow(bridge=EngineBridge(client=engine_client, owns_client=False),
-                        journal=Journal.create(tmp_path))  # fmt: skip
+    win = CompareWindow(
+        bridge=EngineBridge(client=engine_client, owns_client=False),
+        journal=Journal.create(tmp_path),
+    )
     qtbot.addWidget(win)
     win.show()
     yield win
@@ -34,8 +36,9 @@ def setup_lane(lane, temperature, seed, max_tokens=12):
 
 def run_all(qtbot, win):
     win.run_all()
-    qtbot.waitUntil(lambda: win.running is None and not win.queue and not win.bridge.busy,
-                    timeout=RUN_MS)  # fmt: skip
+    qtbot.waitUntil(
+        lambda: win.running is None and not win.queue and not win.bridge.busy, timeout=RUN_MS
+    )
 
 
 def cell(win, label, col):
@@ -76,7 +79,8 @@ def test_greedy_vs_hot_lanes_summary_and_divergence(qtbot, compare):
     assert ids_a[expected] in ids and ids_b[expected] in ids
     assert bars["Lane B sampled from"] == pytest.approx([rec_b.sampled_prob_of(i) for i in ids])
     assert bars["Lane B sampled from"][ids.index(ids_b[expected])] == pytest.approx(
-        math.exp(rec_b.sampled_logprob))  # fmt: skip
+        math.exp(rec_b.sampled_logprob)
+    )
     assert bars["Lane A sampled from"][ids.index(ids_a[expected])] == pytest.approx(1.0)
     # The comparison is in the session journal, each lane tagged.
     runs = read_session(compare.journal.path).runs
@@ -92,8 +96,10 @@ def test_identical_lanes_have_no_divergence(qtbot, compare):
     b.copy_settings(a)
     run_all(qtbot, compare)
     assert a.tokens.plain_text() == b.tokens.plain_text() != ""
-    assert first_divergence([t.token_id for t in a.state.tokens],
-                            [t.token_id for t in b.state.tokens]) is None  # fmt: skip
+    assert (
+        first_divergence([t.token_id for t in a.state.tokens], [t.token_id for t in b.state.tokens])
+        is None
+    )
     assert a.divergence is None and b.divergence is None
     assert not a.div_line.isVisible()
     assert "identical tokens" in compare.divergence_info.text()
@@ -136,8 +142,9 @@ def qtbot_button():
 
 
 def run_all_wait(qtbot, win):
-    qtbot.waitUntil(lambda: win.running is None and not win.queue and not win.bridge.busy,
-                    timeout=RUN_MS)  # fmt: skip
+    qtbot.waitUntil(
+        lambda: win.running is None and not win.queue and not win.bridge.busy, timeout=RUN_MS
+    )
 
 
 def test_lanes_mix_a_local_and_a_remote_model(qtbot, compare):

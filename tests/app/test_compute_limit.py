@@ -20,9 +20,20 @@ PARAMS = 135_000_000
 
 
 def _model(gflops: float) -> ModelRecord:
-    return ModelRecord(name="m", path="p", architecture="llama", quantization="q", size_bytes=1,
-                       context_length=8192, device="CPU", load_s=0.0, weight_bytes=100_000_000,
-                       parameters=PARAMS, memory_gbs=20.0, matmul_gflops=gflops)  # fmt: skip
+    return ModelRecord(
+        name="m",
+        path="p",
+        architecture="llama",
+        quantization="q",
+        size_bytes=1,
+        context_length=8192,
+        device="CPU",
+        load_s=0.0,
+        weight_bytes=100_000_000,
+        parameters=PARAMS,
+        memory_gbs=20.0,
+        matmul_gflops=gflops,
+    )
 
 
 def _state(prefill_tps: float) -> RunState:
@@ -46,8 +57,15 @@ def test_status_line_says_when_achieved_is_above_the_limit(limit):
 def test_hardware_view_titles_an_achieved_figure_above_the_limit(qtbot):
     view = HardwareView()
     qtbot.addWidget(view)
-    view.show_timeline(Timeline(prefill_s=1.0, prefill_tokens=40, prefill_gflops=15.2,
-                                matmul_gflops=13.0, parameters=PARAMS))  # fmt: skip
+    view.show_timeline(
+        Timeline(
+            prefill_s=1.0,
+            prefill_tokens=40,
+            prefill_gflops=15.2,
+            matmul_gflops=13.0,
+            parameters=PARAMS,
+        )
+    )
     title = view.prefill.getPlotItem().titleLabel.text
     assert "15.2 GFLOP/s, above the 13.0 GFLOP/s estimate" in title and "117%" not in title
     ticks = view.prefill.getPlotItem().getAxis("bottom")._tickLevels[0]

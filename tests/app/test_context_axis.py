@@ -16,9 +16,16 @@ CONTEXT, PROMPT, SYSTEM = 8192, 49, 21
 @pytest.fixture
 def chart(qtbot):
     state = RunState(prompt="x")
-    state.model = ModelRecord(name="m", path="p", architecture="llama", quantization="q",
-                              size_bytes=1, context_length=CONTEXT, device="CPU",
-                              load_s=0.0)  # fmt: skip
+    state.model = ModelRecord(
+        name="m",
+        path="p",
+        architecture="llama",
+        quantization="q",
+        size_bytes=1,
+        context_length=CONTEXT,
+        device="CPU",
+        load_s=0.0,
+    )
     state.prefill = PrefillRecord(PROMPT, PROMPT, 0.1, SYSTEM)
     c = ContextChart()
     qtbot.addWidget(c)

@@ -14,8 +14,9 @@ from tests.app.conftest import RUN_MS, run_and_wait
 
 
 def wait_idle(qtbot, window):
-    qtbot.waitUntil(lambda: not window.bridge.busy and window.state.done is not None,
-                    timeout=RUN_MS)  # fmt: skip
+    qtbot.waitUntil(
+        lambda: not window.bridge.busy and window.state.done is not None, timeout=RUN_MS
+    )
     qtbot.waitUntil(lambda: not window._dirty and not window._stale, timeout=5_000)
 
 
@@ -33,9 +34,11 @@ def test_second_turn_continues_the_conversation_from_the_cache(qtbot, window):
     second = run_and_wait(qtbot, window, "And another one?", max_tokens=6)
     conv = window.conversation
     assert [t.user for t in conv.turns] == ["Name a colour.", "And another one?"]
-    messages = [{"role": "user", "content": "Name a colour."},
-                {"role": "assistant", "content": answer},
-                {"role": "user", "content": "And another one?"}]  # fmt: skip
+    messages = [
+        {"role": "user", "content": "Name a colour."},
+        {"role": "assistant", "content": answer},
+        {"role": "user", "content": "And another one?"},
+    ]
     assert second.done.prompt_tokens == len(template_ids(window, messages))
     assert second.engine_prompt == messages  # what Inside the model inspects too
     # Turn 1's prompt and answer were not prefilled again.
@@ -63,8 +66,11 @@ def test_second_turn_continues_the_conversation_from_the_cache(qtbot, window):
     # The count beside the prompt is the message, then the next turn with the conversation.
     window.prompt.setPlainText("One more?")
     window.prompt_panel.update_count()
-    following = [*messages, {"role": "assistant", "content": conv.turns[1].answer},
-                 {"role": "user", "content": "One more?"}]  # fmt: skip
+    following = [
+        *messages,
+        {"role": "assistant", "content": conv.turns[1].answer},
+        {"role": "user", "content": "One more?"},
+    ]
     need = len(template_ids(window, following))
     assert f"turn 3: {need:,} of 8,192" in window.token_count.text()
 
@@ -127,8 +133,9 @@ def test_edit_regenerate_and_a_failed_turn(qtbot, window):
     long = "word " * 9000
     window.prompt.setPlainText(long)
     window.run()
-    qtbot.waitUntil(lambda: window.state.error is not None and not window.bridge.busy,
-                    timeout=RUN_MS)  # fmt: skip
+    qtbot.waitUntil(
+        lambda: window.state.error is not None and not window.bridge.busy, timeout=RUN_MS
+    )
     assert "context window" in window.banner.text()
     assert window.prompt.toPlainText() == long
     assert window.conversation.turns == []

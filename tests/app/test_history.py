@@ -38,8 +38,9 @@ def test_runs_are_journaled_and_reopen_exactly(qtbot, window, engine_client):
     assert run.model["name"] == "SmolLM2-135M-Instruct"
 
     # A second window with no model at all shows the run again from the journal.
-    viewer = PlaygroundWindow(bridge=EngineBridge(client=engine_client, owns_client=False),
-                              load_on_start=False)  # fmt: skip
+    viewer = PlaygroundWindow(
+        bridge=EngineBridge(client=engine_client, owns_client=False), load_on_start=False
+    )
     qtbot.addWidget(viewer)
     viewer.show()
     assert viewer.model_record is None
@@ -52,8 +53,9 @@ def test_runs_are_journaled_and_reopen_exactly(qtbot, window, engine_client):
     assert again.pop("text") == live.pop("text")
     assert again.pop("context") == live.pop("context")
     for key in live:
-        np.testing.assert_allclose(np.array(again[key], dtype=float),
-                                   np.array(live[key], dtype=float), err_msg=key)  # fmt: skip
+        np.testing.assert_allclose(
+            np.array(again[key], dtype=float), np.array(live[key], dtype=float), err_msg=key
+        )
     assert "Viewing" in viewer.viewing_label.text()
     viewer.cleanup()
 
@@ -148,8 +150,9 @@ def test_export_dialog_adds_the_extension_before_asking_to_replace(qtbot, tmp_pa
     existing.write_text("precious")
     monkeypatch.setattr(QFileDialog, "exec", lambda self: True)
     monkeypatch.setattr(QFileDialog, "selectedFiles", lambda self: [str(tmp_path / "mine")])
-    monkeypatch.setattr(QFileDialog, "selectedNameFilter",
-                        lambda self: file_dialogs.FILTERS["json"])  # fmt: skip
+    monkeypatch.setattr(
+        QFileDialog, "selectedNameFilter", lambda self: file_dialogs.FILTERS["json"]
+    )
     asked = []
 
     def answer(*args, **kw):

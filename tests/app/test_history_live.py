@@ -15,8 +15,9 @@ from engine.sessions.journal import Journal
 from engine.settings import SamplingSettings
 
 LONG_NAME = "mlx-community/Some-Very-Long-Model-Name-Instruct-4bit-DWQ-2507"
-LONG_MODEL = to_dict(ModelRecord(LONG_NAME, f"/models/{LONG_NAME}", "llama", "4-bit", 10**8,
-                                 2048, "cpu", 0.1))  # fmt: skip
+LONG_MODEL = to_dict(
+    ModelRecord(LONG_NAME, f"/models/{LONG_NAME}", "llama", "4-bit", 10**8, 2048, "cpu", 0.1)
+)
 
 
 @pytest.fixture
@@ -82,15 +83,17 @@ def test_compare_lanes_appear_in_history_as_they_end(qtbot, panel, engine_client
     from app.compare import CompareWindow
 
     journal = Journal.create()
-    win = CompareWindow(bridge=EngineBridge(client=engine_client, owns_client=False),
-                        journal=journal)  # fmt: skip
+    win = CompareWindow(
+        bridge=EngineBridge(client=engine_client, owns_client=False), journal=journal
+    )
     qtbot.addWidget(win)
     win.shared_prompt.setPlainText("Hi")
     for lane in win.lanes:
         lane.max_tokens.setValue(2)
     win.run_all()
-    qtbot.waitUntil(lambda: win.running is None and not win.queue and not win.bridge.busy,
-                    timeout=180_000)  # fmt: skip
+    qtbot.waitUntil(
+        lambda: win.running is None and not win.queue and not win.bridge.busy, timeout=180_000
+    )
     ids = [lane.state.run_id for lane in win.lanes]
     qtbot.waitUntil(lambda: all(panel.select_run(i) for i in ids), timeout=5_000)
     rows = []

@@ -48,8 +48,9 @@ def test_geometry_and_panels_are_remembered(qtbot, window, engine_client):
     qtbot.wait(50)
     sizes = window.split.sizes()
     window.close()
-    again = PlaygroundWindow(bridge=EngineBridge(client=engine_client, owns_client=False),
-                             load_on_start=False)  # fmt: skip
+    again = PlaygroundWindow(
+        bridge=EngineBridge(client=engine_client, owns_client=False), load_on_start=False
+    )
     qtbot.addWidget(again)
     again.show()
     qtbot.wait(50)
@@ -96,14 +97,16 @@ def test_hover_readout_and_explanations_use_the_runs_numbers(qtbot, window):
 
 
 def test_empty_charts_have_no_negative_axes(qtbot, engine_client, default_model_path):
-    win = PlaygroundWindow(bridge=EngineBridge(client=engine_client, owns_client=False),
-                           load_on_start=False)  # fmt: skip
+    win = PlaygroundWindow(
+        bridge=EngineBridge(client=engine_client, owns_client=False), load_on_start=False
+    )
     qtbot.addWidget(win)
     win.show()
     for chart in (win.throughput_chart, win.dist_chart, win.context_chart, win.temp_chart):
         (x0, _x1), (y0, _y1) = chart.getPlotItem().vb.viewRange()
-        assert x0 >= -1e-9 and (y0 >= -1e-9 or chart is win.dist_chart or chart is
-                                win.context_chart), chart  # fmt: skip
+        assert x0 >= -1e-9 and (
+            y0 >= -1e-9 or chart is win.dist_chart or chart is win.context_chart
+        ), chart
         assert chart.empty.isVisible()
     assert "Run a prompt" in win.charts.frames["dist"].explanation()
     assert not win.progress.isVisible()  # no empty box in the status bar

@@ -204,8 +204,9 @@ def test_numbers_on_screen_are_the_records(qtbot, window):
     from engine.series import decode_rate
     from engine.units import human_bytes
 
-    state = run_and_wait(qtbot, window, "List three fruits.", temperature=0.8, max_tokens=10,
-                         seed=4)  # fmt: skip
+    state = run_and_wait(
+        qtbot, window, "List three fruits.", temperature=0.8, max_tokens=10, seed=4
+    )
     for step in range(state.n):
         window.select_step(step)
         rec = state.tokens[step]

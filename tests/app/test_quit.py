@@ -38,8 +38,14 @@ sys.exit(code)
 def test_quit_closes_every_window_and_ends_the_process():
     root = Path(app.__file__).resolve().parent.parent
     env = dict(os.environ, PYTHONPATH=str(root))
-    done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=root, env=env, timeout=90,
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        cwd=root,
+        env=env,
+        timeout=90,
+        capture_output=True,
+        text=True,
+    )
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
     assert done.returncode == 0, done.stderr[-2000:]
     assert lines["SHORTCUT"] == "Ctrl+Q"

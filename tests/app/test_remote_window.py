@@ -14,8 +14,14 @@ QUESTION = "What is the capital of France?"
 
 def use_model(qtbot, win, spec: str) -> None:
     win.load_model(spec)
-    qtbot.waitUntil(lambda: win.model_record is not None and win.model_record.path.startswith(
-        spec.split("#")[0]) and not win.bridge.busy, timeout=LOAD_MS)  # fmt: skip
+    qtbot.waitUntil(
+        lambda: (
+            win.model_record is not None
+            and win.model_record.path.startswith(spec.split("#")[0])
+            and not win.bridge.busy
+        ),
+        timeout=LOAD_MS,
+    )
 
 
 @pytest.fixture
@@ -42,10 +48,14 @@ def test_playground_on_a_real_mlx_lm_server(qtbot, window, mlx_server):
 
 
 def test_server_without_logprobs_says_so(qtbot, window, fake):
-    fake.script = Script(models={"data": [{"id": "m"}]}, events=[
-        {"choices": [{"index": 0, "delta": {"content": "Hello"}, "finish_reason": None}]},
-        {"choices": [{"index": 0, "delta": {"content": " there"}, "finish_reason": None}]},
-        finish_chunk("stop")])  # fmt: skip
+    fake.script = Script(
+        models={"data": [{"id": "m"}]},
+        events=[
+            {"choices": [{"index": 0, "delta": {"content": "Hello"}, "finish_reason": None}]},
+            {"choices": [{"index": 0, "delta": {"content": " there"}, "finish_reason": None}]},
+            finish_chunk("stop"),
+        ],
+    )
     use_model(qtbot, window, f"{fake.url}#m")
     state = run_and_wait(qtbot, window, QUESTION)
     assert window.output.plain_text() == "Hello there"

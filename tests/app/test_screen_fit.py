@@ -80,12 +80,24 @@ def _hit(win, widget) -> bool:
 
 def _controls(lane):
     s = lane.sampling
-    return [s.temp_slider, s.temp_spin, s.top_p, s.top_k, s.min_p, s.rep, s.max_tokens,
-            s.seed, s.stops, s.mode, s.system]  # fmt: skip
+    return [
+        s.temp_slider,
+        s.temp_spin,
+        s.top_p,
+        s.top_k,
+        s.min_p,
+        s.rep,
+        s.max_tokens,
+        s.seed,
+        s.stops,
+        s.mode,
+        s.system,
+    ]
 
 
-@pytest.mark.parametrize(("lanes", "size"), [(2, (1024, 700)), (3, (1024, 700)),
-                                            (3, (1600, 1000)), (4, (1024, 700))])  # fmt: skip
+@pytest.mark.parametrize(
+    ("lanes", "size"), [(2, (1024, 700)), (3, (1024, 700)), (3, (1600, 1000)), (4, (1024, 700))]
+)
 def test_every_lane_setting_is_reachable_by_mouse_and_keyboard(qtbot, lanes, size):
     win = make(qtbot, CompareWindow)
     win.set_lane_count(lanes)

@@ -21,8 +21,13 @@ OTHER_PARAMS = 268_098_176  # a model of another size (Gemma 3 270M's parameter 
 
 def _journal_as_other_model(window, state):
     """The run on screen written again as if another model had made it; its RunLog."""
-    other = dataclasses.replace(state.model, name="Other-270M", path="/nowhere/other",
-                                parameters=OTHER_PARAMS, matmul_gflops=None)  # fmt: skip
+    other = dataclasses.replace(
+        state.model,
+        name="Other-270M",
+        path="/nowhere/other",
+        parameters=OTHER_PARAMS,
+        matmul_gflops=None,
+    )
     journal = window.journal
     run_id = journal.start_run(state.prompt, state.settings.to_dict(), to_dict(other))
     for record in (*state.tokens, state.done):
@@ -53,8 +58,9 @@ def test_the_status_line_and_readouts_follow_the_run_shown(qtbot, window):
     assert f"({gflops:.0f} GFLOP/s)" in want  # counted with the run's own model
     assert window.charts.frames["dist"].readout.text() == HINT  # nothing from the last run
     # A server added after the run does not rename the run's device or model.
-    server = dataclasses.replace(window.model_record, name="srv", path="http://h:1/v1#m",
-                                 backend="openai", device="server")  # fmt: skip
+    server = dataclasses.replace(
+        window.model_record, name="srv", path="http://h:1/v1#m", backend="openai", device="server"
+    )
     window.model.set_model(server)
     window.run_view.refresh_status()
     assert window.status_label.text() == want and "server" not in want
@@ -75,9 +81,11 @@ def test_a_reopened_single_turn_run_is_its_own_conversation(qtbot, window):
     window.prompt.setPlainText("Another one?")
     window.prompt_panel.update_count()
     tok = LightTokenizer(window.model_record.path)
-    messages = [{"role": "user", "content": "Name a fruit."},
-                {"role": "assistant", "content": first.text},
-                {"role": "user", "content": "Another one?"}]  # fmt: skip
+    messages = [
+        {"role": "user", "content": "Name a fruit."},
+        {"role": "assistant", "content": first.text},
+        {"role": "user", "content": "Another one?"},
+    ]
     settings = window.controls.prompt_settings()
     total = len(encode_prompt(tok, messages, settings).ids)
     alone = len(encode_prompt(tok, "Another one?", settings).ids)
@@ -87,8 +95,9 @@ def test_a_reopened_single_turn_run_is_its_own_conversation(qtbot, window):
 def test_regenerate_keeps_both_runs_and_switches_between_them(qtbot, window):
     first = run_and_wait(qtbot, window, "Say hi.", max_tokens=2)
     window.flow.regenerate()
-    qtbot.waitUntil(lambda: window.state is not first and window.state.done is not None,
-                    timeout=60_000)  # fmt: skip
+    qtbot.waitUntil(
+        lambda: window.state is not first and window.state.done is not None, timeout=60_000
+    )
     qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
     second = window.state
     assert "run 2/2" in window.turn_label.text()

@@ -33,14 +33,14 @@ def test_a_remembered_server_that_is_down_falls_back_to_the_local_model(
     spec = f"http://127.0.0.1:{port}/v1#some-model"
     settings_store.set_value("model", spec)
     settings_store.set_value(LAST_LOCAL_KEY, str(default_model_path))
-    win = PlaygroundWindow(bridge=EngineBridge(client=engine_client, owns_client=False),
-                           load_on_start=False)  # fmt: skip
+    win = PlaygroundWindow(
+        bridge=EngineBridge(client=engine_client, owns_client=False), load_on_start=False
+    )
     qtbot.addWidget(win)
     win.show()
     assert win.picker.current() == spec
     load_on_start(win.bridge, win.picker.current(), win.load_model, win.show_error)  # as __init__
-    qtbot.waitUntil(lambda: win.model_record is not None and not win.bridge.busy,
-                    timeout=LOAD_MS)  # fmt: skip
+    qtbot.waitUntil(lambda: win.model_record is not None and not win.bridge.busy, timeout=LOAD_MS)
     assert win.model_record.path == str(default_model_path)
     assert win.picker.current() == str(default_model_path)
     text = win.banner.text()

@@ -20,16 +20,25 @@ def fake():
 def think(text: str, lp: float) -> dict:
     entry = {"token": text, "logprob": lp, "top_logprobs": [{"token": text, "logprob": lp}]}
     delta = {"reasoning_content": text}
-    return {"choices": [{"index": 0, "delta": delta, "finish_reason": None,
-                         "logprobs": {"content": [entry]}}]}  # fmt: skip
+    return {
+        "choices": [
+            {"index": 0, "delta": delta, "finish_reason": None, "logprobs": {"content": [entry]}}
+        ]
+    }
 
 
 def test_thinking_streams_in_its_own_block(qtbot, window, fake):
-    fake.script = Script(models=vllm_models(4096), events=[
-        think("Capital", -0.05), think(" of France", -1.2), think(" is Paris.", -0.4),
-        vllm_chunk(" Paris", -0.1, [(" Paris", -0.1), (" Lyon", -2.5)]),
-        vllm_chunk(".", -0.3, [(".", -0.3)]), finish_chunk("stop"),
-    ])  # fmt: skip
+    fake.script = Script(
+        models=vllm_models(4096),
+        events=[
+            think("Capital", -0.05),
+            think(" of France", -1.2),
+            think(" is Paris.", -0.4),
+            vllm_chunk(" Paris", -0.1, [(" Paris", -0.1), (" Lyon", -2.5)]),
+            vllm_chunk(".", -0.3, [(".", -0.3)]),
+            finish_chunk("stop"),
+        ],
+    )
     use_model(qtbot, window, f"{fake.url}#Qwen/Qwen3-0.6B")
     state = run_and_wait(qtbot, window, "What is the capital of France?")
     assert window.thinking.isVisible()

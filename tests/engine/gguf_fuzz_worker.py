@@ -62,8 +62,12 @@ def mutations(base: bytes, info, rng: random.Random):
 
 
 def main() -> None:
-    base_path, out_dir, count, seed = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(
-        sys.argv[4])  # fmt: skip
+    base_path, out_dir, count, seed = (
+        Path(sys.argv[1]),
+        Path(sys.argv[2]),
+        int(sys.argv[3]),
+        int(sys.argv[4]),
+    )
     from engine.backends.mlx.loader import load_model, resolve_model
     from engine.errors import LogitscopeError
     from engine.models.gguf_check import check_gguf
@@ -85,8 +89,11 @@ def main() -> None:
         except LogitscopeError as e:
             result.update(outcome="error", message=str(e))
         except Exception as e:  # noqa: BLE001 - what the test must never see
-            result.update(outcome="traceback", message=f"{type(e).__name__}: {e}",
-                          trace=traceback.format_exc()[-800:])  # fmt: skip
+            result.update(
+                outcome="traceback",
+                message=f"{type(e).__name__}: {e}",
+                trace=traceback.format_exc()[-800:],
+            )
         path.unlink()
         print(json.dumps(result), flush=True)
 

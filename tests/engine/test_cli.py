@@ -12,21 +12,39 @@ from engine.settings import SamplingSettings
 
 TOKEN_KEYS = {"type", "step", "token_id", "text", "logprob", "top", "entropy"}
 DONE_KEYS = {
-    "finish_reason", "prompt_tokens", "generated_tokens", "ttft_s", "prefill_tps",
-    "decode_tps", "peak_memory_bytes", "kv_cache_bytes", "context_length",
-}  # fmt: skip
+    "finish_reason",
+    "prompt_tokens",
+    "generated_tokens",
+    "ttft_s",
+    "prefill_tps",
+    "decode_tps",
+    "peak_memory_bytes",
+    "kv_cache_bytes",
+    "context_length",
+}
 
 
 def cli(*args, stdin=None, timeout=180):
     return subprocess.run(
         [sys.executable, "-m", "engine", *args],
-        capture_output=True, text=True, timeout=timeout, input=stdin,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=stdin,
+    )
 
 
 def test_generate_json_records(default_model_path):
-    p = cli("generate", "--prompt", "What is the capital of France?", "--temp", "0",
-            "--max-tokens", "12", "--json")  # fmt: skip
+    p = cli(
+        "generate",
+        "--prompt",
+        "What is the capital of France?",
+        "--temp",
+        "0",
+        "--max-tokens",
+        "12",
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     records = [json.loads(line) for line in p.stdout.splitlines()]
     types = [r["type"] for r in records]
@@ -51,8 +69,15 @@ def test_generate_json_records(default_model_path):
 
 
 def test_generate_plain_streams_text(default_model_path):
-    p = cli("generate", "--prompt", "What is the capital of France?", "--temp", "0",
-            "--max-tokens", "12")  # fmt: skip
+    p = cli(
+        "generate",
+        "--prompt",
+        "What is the capital of France?",
+        "--temp",
+        "0",
+        "--max-tokens",
+        "12",
+    )
     assert p.returncode == 0, p.stderr
     assert "Paris" in p.stdout
     assert "tok/s" in p.stderr

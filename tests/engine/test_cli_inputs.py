@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def run(args, tmp_path, stdin: bytes | None = None, env_extra=None, shell=False, raw=False):
     env = {**os.environ, "LOGITSCOPE_DATA_DIR": str(tmp_path / "data"), **(env_extra or {})}
     cmd = args if shell or raw else [sys.executable, "-m", "engine", *args]
-    return subprocess.run(cmd, capture_output=True, input=stdin, env=env, cwd=ROOT,
-                          timeout=180, shell=shell)  # fmt: skip
+    return subprocess.run(
+        cmd, capture_output=True, input=stdin, env=env, cwd=ROOT, timeout=180, shell=shell
+    )
 
 
 def one_line_error(p) -> str:
@@ -34,8 +35,16 @@ def _export(session=True, runs=True, **extra) -> dict:
     if session:
         doc["session"] = {"session_id": "s1", "started": 0.0}
     if runs:
-        doc["runs"] = [{"run_id": "s1/1", "started": 0.0, "prompt": "p", "settings": {},
-                        "model": None, "records": []}]  # fmt: skip
+        doc["runs"] = [
+            {
+                "run_id": "s1/1",
+                "started": 0.0,
+                "prompt": "p",
+                "settings": {},
+                "model": None,
+                "records": [],
+            }
+        ]
     doc.update(extra)
     return doc
 
@@ -119,22 +128,33 @@ def test_invalid_text_in_the_prompt(tmp_path, tiny_model_dir):
     p = run(["generate", *model, "--prompt", "-"], tmp_path, stdin=b"caf\xe9 \xff")
     assert "not valid UTF-8" in one_line_error(p)
     # A lone surrogate from argv (what Python makes of undecodable bytes).
-    p = run([sys.executable, "-c",
-             "import sys; from engine.cli import main; "
-             f"sys.exit(main(['generate', '--model', {str(tiny_model_dir)!r}, "
-             "'--prompt', 'a\\udcff b']))"], tmp_path, raw=True)  # fmt: skip
+    p = run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from engine.cli import main; "
+            f"sys.exit(main(['generate', '--model', {str(tiny_model_dir)!r}, "
+            "'--prompt', 'a\\udcff b']))",
+        ],
+        tmp_path,
+        raw=True,
+    )
     assert "not valid text" in one_line_error(p)
 
 
 def test_huge_seed(tmp_path, tiny_model_dir):
-    p = run(["generate", "--model", str(tiny_model_dir), "--prompt", "hi", "--seed",
-             str(2**64)], tmp_path)  # fmt: skip
+    p = run(
+        ["generate", "--model", str(tiny_model_dir), "--prompt", "hi", "--seed", str(2**64)],
+        tmp_path,
+    )
     assert "seed" in one_line_error(p)
 
 
 def test_closed_pipe_and_version(tmp_path, tiny_model_dir):
-    cmd = (f"{sys.executable} -m engine generate --model {tiny_model_dir} --prompt hello "
-           "--json --max-tokens 40 --temp 0.9 | head -n 3")  # fmt: skip
+    cmd = (
+        f"{sys.executable} -m engine generate --model {tiny_model_dir} --prompt hello "
+        "--json --max-tokens 40 --temp 0.9 | head -n 3"
+    )
     p = run(cmd, tmp_path, shell=True)
     assert p.returncode == 0 and len(p.stdout.splitlines()) == 3
     assert b"Traceback" not in p.stderr and b"BrokenPipe" not in p.stderr, p.stderr
@@ -155,11 +175,11 @@ BAD_GENERATE = {
     "huge remote model id": (
         ["--endpoint", "http://127.0.0.1:9/v1", "--remote-model", "m" * 100_000],
         "100000 characters long",
-    ),  # fmt: skip
+    ),
     "control character in the model id": (
         ["--endpoint", "127.0.0.1:9", "--remote-model", "a\x01"],
         "control characters",
-    ),  # fmt: skip
+    ),
     "remote model without endpoint": (["--remote-model", ""], "needs --endpoint"),
     "top-k 1e9": (["--endpoint", "127.0.0.1:9", "--top-k", "1000000000"], "top-k must be"),
 }
@@ -176,11 +196,13 @@ def test_bad_generate_input_is_exit_2(tmp_path, case):
 
 @pytest.mark.parametrize(
     ("args", "words"),
-    [(["--endpoint", ""], "give the server's address"),
-     (["--endpoint", "http://h:abc"], "Port could not be cast"),
-     (["--endpoint", "127.0.0.1:9", "--api-key-env", ""], "needs the name of")],
+    [
+        (["--endpoint", ""], "give the server's address"),
+        (["--endpoint", "http://h:abc"], "Port could not be cast"),
+        (["--endpoint", "127.0.0.1:9", "--api-key-env", ""], "needs the name of"),
+    ],
     ids=["empty endpoint", "port abc", "empty key variable"],
-)  # fmt: skip
+)
 def test_bad_server_listing_input_is_exit_2(tmp_path, args, words):
     p = run(["models", *args], tmp_path)
     line = one_line_error(p)
@@ -188,11 +210,17 @@ def test_bad_server_listing_input_is_exit_2(tmp_path, args, words):
     assert not (tmp_path / "data" / "models").exists()  # nothing ran locally
 
 
-@pytest.mark.parametrize("key", ["sk-caf\u00e9", "sk-\udcff", "sk-\x01x"],
-                         ids=["non-ASCII", "invalid UTF-8", "control character"])  # fmt: skip
+@pytest.mark.parametrize(
+    "key",
+    ["sk-caf\u00e9", "sk-\udcff", "sk-\x01x"],
+    ids=["non-ASCII", "invalid UTF-8", "control character"],
+)
 def test_bad_api_keys_are_exit_2(tmp_path, key):
-    p = run(["generate", "--prompt", "hi", "--endpoint", "127.0.0.1:9", "--api-key-env", "K"],
-            tmp_path, env_extra={"K": key})  # fmt: skip
+    p = run(
+        ["generate", "--prompt", "hi", "--endpoint", "127.0.0.1:9", "--api-key-env", "K"],
+        tmp_path,
+        env_extra={"K": key},
+    )
     assert p.returncode == 2 and "characters an API key cannot have" in one_line_error(p)
 
 
@@ -200,7 +228,7 @@ def test_bad_api_keys_are_exit_2(tmp_path, key):
     ("name", "words"),
     [("a" * 300 + ".md", "too long (303 bytes"), ("bad\udcff.md", "not valid text")],
     ids=["300-character name", "invalid UTF-8 name"],
-)  # fmt: skip
+)
 def test_bad_export_names_are_exit_2(tmp_path, name, words):
     from engine.sessions.journal import Journal
 

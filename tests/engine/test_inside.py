@@ -167,21 +167,52 @@ def test_hardware_timeline_recomputes_from_the_runs_own_timings(smollm):
 def test_cli_inspect_json_prints_the_engines_numbers(smollm, sentence_pass, default_model_path):
     ids, p = sentence_pass
     out = subprocess.run(
-        [sys.executable, "-m", "engine", "inspect", "--prompt", SENTENCE, "--raw",
-         "--model", str(default_model_path), "--what", "attention", "--layer", "15",
-         "--head", "2", "--json"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "inspect",
+            "--prompt",
+            SENTENCE,
+            "--raw",
+            "--model",
+            str(default_model_path),
+            "--what",
+            "attention",
+            "--layer",
+            "15",
+            "--head",
+            "2",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     record = json.loads(out.stdout)
     assert record["type"] == "inspect" and record["ids"] == ids
     got = np.array(record["data"]["weights"])
     assert np.abs(got - attention_weights(p, 15)[2]).max() < 1e-4
     bad = subprocess.run(
-        [sys.executable, "-m", "engine", "inspect", "--prompt", "hi", "--model",
-         str(default_model_path), "--what", "attention", "--layer", "99"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "inspect",
+            "--prompt",
+            "hi",
+            "--model",
+            str(default_model_path),
+            "--what",
+            "attention",
+            "--layer",
+            "99",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert bad.returncode == 2 and "layer 99 does not exist" in bad.stderr
 
 

@@ -74,8 +74,11 @@ def _cli(*args: str, plan: str, timeout_s: float = 3.0) -> subprocess.CompletedP
     env = {**os.environ, FAULT_ENV: plan, "LOGITSCOPE_ENGINE_TIMEOUT": str(timeout_s)}
     return subprocess.run(
         [sys.executable, "-m", "engine", *args],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize(
@@ -86,8 +89,20 @@ def _cli(*args: str, plan: str, timeout_s: float = 3.0) -> subprocess.CompletedP
     ],
 )
 def test_cli_inspect_fault_exits_1_and_prints_no_numbers(plan, what, said, default_model_path):
-    out = _cli("inspect", "--prompt", PROMPT, "--model", str(default_model_path), "--raw",
-               "--what", what, "--step", "3", "--json", plan=plan)  # fmt: skip
+    out = _cli(
+        "inspect",
+        "--prompt",
+        PROMPT,
+        "--model",
+        str(default_model_path),
+        "--raw",
+        "--what",
+        what,
+        "--step",
+        "3",
+        "--json",
+        plan=plan,
+    )
     assert out.returncode == 1, out.stderr
     assert out.stdout == ""  # nothing printed as if it were a result
     lines = out.stderr.strip().splitlines()
@@ -96,8 +111,20 @@ def test_cli_inspect_fault_exits_1_and_prints_no_numbers(plan, what, said, defau
 
 
 def test_cli_inspect_without_a_fault_prints_the_step(default_model_path):
-    out = _cli("inspect", "--prompt", PROMPT, "--model", str(default_model_path), "--raw",
-               "--what", "lens", "--step", "1", "--json", plan="")  # fmt: skip
+    out = _cli(
+        "inspect",
+        "--prompt",
+        PROMPT,
+        "--model",
+        str(default_model_path),
+        "--raw",
+        "--what",
+        "lens",
+        "--step",
+        "1",
+        "--json",
+        plan="",
+    )
     assert out.returncode == 0, out.stderr
     record = json.loads(out.stdout)
     assert record["type"] == "inspect" and record["step"] == 1

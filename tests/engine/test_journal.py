@@ -99,8 +99,9 @@ def test_sigkill_200_times_loses_no_acknowledged_record(tmp_path, real_records):
     acked: dict = {}
     for k in range(200):
         path = tmp_path / f"s{k:03}.jsonl"
-        Journal(path, path.stem)._write({"kind": "session", "session_id": path.stem,
-                                         "started": float(k)})  # fmt: skip
+        Journal(path, path.stem)._write(
+            {"kind": "session", "session_id": path.stem, "started": float(k)}
+        )
         recv, send = ctx.Pipe(duplex=False)
         child = ctx.Process(target=_append_forever, args=(path, records, send))
         child.start()
@@ -127,7 +128,8 @@ def test_sigkill_200_times_loses_no_acknowledged_record(tmp_path, real_records):
             continue
         run = session.run(last[0])
         assert run is not None and [t.step for t in run.tokens][: last[1] + 1] == list(
-            range(last[1] + 1))  # fmt: skip
+            range(last[1] + 1)
+        )
         total += 1
     assert total > 100  # most children were killed mid-stream, after some appends
 

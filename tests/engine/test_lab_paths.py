@@ -14,18 +14,37 @@ from engine.lab import BatchParams, CacheParams, QuantParams, SpeculativeParams,
 from engine.settings import SamplingSettings
 
 PROMPT = "Name a planet."
-TIMINGS = {"prefill_tps", "decode_tps", "seconds", "speedup", "target_alone_s", "total_tps",
-           "per_sequence_tps", "peak_memory_bytes", "cold_ttft_s", "cached_ttft_s", "ratio",
-           "cold_ttfts", "cached_ttfts", "speculative_s", "ceiling", "ceiling_source"}  # fmt: skip
+TIMINGS = {
+    "prefill_tps",
+    "decode_tps",
+    "seconds",
+    "speedup",
+    "target_alone_s",
+    "total_tps",
+    "per_sequence_tps",
+    "peak_memory_bytes",
+    "cold_ttft_s",
+    "cached_ttft_s",
+    "ratio",
+    "cold_ttfts",
+    "cached_ttfts",
+    "speculative_s",
+    "ceiling",
+    "ceiling_source",
+}
 
 CASES = [
     (["quant", "--prompt", PROMPT, "--bits", "4", "--tokens", "3"], QuantParams((4,), 3)),
-    (["speculative", "--prompt", PROMPT, "--k", "2", "--draft-bits", "4", "--tokens", "4"],
-     SpeculativeParams((2,), 4, 4)),
+    (
+        ["speculative", "--prompt", PROMPT, "--k", "2", "--draft-bits", "4", "--tokens", "4"],
+        SpeculativeParams((2,), 4, 4),
+    ),
     (["batch", "--sizes", "1,2", "--tokens", "2"], BatchParams((1, 2), 2)),
-    (["cache", "--rounds", "0", "--turns", "2", "--tokens", "2", "--prompt", PROMPT],
-     CacheParams(turns=2, tokens=2, rounds=0, first=PROMPT)),
-]  # fmt: skip
+    (
+        ["cache", "--rounds", "0", "--turns", "2", "--tokens", "2", "--prompt", PROMPT],
+        CacheParams(turns=2, tokens=2, rounds=0, first=PROMPT),
+    ),
+]
 
 
 def same(a, b, path="") -> None:

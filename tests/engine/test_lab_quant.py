@@ -66,8 +66,14 @@ def lab(default_model_path, smollm, models_with_copy):
     with pytest.MonkeyPatch.context() as mp:  # the catalogue lists this folder, only here
         mp.setenv("LOGITSCOPE_MODELS_DIR", str(models_with_copy))
         installed = installed_variants(default_model_path, info, smollm.vocab_size, True)
-    answer, variants = run_quant_lab(load_reference, ids, set(smollm.tokenizer.eos_token_ids),
-                                     bits=(8, 3), answer_tokens=6, installed=installed)  # fmt: skip
+    answer, variants = run_quant_lab(
+        load_reference,
+        ids,
+        set(smollm.tokenizer.eos_token_ids),
+        bits=(8, 3),
+        answer_tokens=6,
+        installed=installed,
+    )
     return load_reference, ids, answer, variants, load_installed
 
 
@@ -138,9 +144,27 @@ def check_against_numpy(v, ref_lp, var_lp, answer, tol=1e-3):
 
 
 def test_cli_lab_quant_json(default_model_path):
-    out = subprocess.run([sys.executable, "-m", "engine", "lab", "quant", "--prompt", "Hi",
-                          "--model", str(default_model_path), "--bits", "4", "--tokens", "4",
-                          "--json"], capture_output=True, text=True, timeout=300)  # fmt: skip
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "lab",
+            "quant",
+            "--prompt",
+            "Hi",
+            "--model",
+            str(default_model_path),
+            "--bits",
+            "4",
+            "--tokens",
+            "4",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["reference"].startswith("float32, dequantized from the stored GGUF Q4_1")
@@ -148,6 +172,10 @@ def test_cli_lab_quant_json(default_model_path):
     assert data["variants"][2]["name"].endswith("as installed")  # the shipped weights
     assert set(data["top"]) == {v["key"] for v in data["variants"]}
     assert data["variants"][0]["mean_kl"] == 0.0
-    bad = subprocess.run([sys.executable, "-m", "engine", "lab", "quant", "--prompt", "Hi",
-                          "--bits", "7"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    bad = subprocess.run(
+        [sys.executable, "-m", "engine", "lab", "quant", "--prompt", "Hi", "--bits", "7"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "not [7]" in bad.stderr

@@ -35,8 +35,10 @@ def test_chat_template_jinja_file_and_transformers_environment(tmp_path, default
     assert light.has_chat_template
     ref = PreTrainedTokenizerFast(tokenizer_file=str(folder / "tokenizer.json"))
     ref.chat_template = TEMPLATE
-    messages = [{"role": "system", "content": "be brief"},
-                {"role": "user", "content": "Où est Paris ? 東京は？"}]  # fmt: skip
+    messages = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "Où est Paris ? 東京は？"},
+    ]
     want = ref.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     got = light.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     assert got == want and '"français"' in got  # tojson keeps non-ASCII text
@@ -47,15 +49,27 @@ def test_chat_template_jinja_file_and_transformers_environment(tmp_path, default
 
 
 STRINGS = (
-    "What is the capital of France?", "Hello", "", " leading space", "trailing space ",
+    "What is the capital of France?",
+    "Hello",
+    "",
+    " leading space",
+    "trailing space ",
     "Zwölf Boxkämpfer jagen Viktor quer über den großen Sylter Deich.",
     "El pingüino Wenceslao hizo kilómetros bajo exhaustiva lluvia y frío.",
-    "我能吞下玻璃而不伤身体。", "私はガラスを食べられます。", "मैं काँच खा सकता हूँ",
-    "أنا قادر على أكل الزجاج", "Съешь же ещё этих мягких булок", "🦙🚀👩‍💻 emoji",
-    "def f(x):\n    return x ** 2\n", "tabs\tand\nnew lines\r\n", "1234567890 3.14159",
-    "<|im_start|>user literal markers<|im_end|>", "<start_of_turn>model", "a  b   c",
+    "我能吞下玻璃而不伤身体。",
+    "私はガラスを食べられます。",
+    "मैं काँच खा सकता हूँ",
+    "أنا قادر على أكل الزجاج",
+    "Съешь же ещё этих мягких булок",
+    "🦙🚀👩‍💻 emoji",
+    "def f(x):\n    return x ** 2\n",
+    "tabs\tand\nnew lines\r\n",
+    "1234567890 3.14159",
+    "<|im_start|>user literal markers<|im_end|>",
+    "<start_of_turn>model",
+    "a  b   c",
     "Ünïcödé ÅÆØ ﬁ ligature",
-)  # fmt: skip
+)
 
 
 def test_window_token_counts_equal_mlx_lm_for_every_installed_model(gemma_path, default_model_path):

@@ -66,7 +66,8 @@ def test_only_the_common_prefix_is_reused(smollm):
     old = smollm.tokenizer.encode("One two three four five six")
     common = next(i for i, (a, b) in enumerate(zip(ids, old, strict=False)) if a != b)
     assert changed.done.cached_tokens == common
-    off = collect(generate_records(smollm, "One two three FOUR five six",
-                                   s.with_(prompt_cache=False)))  # fmt: skip
+    off = collect(
+        generate_records(smollm, "One two three FOUR five six", s.with_(prompt_cache=False))
+    )
     assert off.done.cached_tokens == 0
     assert [t.token_id for t in off.tokens] == [t.token_id for t in changed.tokens]

@@ -69,8 +69,9 @@ def test_cancel_through_the_engine_process(engine_client, default_model_path):
     settings = SamplingSettings(temperature=0, max_tokens=200)
     result = RunResult()
     cancelled_at = []
-    for rec in engine_client.generate("Count from one to one hundred.", settings,
-                                      str(default_model_path)):  # fmt: skip
+    for rec in engine_client.generate(
+        "Count from one to one hundred.", settings, str(default_model_path)
+    ):
         result.add(rec)
         if rec.type == "token" and len(result.tokens) == 4 and not cancelled_at:
             cancelled_at.append(time.perf_counter())

@@ -52,14 +52,25 @@ def entropy(logprobs) -> float:
 
 
 def test_vllm_shape(server):
-    server.script = Script(models=vllm_models(4096), events=[
-        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
-                      "logprobs": None, "finish_reason": None}]},
-        vllm_chunk(" Paris", -0.1, [(" Lyon", -2.5), (" Paris", -0.1), (" the", -3.0)]),
-        vllm_chunk(".", -0.3, [(".", -0.3), ("!", -1.6)]),
-        finish_chunk("stop"),
-        {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 2}},
-    ])  # fmt: skip
+    server.script = Script(
+        models=vllm_models(4096),
+        events=[
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": ""},
+                        "logprobs": None,
+                        "finish_reason": None,
+                    }
+                ]
+            },
+            vllm_chunk(" Paris", -0.1, [(" Lyon", -2.5), (" Paris", -0.1), (" the", -3.0)]),
+            vllm_chunk(".", -0.3, [(".", -0.3), ("!", -1.6)]),
+            finish_chunk("stop"),
+            {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 2}},
+        ],
+    )
     r = run(server)
     assert r.model.device.startswith("vLLM") and r.model.context_length == 4096
     assert r.model.can("entropy_top_k") and not r.model.can("entropy")
@@ -78,15 +89,28 @@ def test_vllm_shape(server):
 
 
 def test_llama_cpp_post_sampling_and_timings(server):
-    server.script = Script(models=llama_models(), server_header="llama.cpp",
-                           props={"default_generation_settings": {"n_ctx": 4096}}, events=[
-        llama_chunk(6342, " Paris", 0.9, [(6342, " Paris", 0.9), (9, " Lyon", 0.1)], True),
-        llama_chunk(30, ".", 1.0, [(30, ".", 1.0)], True),
-        finish_chunk("length", timings={"prompt_n": 10, "prompt_ms": 50.0, "cache_n": 2,
-                                        "predicted_n": 2, "predicted_ms": 40.0}),
-    ])  # fmt: skip
-    settings = SamplingSettings(temperature=0.8, top_k=40, repetition_penalty=1.1, max_tokens=2,
-                                seed=1, top_n=5)  # fmt: skip
+    server.script = Script(
+        models=llama_models(),
+        server_header="llama.cpp",
+        props={"default_generation_settings": {"n_ctx": 4096}},
+        events=[
+            llama_chunk(6342, " Paris", 0.9, [(6342, " Paris", 0.9), (9, " Lyon", 0.1)], True),
+            llama_chunk(30, ".", 1.0, [(30, ".", 1.0)], True),
+            finish_chunk(
+                "length",
+                timings={
+                    "prompt_n": 10,
+                    "prompt_ms": 50.0,
+                    "cache_n": 2,
+                    "predicted_n": 2,
+                    "predicted_ms": 40.0,
+                },
+            ),
+        ],
+    )
+    settings = SamplingSettings(
+        temperature=0.8, top_k=40, repetition_penalty=1.1, max_tokens=2, seed=1, top_n=5
+    )
     r = run(server, settings)
     assert r.model.device.startswith("llama.cpp server") and r.model.context_length == 4096
     assert r.model.size_bytes == 98000000 and r.model.can("sampled_top")
@@ -105,10 +129,14 @@ def test_llama_cpp_post_sampling_and_timings(server):
 
 
 def test_llama_cpp_raw_when_greedy(server):
-    server.script = Script(models=llama_models(), server_header="llama.cpp", events=[
-        llama_chunk(6342, " Paris", -0.1, [(6342, " Paris", -0.1), (9, " Lyon", -2.4)], False),
-        finish_chunk("stop"),
-    ])  # fmt: skip
+    server.script = Script(
+        models=llama_models(),
+        server_header="llama.cpp",
+        events=[
+            llama_chunk(6342, " Paris", -0.1, [(6342, " Paris", -0.1), (9, " Lyon", -2.4)], False),
+            finish_chunk("stop"),
+        ],
+    )
     r = run(server)
     t = r.tokens[0]
     assert t.token_id == 6342 and t.logprob == -0.1 and t.top[1].token_id == 9
@@ -116,9 +144,13 @@ def test_llama_cpp_raw_when_greedy(server):
 
 
 def test_text_only_server_reports_no_logprobs(server):
-    server.script = Script(models={"data": [{"id": "m"}]}, events=[
-        {"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]},
-        finish_chunk("stop")])  # fmt: skip
+    server.script = Script(
+        models={"data": [{"id": "m"}]},
+        events=[
+            {"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]},
+            finish_chunk("stop"),
+        ],
+    )
     r = run(server)
     t = r.tokens[0]
     assert t.text == "Hi" and t.logprob is None and t.prob is None and t.top == ()
@@ -127,10 +159,12 @@ def test_text_only_server_reports_no_logprobs(server):
 
 @pytest.mark.parametrize(
     ("status", "body", "words"),
-    [(401, '{"error": {"message": "Invalid API key"}}', ["401", "Invalid API key", "API key"]),
-     (429, "slow down", ["429", "busy"]),
-     (500, '{"error": "CUDA out of memory"}', ["500", "CUDA out of memory", "log"])],
-)  # fmt: skip
+    [
+        (401, '{"error": {"message": "Invalid API key"}}', ["401", "Invalid API key", "API key"]),
+        (429, "slow down", ["429", "busy"]),
+        (500, '{"error": "CUDA out of memory"}', ["500", "CUDA out of memory", "log"]),
+    ],
+)
 def test_http_errors(server, status, body, words):
     server.script = Script(models=vllm_models(), status=status, error_body=body)
     with pytest.raises(ServerError) as e:
@@ -141,13 +175,16 @@ def test_http_errors(server, status, body, words):
 
 @pytest.mark.parametrize(
     ("tail", "words"),
-    [(["data: {not json"], ["malformed"]),
-     (["CUT"], ["ended before"]),
-     ([{"error": {"message": "the GPU fell over"}}], ["GPU fell over"])],
-)  # fmt: skip
+    [
+        (["data: {not json"], ["malformed"]),
+        (["CUT"], ["ended before"]),
+        ([{"error": {"message": "the GPU fell over"}}], ["GPU fell over"]),
+    ],
+)
 def test_broken_streams_keep_the_partial_answer(server, tail, words):
-    server.script = Script(models=vllm_models(), done=False,
-                           events=[vllm_chunk(" Paris", -0.1, TOP), *tail])  # fmt: skip
+    server.script = Script(
+        models=vllm_models(), done=False, events=[vllm_chunk(" Paris", -0.1, TOP), *tail]
+    )
     r = run(server)
     assert r.done.finish_reason == "error" and r.done.text == " Paris"
     assert [t.text for t in r.tokens] == [" Paris"]
@@ -157,8 +194,9 @@ def test_broken_streams_keep_the_partial_answer(server, tail, words):
 
 def test_stalled_stream_is_stopped(server, monkeypatch):
     monkeypatch.setenv("LOGITSCOPE_SERVER_TIMEOUT", "1")
-    server.script = Script(models=vllm_models(),
-                           events=[vllm_chunk(" Paris", -0.1, TOP), ("sleep", 4)])  # fmt: skip
+    server.script = Script(
+        models=vllm_models(), events=[vllm_chunk(" Paris", -0.1, TOP), ("sleep", 4)]
+    )
     r = run(server)
     assert r.done.finish_reason == "error" and "no tokens for 1 s" in r.done.error
     assert r.done.text == " Paris"
@@ -182,8 +220,7 @@ def test_cancel_closes_the_stream_through_the_engine(server, engine_client):
     events = [vllm_chunk(" a", -0.1, TOP), ("sleep", 0.2)] * 60
     server.script = Script(models=vllm_models(), events=events)
     result, spec = RunResult(), f"{server.url}#"
-    for record in engine_client.generate("hi", GREEDY, spec,
-                                         api_key="sk-test-123"):  # fmt: skip
+    for record in engine_client.generate("hi", GREEDY, spec, api_key="sk-test-123"):
         result.add(record)
         if len(result.tokens) == 2:
             engine_client.cancel()
@@ -195,18 +232,38 @@ def test_cancel_closes_the_stream_through_the_engine(server, engine_client):
 def test_api_key_is_never_recorded(server, monkeypatch, private_data_dir, capsys):
     from engine.cli import main
 
-    server.script = Script(models=vllm_models(), events=[vllm_chunk(" Paris", -0.1, TOP),
-                                                          finish_chunk()])  # fmt: skip
+    server.script = Script(
+        models=vllm_models(), events=[vllm_chunk(" Paris", -0.1, TOP), finish_chunk()]
+    )
     monkeypatch.setenv("MY_KEY", "sk-secret-987")
-    assert main(["generate", "--endpoint", server.url, "--api-key-env", "MY_KEY",
-                 "--prompt", "hi", "--temp", "0", "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "generate",
+                "--endpoint",
+                server.url,
+                "--api-key-env",
+                "MY_KEY",
+                "--prompt",
+                "hi",
+                "--temp",
+                "0",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert "sk-secret-987" not in capsys.readouterr().out
     assert server.requests[-1]["headers"]["Authorization"] == "Bearer sk-secret-987"
     for f in private_data_dir.rglob("*"):
         if f.is_file():
             assert b"sk-secret-987" not in f.read_bytes(), f
-    assert main(["generate", "--endpoint", server.url, "--api-key-env", "UNSET_VAR_X",
-                 "--prompt", "hi"]) == 2  # fmt: skip
+    assert (
+        main(
+            ["generate", "--endpoint", server.url, "--api-key-env", "UNSET_VAR_X", "--prompt", "hi"]
+        )
+        == 2
+    )
 
 
 def test_mlx_lm_alignment_backs_up_over_ambiguous_prefixes():
@@ -236,9 +293,13 @@ def test_remote_runs_journal_and_export_without_inventing_numbers(server, tmp_pa
     from engine.sessions.export import FORMATS, render
     from engine.sessions.journal import Journal, read_session
 
-    server.script = Script(models={"data": [{"id": "m"}]}, events=[
-        {"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]},
-        finish_chunk("stop")])  # fmt: skip
+    server.script = Script(
+        models={"data": [{"id": "m"}]},
+        events=[
+            {"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]},
+            finish_chunk("stop"),
+        ],
+    )
     backend = open_backend("openai")
     journal = Journal.create(tmp_path)
     run_id = journal.start_run("hello", GREEDY.to_dict(), None)
@@ -264,8 +325,9 @@ def test_remote_runs_journal_and_export_without_inventing_numbers(server, tmp_pa
 def test_stand_in_ids_survive_the_journal(server, tmp_path):
     from engine.sessions.journal import Journal, read_session
 
-    server.script = Script(models=vllm_models(), events=[vllm_chunk(" Paris", -0.1, TOP),
-                                                          finish_chunk()])  # fmt: skip
+    server.script = Script(
+        models=vllm_models(), events=[vllm_chunk(" Paris", -0.1, TOP), finish_chunk()]
+    )
     r = run(server)
     journal = Journal.create(tmp_path)
     run_id = journal.start_run("q", GREEDY.to_dict(), None)
@@ -277,11 +339,26 @@ def test_stand_in_ids_survive_the_journal(server, tmp_path):
 
 
 def test_legacy_completions_logprobs_in_raw_mode(server):
-    server.script = Script(models=vllm_models(), events=[
-        {"choices": [{"index": 0, "text": " Paris", "finish_reason": None,
-                      "logprobs": {"tokens": [" Paris"], "token_logprobs": [-0.2],
-                                   "top_logprobs": [{" Paris": -0.2, " Lyon": -1.9}]}}]},
-        finish_chunk("length")])  # fmt: skip
+    server.script = Script(
+        models=vllm_models(),
+        events=[
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "text": " Paris",
+                        "finish_reason": None,
+                        "logprobs": {
+                            "tokens": [" Paris"],
+                            "token_logprobs": [-0.2],
+                            "top_logprobs": [{" Paris": -0.2, " Lyon": -1.9}],
+                        },
+                    }
+                ]
+            },
+            finish_chunk("length"),
+        ],
+    )
     r = run(server, SamplingSettings(temperature=0, max_tokens=1, chat_template=False, top_n=5))
     assert server.requests[-1]["path"].endswith("/v1/completions")
     assert server.requests[-1]["body"]["logprobs"] == 5 and "prompt" in server.requests[-1]["body"]

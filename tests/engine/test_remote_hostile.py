@@ -129,7 +129,7 @@ ODD_STEPS = [
             {"token": "p", "logprob": -1.0, "id": 2**62},
         ],
         id=2**62,
-    ),  # fmt: skip
+    ),
     token("k" * 2**20),  # a 1 MB token, its bytes listed
 ]
 
@@ -174,7 +174,7 @@ def test_lone_surrogates_and_wrong_types_are_not_internal_errors(server, tmp_pat
                     }
                 ]
             }
-        ),  # fmt: skip
+        ),
         event({"choices": [{"index": 0, "delta": "zzz"}]}),
         finish(
             "length",
@@ -186,7 +186,7 @@ def test_lone_surrogates_and_wrong_types_are_not_internal_errors(server, tmp_pat
                 "predicted_n": 2,
                 "predicted_ms": math.nan,
             },
-        ),  # fmt: skip
+        ),
     ]
     server.stream = lambda write: [write(e) for e in (surrogate, *wrong, DONE)]
     shown, _ = journaled_run(server, tmp_path)
@@ -209,8 +209,11 @@ def test_invalid_text_in_errors_and_model_ids(server, tmp_path):
 
 
 def test_http_500_with_an_html_page(server, tmp_path):
-    server.status, server.error_body = 500, b"<!DOCTYPE html>\n<html><head><title>Internal\n" \
-        b"Server Error</title></head><body>" + b"<p>x</p>" * 10_000 + b"</body></html>"  # fmt: skip
+    server.status, server.error_body = (
+        500,
+        b"<!DOCTYPE html>\n<html><head><title>Internal\n"
+        b"Server Error</title></head><body>" + b"<p>x</p>" * 10_000 + b"</body></html>",
+    )
     shown, _ = journaled_run(server, tmp_path)
     message = ends_with_error(shown, "HTTP 500 (an HTML page: Internal Server Error)", 0)
     assert "check its log" in message and len(message) < 300
@@ -223,7 +226,8 @@ def test_finish_reason_error_says_so(server, tmp_path):
     ends_with_error(shown, "finish_reason 'error'", 1)
     session = read_session(next(tmp_path.glob("*.jsonl")))
     assert "| error | `the server ended the answer with finish_reason 'error'" in render(
-        "md", session, session.runs)  # fmt: skip
+        "md", session, session.runs
+    )
     assert "finish_reason &#x27;error&#x27;" in render("html", session, session.runs)
 
 
@@ -243,10 +247,14 @@ def test_connection_cut_mid_event(server, tmp_path, reset):
 # -- 14. a failing /v1/models does not stop the run ---------------------------------
 @pytest.mark.parametrize(
     "models",
-    ["CRASH", (500, b"<html><title>Traceback</title></html>", 0.0), (200, b"[1, 2]", 0.0),
-     (200, b"{}", NEVER_ENDED)],
+    [
+        "CRASH",
+        (500, b"<html><title>Traceback</title></html>", 0.0),
+        (200, b"[1, 2]", 0.0),
+        (200, b"{}", NEVER_ENDED),
+    ],
     ids=["mlx_lm.server without a HF cache", "HTTP 500", "not a model list", "slow"],
-)  # fmt: skip
+)
 @pytest.mark.parametrize("model", ["m", ""])
 def test_a_failing_model_list_does_not_stop_the_run(server, tmp_path, models, model):
     server.models = models
@@ -294,8 +302,11 @@ def cli(server, tmp_path, *args):
     import subprocess
     import sys
 
-    env = {**os.environ, "LOGITSCOPE_DATA_DIR": str(tmp_path / "data"),
-           "LOGITSCOPE_SERVER_TIMEOUT": str(STALL_S)}  # fmt: skip
+    env = {
+        **os.environ,
+        "LOGITSCOPE_DATA_DIR": str(tmp_path / "data"),
+        "LOGITSCOPE_SERVER_TIMEOUT": str(STALL_S),
+    }
     argv = [sys.executable, "-m", "engine", "generate", "--endpoint", server.url, "--prompt", "q"]
     p = subprocess.run([*argv, *args], capture_output=True, env=env, timeout=120)
     err = p.stderr.decode()
@@ -315,11 +326,13 @@ def _then(*chunks, filler=None):
 
 @pytest.mark.parametrize(
     ("stream", "words"),
-    [(_then(token("a"), finish("error"), DONE), "finish_reason 'error'"),
-     (_then(token("a"), filler=KEEP_ALIVE), "no tokens for 1 s"),
-     (_then(token("a"), b'data: {"choi'), "closed the connection mid-answer")],
+    [
+        (_then(token("a"), finish("error"), DONE), "finish_reason 'error'"),
+        (_then(token("a"), filler=KEEP_ALIVE), "no tokens for 1 s"),
+        (_then(token("a"), b'data: {"choi'), "closed the connection mid-answer"),
+    ],
     ids=["finish_reason error", "stall", "cut mid-event"],
-)  # fmt: skip
+)
 def test_the_plain_cli_says_why_a_run_failed(server, tmp_path, stream, words):
     server.stream = stream
     code, out, err = cli(server, tmp_path, "--temp", "0")

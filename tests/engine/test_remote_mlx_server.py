@@ -40,10 +40,27 @@ def test_command_line_against_the_server(mlx_server, capsys):
     from engine.cli import main
     from engine.records import record_from_dict
 
-    assert main(["generate", "--endpoint", mlx_server, "--prompt", PROMPT, "--temp", "0",
-                 "--max-tokens", "10", "--json", "--no-log"]) == 0  # fmt: skip
-    result = collect(record_from_dict(json.loads(line))
-                     for line in capsys.readouterr().out.splitlines())  # fmt: skip
+    assert (
+        main(
+            [
+                "generate",
+                "--endpoint",
+                mlx_server,
+                "--prompt",
+                PROMPT,
+                "--temp",
+                "0",
+                "--max-tokens",
+                "10",
+                "--json",
+                "--no-log",
+            ]
+        )
+        == 0
+    )
+    result = collect(
+        record_from_dict(json.loads(line)) for line in capsys.readouterr().out.splitlines()
+    )
     assert "Paris" in result.done.text and result.tokens[0].logprob is not None
     assert main(["models", "--endpoint", mlx_server, "--json"]) == 0
     listing = json.loads(capsys.readouterr().out)
@@ -61,8 +78,9 @@ def test_cancel_mid_stream(mlx_server, engine_client):
     assert 3 <= len(result.tokens) < 30 and result.done.text
 
 
-def test_server_stopped_mid_stream_keeps_the_partial_answer(default_model_path, tmp_path,
-                                                            engine_client):  # fmt: skip
+def test_server_stopped_mid_stream_keeps_the_partial_answer(
+    default_model_path, tmp_path, engine_client
+):
     proc, url = start_server(default_model_path, tmp_path)
     settings = SamplingSettings(temperature=0, max_tokens=300, top_n=5)
     result = RunResult()
@@ -83,8 +101,9 @@ def test_sampled_run_gets_logprobs_for_every_token(mlx_server, engine_client):
     """At T=0.8 a drawn token can fall outside the server's top 10: the ids pass
     still gives every token its id and log-probability."""
     settings = SamplingSettings(temperature=0.8, max_tokens=12, seed=7, top_n=5)
-    result = collect(engine_client.generate("Write a haiku about the sea.", settings,
-                                            f"{mlx_server}#"))  # fmt: skip
+    result = collect(
+        engine_client.generate("Write a haiku about the sea.", settings, f"{mlx_server}#")
+    )
     assert result.done.finish_reason in ("eos", "length")
     assert "".join(t.text for t in result.tokens) == result.done.text
     assert all(t.logprob is not None and t.token_id >= 0 for t in result.tokens)

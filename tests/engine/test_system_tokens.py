@@ -29,8 +29,9 @@ def model(request, default_model_path, gemma_path):
 
 def _render(tok, system: str | None) -> str:
     head = [{"role": "system", "content": system}] if system else []
-    return tok.apply_chat_template([*head, {"role": "user", "content": USER}],
-                                   add_generation_prompt=True, tokenize=False)  # fmt: skip
+    return tok.apply_chat_template(
+        [*head, {"role": "user", "content": USER}], add_generation_prompt=True, tokenize=False
+    )
 
 
 def _count(tk: Tokenizer, text: str) -> int:

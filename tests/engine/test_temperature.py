@@ -66,8 +66,23 @@ def _record_from_logits(lp: np.ndarray) -> TokenRecord:
     stats = unpack(packed.tolist(), sample.n)
     logz, ent = temperature_sweep_np(np.array(raw))
     top = candidates(stats.top_ids, stats.top_logprobs, lambda i: b"t")
-    return TokenRecord(0, stats.token_id, "", stats.logprob, 1.0, 0.0, top, (), 0.0, 0.0,
-                       0.0, 0.0, 1, tuple(logz), tuple(ent))  # fmt: skip
+    return TokenRecord(
+        0,
+        stats.token_id,
+        "",
+        stats.logprob,
+        1.0,
+        0.0,
+        top,
+        (),
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        1,
+        tuple(logz),
+        tuple(ent),
+    )
 
 
 @pytest.mark.parametrize("gap", [0.0, 0.01, 0.05, 0.1])

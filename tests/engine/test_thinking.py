@@ -34,12 +34,15 @@ def expected_flags(prompt_ids, ids, start, end):
     return flags
 
 
-@pytest.mark.parametrize("prompt, ids", [
-    ([1, 2], [3, S, 4, 5, E, 6, 7]),
-    ([1, S, 2], [3, 4, E, 6]),  # the template opened the block
-    ([S, 1, E, 2], [3, 4]),  # a closed block in the prompt
-    ([1], [S, E, S, 3, E, 4]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "prompt, ids",
+    [
+        ([1, 2], [3, S, 4, 5, E, 6, 7]),
+        ([1, S, 2], [3, 4, E, 6]),  # the template opened the block
+        ([S, 1, E, 2], [3, 4]),  # a closed block in the prompt
+        ([1], [S, E, S, 3, E, 4]),
+    ],
+)
 def test_tracker_marks_the_block_and_its_markers(prompt, ids):
     tracker = ThinkTracker(ThinkMarkers((S,), (E,), "<think>", "</think>"), prompt)
     assert [tracker.add(t) for t in ids] == expected_flags(prompt, ids, S, E)
@@ -77,8 +80,10 @@ def test_a_template_that_opens_the_block_makes_the_output_thinking(thinking_lm):
     assert markers.start == (vocab["<think>"],) and markers.end == (vocab["</think>"],)
     r = run(thinking_lm, "Why is the sky blue?")
     text = thinking_lm.tokenizer.apply_chat_template(
-        [{"role": "user", "content": "Why is the sky blue?"}], tokenize=False,
-        add_generation_prompt=True)  # fmt: skip
+        [{"role": "user", "content": "Why is the sky blue?"}],
+        tokenize=False,
+        add_generation_prompt=True,
+    )
     prompt_ids = thinking_lm.tokenizer.encode(text, add_special_tokens=False)
     ids = [t.token_id for t in r.tokens if not t.eos]
     flags = expected_flags(prompt_ids, ids, markers.start[0], markers.end[0])
@@ -93,7 +98,8 @@ def test_raw_text_with_a_closed_block_is_not_thinking(thinking_lm):
     prompt_ids = thinking_lm.tokenizer.encode("<think>hmm</think> The answer:")
     ids = [t.token_id for t in r.tokens if not t.eos]
     assert [t.thinking for t in r.tokens if not t.eos] == expected_flags(
-        prompt_ids, ids, markers.start[0], markers.end[0])  # fmt: skip
+        prompt_ids, ids, markers.start[0], markers.end[0]
+    )
 
 
 def test_the_default_model_has_no_thinking_markers(smollm):
@@ -113,11 +119,16 @@ def reasoning_run(server, field: str) -> RunResult:
     def think(text):
         return {"choices": [{"index": 0, "delta": {field: text}, "finish_reason": None}]}
 
-    server.script = Script(models=vllm_models(4096), events=[
-        think("The user asks"), think(" about France."),
-        vllm_chunk(" Paris", -0.1, [(" Paris", -0.1), (" Lyon", -2.5)]),
-        vllm_chunk(".", -0.3, [(".", -0.3)]), finish_chunk("stop"),
-    ])  # fmt: skip
+    server.script = Script(
+        models=vllm_models(4096),
+        events=[
+            think("The user asks"),
+            think(" about France."),
+            vllm_chunk(" Paris", -0.1, [(" Paris", -0.1), (" Lyon", -2.5)]),
+            vllm_chunk(".", -0.3, [(".", -0.3)]),
+            finish_chunk("stop"),
+        ],
+    )
     backend = open_backend("openai")
     result = RunResult()
     try:

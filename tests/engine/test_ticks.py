@@ -22,8 +22,9 @@ def _is_nice_grid(ticks: list[float]) -> bool:
     return np.allclose(steps, step) and round(mantissa, 9) in (1.0, 2.0, 5.0) and on_grid
 
 
-@pytest.mark.parametrize("lo, hi", [(0, 0.998), (0, 74.8), (0, 21.8), (1, 37), (0, 2.4e6),
-                                    (-3.2, 0.0), (0.001, 0.0042)])  # fmt: skip
+@pytest.mark.parametrize(
+    "lo, hi", [(0, 0.998), (0, 74.8), (0, 21.8), (1, 37), (0, 2.4e6), (-3.2, 0.0), (0.001, 0.0042)]
+)
 def test_nice_ticks_are_round_and_inside(lo, hi):
     ticks = nice_ticks(lo, hi)
     assert 3 <= len(ticks) <= 11 and _is_nice_grid(ticks)

@@ -107,8 +107,9 @@ def test_system_tokens_are_the_templates_own_system_part(smollm, system):
     settings = SamplingSettings(system_prompt=system, max_tokens=1)
     user = "Name a colour."
     head = [{"role": "system", "content": system}] if system else []
-    full = tok.apply_chat_template([*head, {"role": "user", "content": user}],
-                                   add_generation_prompt=True, tokenize=False)  # fmt: skip
+    full = tok.apply_chat_template(
+        [*head, {"role": "user", "content": user}], add_generation_prompt=True, tokenize=False
+    )
     marker = "<|im_start|>user"
     want = len(tok.encode(full[: full.index(marker)], add_special_tokens=False))
     r = collect(generate_records(smollm, user, settings))
@@ -120,8 +121,9 @@ def test_system_tokens_are_the_templates_own_system_part(smollm, system):
 
 def test_sampled_from_probability_of_every_candidate(smollm):
     """Seen: candidates missing from the sampled top list were drawn at 0."""
-    settings = SamplingSettings(temperature=0.7, top_k=3, repetition_penalty=1.3, seed=4,
-                                max_tokens=6, top_n=8)  # fmt: skip
+    settings = SamplingSettings(
+        temperature=0.7, top_k=3, repetition_penalty=1.3, seed=4, max_tokens=6, top_n=8
+    )
     prompt = "List three fruits."
     r = collect(generate_records(smollm, prompt, settings))
     ids = encode_prompt(smollm.tokenizer, prompt, settings).ids

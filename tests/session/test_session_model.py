@@ -16,13 +16,22 @@ RAW = CHAT.with_(chat_template=False)
 
 
 def model(name: str = "tiny", path: str = "/models/tiny", ctx: int = 64) -> ModelRecord:
-    return ModelRecord(name=name, path=path, architecture="llama", quantization="4-bit",
-                       size_bytes=1, context_length=ctx, device="CPU", load_s=0.0)  # fmt: skip
+    return ModelRecord(
+        name=name,
+        path=path,
+        architecture="llama",
+        quantization="4-bit",
+        size_bytes=1,
+        context_length=ctx,
+        device="CPU",
+        load_s=0.0,
+    )
 
 
 def token(step: int, text: str) -> TokenRecord:
-    return TokenRecord(step, 100 + step, text, -0.1, 0.9, -0.1, (), (), 0.5, 0.5,
-                       0.01 * step, 0.01, 10 + step)  # fmt: skip
+    return TokenRecord(
+        step, 100 + step, text, -0.1, 0.9, -0.1, (), (), 0.5, 0.5, 0.01 * step, 0.01, 10 + step
+    )
 
 
 def done(prompt_tokens: int, n: int, kv: int | None = None, reason="length") -> DoneRecord:
@@ -45,9 +54,11 @@ def test_turns_send_the_conversation_so_far():
     answer(s, "Hello", 0, ("Hi", "!"))
     state = RunState(prompt="And you?", settings=CHAT)
     prompt, info = s.begin("And you?", 1, state)
-    assert prompt == [{"role": "user", "content": "Hello"},
-                      {"role": "assistant", "content": "Hi!"},
-                      {"role": "user", "content": "And you?"}]  # fmt: skip
+    assert prompt == [
+        {"role": "user", "content": "Hello"},
+        {"role": "assistant", "content": "Hi!"},
+        {"role": "user", "content": "And you?"},
+    ]
     assert info["turn"] == 1 and info["messages"] == prompt[:2]
     assert s.shown is state and s.shown_turn == 1 and state.model.name == "tiny"
     assert [a.user for a in s.conversation.turns] == ["Hello", "And you?"]
@@ -181,11 +192,17 @@ def test_raw_completion_is_single_turn():
 
 
 def test_conversation_from_messages_and_remove():
-    conv = Conversation.from_messages(None, [
-        {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": "A"}, {"role": "assistant", "content": "a"},
-        {"role": "user", "content": "B"}, {"role": "assistant", "content": "b"},
-    ], first_turn=3)  # fmt: skip
+    conv = Conversation.from_messages(
+        None,
+        [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "A"},
+            {"role": "assistant", "content": "a"},
+            {"role": "user", "content": "B"},
+            {"role": "assistant", "content": "b"},
+        ],
+        first_turn=3,
+    )
     assert [(a.user, a.answer) for a in conv.turns] == [("A", "a"), ("B", "b")]
     assert conv.dropped == 3 and conv.prompt("C", 1)[-1] == {"role": "user", "content": "C"}
     last = conv.turns[-1]
@@ -199,6 +216,7 @@ def test_the_session_model_imports_no_qt():
         "import sys, app.session, app.run_state; "
         "print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     assert out.stdout.strip() == "[]"

@@ -14,8 +14,10 @@ from engine.series import decode_rate
 
 BENCH_PROMPT = "Write a long story about a dragon who learns to bake bread."
 PREFILL_TOKENS = 128
-_FILLER = ("The harbour town woke slowly: gulls over the water, nets on the quay, bread in "
-           "the ovens and the first boats going out past the lighthouse. ")  # fmt: skip
+_FILLER = (
+    "The harbour town woke slowly: gulls over the water, nets on the quay, bread in "
+    "the ovens and the first boats going out past the lighthouse. "
+)
 
 
 def decode_tps(stamps: list[float]) -> float:

@@ -87,8 +87,9 @@ def _enable(threads: int | None) -> BlasStatus:
         return BlasStatus(False, "not MLX's CPU build")
     blas = _openblas()
     if blas is None:
-        return BlasStatus(False, "the ngsolve-openblas wheel is not installed "
-                          "(run the setup command again)")  # fmt: skip
+        return BlasStatus(
+            False, "the ngsolve-openblas wheel is not installed (run the setup command again)"
+        )
     try:
         from engine.runtime_cache import runtime_dir
 
@@ -96,8 +97,9 @@ def _enable(threads: int | None) -> BlasStatus:
         quadmath = next(iter(libs.glob("libquadmath-*.so*")))
         ctypes.CDLL(str(quadmath), mode=ctypes.RTLD_GLOBAL)
         runtime = runtime_dir()
-        ctypes.CDLL(str(_renamed_copy(gfortran, b"libgfortran.so.5", runtime)),
-                    mode=ctypes.RTLD_GLOBAL)  # fmt: skip
+        ctypes.CDLL(
+            str(_renamed_copy(gfortran, b"libgfortran.so.5", runtime)), mode=ctypes.RTLD_GLOBAL
+        )
         lib = ctypes.CDLL(str(blas), mode=ctypes.RTLD_GLOBAL)
     except (OSError, StopIteration) as e:
         return BlasStatus(False, f"OpenBLAS could not be loaded ({e})")

@@ -48,8 +48,10 @@ def measure_gflops(m: int, k: int, n: int, reps: int = REPS) -> float:
 
 
 def describe(k: int, n: int, blas: str) -> str:
-    return (f"MLX float32 {CHUNK} x {k} x {n} product (the model's MLP shape) on {blas}; "
-            "an estimate, not a ceiling")  # fmt: skip
+    return (
+        f"MLX float32 {CHUNK} x {k} x {n} product (the model's MLP shape) on {blas}; "
+        "an estimate, not a ceiling"
+    )
 
 
 def gemm_limit(model) -> tuple[float, str]:

@@ -94,8 +94,15 @@ def _never() -> bool:
     return False
 
 
-def prefill(lm: LoadedModel, ids: mx.array, cache, max_chunk: int, should_stop, t_start: float,
-            start: int = 0):  # fmt: skip
+def prefill(
+    lm: LoadedModel,
+    ids: mx.array,
+    cache,
+    max_chunk: int,
+    should_stop,
+    t_start: float,
+    start: int = 0,
+):
     """Run all but the last prompt token through the model, in chunks sized so a
     progress record comes about every PREFILL_TARGET_S.
 
@@ -248,16 +255,18 @@ def generate_records(
     done = cached = plan.reuse.cached
     if cached:
         yield PrefillRecord(cached, n_prompt, time.perf_counter() - t0, n_sys, cached)
-    for done, elapsed in prefill(lm, plan.prompt_ids, plan.cache, settings.prefill_chunk,
-                                 should_stop, t0, cached):  # fmt: skip
+    for done, elapsed in prefill(
+        lm, plan.prompt_ids, plan.cache, settings.prefill_chunk, should_stop, t0, cached
+    ):
         yield PrefillRecord(done, n_prompt, elapsed, n_sys, cached)
     if n_prompt - done > 1:  # prefill stopped early
         finish(lm, plan.reuse, enc.ids, done)
         yield run.done("cancelled", t_prefill)
         return
     eos = set(lm.tokenizer.eos_token_ids)
-    steps = decode_steps(plan.step, plan.prompt_ids[done:], plan.max_steps, plan.on_device,
-                         not plan.on_device)  # fmt: skip
+    steps = decode_steps(
+        plan.step, plan.prompt_ids[done:], plan.max_steps, plan.on_device, not plan.on_device
+    )
     reason = "length"
     for stats, t_known in steps:
         if run.n_steps == 0:
@@ -301,8 +310,18 @@ class _Run:
         self.n_steps += 1
         self.n_text += 0 if is_eos else 1
         thinking = self.think.add(stats.token_id) if self.think and not is_eos else False
-        return _token_record(self.lm, stats, step, piece, raw, t_known - self.t0, latency,
-                             len(self.enc.ids), is_eos, thinking)  # fmt: skip
+        return _token_record(
+            self.lm,
+            stats,
+            step,
+            piece,
+            raw,
+            t_known - self.t0,
+            latency,
+            len(self.enc.ids),
+            is_eos,
+            thinking,
+        )
 
     def done(self, reason: str, t_prefill: float, cached: int = 0) -> DoneRecord:
         if reason not in ("stop_string",):

@@ -26,19 +26,30 @@ ARCHITECTURES = {  # GGUF general.architecture -> mlx-lm model_type
     "phi3": "phi3",
 }
 _COMMON = {
-    "ATTN_NORM": "input_layernorm", "ATTN_Q": "self_attn.q_proj", "ATTN_K": "self_attn.k_proj",
-    "ATTN_V": "self_attn.v_proj", "ATTN_OUT": "self_attn.o_proj",
-    "ATTN_QKV": "self_attn.qkv_proj", "ATTN_Q_NORM": "self_attn.q_norm",
-    "ATTN_K_NORM": "self_attn.k_norm", "FFN_NORM": "post_attention_layernorm",
-    "FFN_GATE": "mlp.gate_proj", "FFN_UP": "mlp.up_proj", "FFN_DOWN": "mlp.down_proj",
-    "TOKEN_EMBD": "model.embed_tokens", "OUTPUT_NORM": "model.norm", "OUTPUT": "lm_head",
-}  # fmt: skip
+    "ATTN_NORM": "input_layernorm",
+    "ATTN_Q": "self_attn.q_proj",
+    "ATTN_K": "self_attn.k_proj",
+    "ATTN_V": "self_attn.v_proj",
+    "ATTN_OUT": "self_attn.o_proj",
+    "ATTN_QKV": "self_attn.qkv_proj",
+    "ATTN_Q_NORM": "self_attn.q_norm",
+    "ATTN_K_NORM": "self_attn.k_norm",
+    "FFN_NORM": "post_attention_layernorm",
+    "FFN_GATE": "mlp.gate_proj",
+    "FFN_UP": "mlp.up_proj",
+    "FFN_DOWN": "mlp.down_proj",
+    "TOKEN_EMBD": "model.embed_tokens",
+    "OUTPUT_NORM": "model.norm",
+    "OUTPUT": "lm_head",
+}
 _OVERRIDES = {
-    "gemma3": {"ATTN_POST_NORM": "post_attention_layernorm",
-               "FFN_PRE_NORM": "pre_feedforward_layernorm",
-               "FFN_POST_NORM": "post_feedforward_layernorm"},
+    "gemma3": {
+        "ATTN_POST_NORM": "post_attention_layernorm",
+        "FFN_PRE_NORM": "pre_feedforward_layernorm",
+        "FFN_POST_NORM": "post_feedforward_layernorm",
+    },
     "phi3": {"FFN_UP": "mlp.gate_up_proj"},
-}  # fmt: skip
+}
 _NOT_WEIGHTS = {"ROPE_FREQS", "ROPE_FACTORS_LONG", "ROPE_FACTORS_SHORT", "ATTN_ROT_EMBD"}
 
 

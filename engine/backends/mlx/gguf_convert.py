@@ -51,8 +51,11 @@ def file_type_name(meta: dict, info: GGUFInfo) -> str:
     import gguf
 
     try:
-        return gguf.LlamaFileType(int(meta["general.file_type"])).name.removeprefix(
-            "MOSTLY_").removeprefix("ALL_")  # fmt: skip
+        return (
+            gguf.LlamaFileType(int(meta["general.file_type"]))
+            .name.removeprefix("MOSTLY_")
+            .removeprefix("ALL_")
+        )
     except (KeyError, ValueError, TypeError):
         counts = Counter({t: n for t, n in info.tensor_types.items() if t not in ("F32",)})
         return counts.most_common(1)[0][0] if counts else "F32"
@@ -73,8 +76,10 @@ def read_tensors(path: Path, info: GGUFInfo, progress=None):
     arrays, layouts, rope = {}, {}, {}
     for n, tensor in enumerate(reader.tensors):
         if progress:
-            progress(f"Converting {tensor.name} ({tensor.tensor_type.name})…",
-                     0.5 + 0.4 * n / len(reader.tensors))  # fmt: skip
+            progress(
+                f"Converting {tensor.name} ({tensor.tensor_type.name})…",
+                0.5 + 0.4 * n / len(reader.tensors),
+            )
         target = mlx_name(names, tensor.name)
         parts, layout = convert_tensor(tensor)
         layouts.setdefault(tensor.tensor_type.name, set()).add(layout)
@@ -181,17 +186,21 @@ def convert_gguf(source: Path, out_dir: Path, digest: str | None = None, progres
     if bits:
         config["quantization"] = {"group_size": GROUP, "bits": bits.most_common(1)[0][0]}
     config["logitscope_source"] = {
-        "format": "gguf", "file": source.name, "file_type": file_type_name(meta, info),
+        "format": "gguf",
+        "file": source.name,
+        "file_type": file_type_name(meta, info),
         "tensor_types": info.tensor_types,
         "label": conversion_label(file_type_name(meta, info), layouts, arrays),
-        "license": meta.get("general.license"), "name": meta.get("general.name"),
+        "license": meta.get("general.license"),
+        "name": meta.get("general.name"),
         "tokenizer_check": check,
-    }  # fmt: skip
+    }
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".convert-", dir=out_dir.parent))
     try:
-        mx.save_safetensors(str(tmp / "model.safetensors"),
-                            {k: mx.array(v) for k, v in arrays.items()})  # fmt: skip
+        mx.save_safetensors(
+            str(tmp / "model.safetensors"), {k: mx.array(v) for k, v in arrays.items()}
+        )
         del arrays
         (tmp / "config.json").write_text(json.dumps(config, indent=2))
         (tmp / "tokenizer.json").write_text(tokenizer_json)

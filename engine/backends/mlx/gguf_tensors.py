@@ -32,16 +32,32 @@ class Layout:
 
 
 LAYOUTS = {
-    "F32": Layout(None, True), "F16": Layout(None, True), "BF16": Layout(None, True),
-    "Q4_0": Layout(4, True), "Q4_1": Layout(4, True), "Q5_0": Layout(5, True),
-    "Q5_1": Layout(5, True), "Q8_0": Layout(8, True), "Q4_K": Layout(4, True),
+    "F32": Layout(None, True),
+    "F16": Layout(None, True),
+    "BF16": Layout(None, True),
+    "Q4_0": Layout(4, True),
+    "Q4_1": Layout(4, True),
+    "Q5_0": Layout(5, True),
+    "Q5_1": Layout(5, True),
+    "Q8_0": Layout(8, True),
+    "Q4_K": Layout(4, True),
     "Q5_K": Layout(5, True),
-    "Q2_K": Layout(4, False), "Q3_K": Layout(5, False), "Q6_K": Layout(8, False),
-    "IQ1_S": Layout(4, False), "IQ1_M": Layout(4, False), "IQ2_XXS": Layout(5, False),
-    "IQ2_XS": Layout(5, False), "IQ2_S": Layout(5, False), "IQ3_XXS": Layout(5, False),
-    "IQ3_S": Layout(5, False), "IQ4_NL": Layout(6, False), "IQ4_XS": Layout(6, False),
-    "TQ1_0": Layout(8, False), "TQ2_0": Layout(8, False), "MXFP4": Layout(8, False),
-}  # fmt: skip
+    "Q2_K": Layout(4, False),
+    "Q3_K": Layout(5, False),
+    "Q6_K": Layout(8, False),
+    "IQ1_S": Layout(4, False),
+    "IQ1_M": Layout(4, False),
+    "IQ2_XXS": Layout(5, False),
+    "IQ2_XS": Layout(5, False),
+    "IQ2_S": Layout(5, False),
+    "IQ3_XXS": Layout(5, False),
+    "IQ3_S": Layout(5, False),
+    "IQ4_NL": Layout(6, False),
+    "IQ4_XS": Layout(6, False),
+    "TQ1_0": Layout(8, False),
+    "TQ2_0": Layout(8, False),
+    "MXFP4": Layout(8, False),
+}
 
 
 def layout_for(type_name: str) -> Layout:
@@ -169,8 +185,10 @@ def convert_tensor(tensor) -> tuple[dict[str, np.ndarray], Layout]:
     if len(shape) > 2 or cols % GROUP:
         raise ModelError(f"tensor {tensor.name} ({type_name}, {list(shape)}) has no MLX layout")
     if layout.exact:
-        parts = [_exact_chunk(type_name, raw[i : i + _ROWS_PER_CHUNK], cols, layout.bits)
-                 for i in range(0, raw.shape[0], _ROWS_PER_CHUNK)]  # fmt: skip
+        parts = [
+            _exact_chunk(type_name, raw[i : i + _ROWS_PER_CHUNK], cols, layout.bits)
+            for i in range(0, raw.shape[0], _ROWS_PER_CHUNK)
+        ]
         w, s, b = (np.concatenate(p) for p in zip(*parts, strict=True))
     else:  # whole tensor: one bit width for all its rows
         (w, s, b), bits = _requant(type_name, raw, cols, layout.bits)

@@ -32,15 +32,18 @@ def _agreement(a: RunResult, b: RunResult) -> tuple[bool, float]:
     return same, max((abs(x.logprob - y.logprob) for x, y in pairs), default=0.0)
 
 
-def cache_experiment(lm: LoadedModel, system: str = LONG_SYSTEM, turns=TURNS,
-                     tokens: int = 8, rounds: int = 3) -> dict:  # fmt: skip
+def cache_experiment(
+    lm: LoadedModel, system: str = LONG_SYSTEM, turns=TURNS, tokens: int = 8, rounds: int = 3
+) -> dict:
     """Turn 2 of a conversation (system prompt, turn 1 and its answer before it) cold
     and cached; best TTFT of `rounds` each (noise only ever slows a run)."""
     base = SamplingSettings(temperature=0, max_tokens=tokens, seed=0, system_prompt=system)
     first = _run(lm, turns[0], base.with_(prompt_cache=False))
-    messages = [{"role": "user", "content": turns[0]},
-                {"role": "assistant", "content": first.done.text},
-                {"role": "user", "content": turns[1]}]  # fmt: skip
+    messages = [
+        {"role": "user", "content": turns[0]},
+        {"role": "assistant", "content": first.done.text},
+        {"role": "user", "content": turns[1]},
+    ]
     cold, cached = [], []
     for i in range(rounds):
         for side in ("cold", "cached") if i % 2 == 0 else ("cached", "cold"):
@@ -52,21 +55,37 @@ def cache_experiment(lm: LoadedModel, system: str = LONG_SYSTEM, turns=TURNS,
     c0, c1 = min(cold, key=lambda r: r.done.ttft_s), min(cached, key=lambda r: r.done.ttft_s)
     same, diff = _agreement(c0, c1)
     return {
-        "prompt_tokens": c1.done.prompt_tokens, "cached_tokens": c1.done.cached_tokens,
-        "cold_ttft_s": c0.done.ttft_s, "cached_ttft_s": c1.done.ttft_s,
-        "ratio": c0.done.ttft_s / c1.done.ttft_s, "rounds": rounds,
+        "prompt_tokens": c1.done.prompt_tokens,
+        "cached_tokens": c1.done.cached_tokens,
+        "cold_ttft_s": c0.done.ttft_s,
+        "cached_ttft_s": c1.done.ttft_s,
+        "ratio": c0.done.ttft_s / c1.done.ttft_s,
+        "rounds": rounds,
         "cold_ttfts": [r.done.ttft_s for r in cold],
         "cached_ttfts": [r.done.ttft_s for r in cached],
-        "same_tokens": same, "max_logprob_difference": diff, "compute": lm.compute,
-    }  # fmt: skip
+        "same_tokens": same,
+        "max_logprob_difference": diff,
+        "compute": lm.compute,
+    }
 
 
-FOLLOW_UPS = ("Tell me more.", "Give one example.", "Why does that matter?",
-              "Summarise it in one sentence.", "What else should I know?")  # fmt: skip
+FOLLOW_UPS = (
+    "Tell me more.",
+    "Give one example.",
+    "Why does that matter?",
+    "Summarise it in one sentence.",
+    "What else should I know?",
+)
 
 
-def conversation_experiment(lm: LoadedModel, first: str, turns: int = 4, tokens: int = 12,
-                            system: str | None = None, progress=None) -> dict:  # fmt: skip
+def conversation_experiment(
+    lm: LoadedModel,
+    first: str,
+    turns: int = 4,
+    tokens: int = 12,
+    system: str | None = None,
+    progress=None,
+) -> dict:
     """A conversation of `turns` turns (the prompt, then follow-ups), each turn run from
     the cache (as the playground runs it) and then cold. Per turn: prompt tokens, how
     many came from the cache, both TTFTs, the KV cache's bytes, and whether the two
@@ -85,13 +104,22 @@ def conversation_experiment(lm: LoadedModel, first: str, turns: int = 4, tokens:
         cold = _run(lm, prompt, base.with_(prompt_cache=False))  # leaves the same cache
         same, diff = _agreement(cold, cached)
         d = cached.done
-        rows.append({
-            "turn": k + 1, "message": text, "answer": d.text, "prompt_tokens": d.prompt_tokens,
-            "cached_tokens": d.cached_tokens, "cached_ttft_s": d.ttft_s,
-            "cold_ttft_s": cold.done.ttft_s, "speedup": cold.done.ttft_s / d.ttft_s,
-            "kv_cache_bytes": d.kv_cache_bytes, "kv_cache_tokens": d.kv_cache_tokens,
-            "context_tokens": d.prompt_tokens + len(cached.tokens),
-            "same_tokens": same, "max_logprob_difference": diff,
-        })  # fmt: skip
+        rows.append(
+            {
+                "turn": k + 1,
+                "message": text,
+                "answer": d.text,
+                "prompt_tokens": d.prompt_tokens,
+                "cached_tokens": d.cached_tokens,
+                "cached_ttft_s": d.ttft_s,
+                "cold_ttft_s": cold.done.ttft_s,
+                "speedup": cold.done.ttft_s / d.ttft_s,
+                "kv_cache_bytes": d.kv_cache_bytes,
+                "kv_cache_tokens": d.kv_cache_tokens,
+                "context_tokens": d.prompt_tokens + len(cached.tokens),
+                "same_tokens": same,
+                "max_logprob_difference": diff,
+            }
+        )
         messages += [{"role": "user", "content": text}, {"role": "assistant", "content": d.text}]
     return {"rows": rows, "compute": lm.compute, "context_length": lm.context_length}

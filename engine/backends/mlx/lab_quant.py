@@ -113,9 +113,14 @@ def greedy_answer(model, prompt_ids: list[int], n: int, eos: set[int]) -> list[i
 
 
 def run_quant_lab(
-    load_reference, prompt_ids: list[int], eos: set[int], bits=(8, 6, 4, 3),
-    answer_tokens: int = 24, progress=None, installed=(),
-) -> tuple[list[int], list[Variant]]:  # fmt: skip
+    load_reference,
+    prompt_ids: list[int],
+    eos: set[int],
+    bits=(8, 6, 4, 3),
+    answer_tokens: int = 24,
+    progress=None,
+    installed=(),
+) -> tuple[list[int], list[Variant]]:
     """Teacher-force the reference's greedy answer through each variant.
 
     Args:
@@ -130,8 +135,10 @@ def run_quant_lab(
     ids, start = prompt_ids + answer, len(prompt_ids)
     ref_lp = teacher_forced(ref, ids, start)
     out = []
-    jobs = [(str(b), b, "float32 reference" if b is None else f"{b}-bit (re-quantized)", None)
-            for b in (None, *bits)]  # fmt: skip
+    jobs = [
+        (str(b), b, "float32 reference" if b is None else f"{b}-bit (re-quantized)", None)
+        for b in (None, *bits)
+    ]
     jobs += [(key, None, name, load) for key, name, load in installed]
     for key, b, name, load in jobs:
         if progress:

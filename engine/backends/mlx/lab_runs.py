@@ -71,11 +71,19 @@ def installed_variants(folder: Path, info, vocab_size: int, quantized: bool) -> 
 
     out = []
     if quantized:
-        out.append(("installed:" + info.name, f"{info.quantization}{_scales(folder)}, as installed",
-                    lambda: load_model(folder)[0].model))  # fmt: skip
+        out.append(
+            (
+                "installed:" + info.name,
+                f"{info.quantization}{_scales(folder)}, as installed",
+                lambda: load_model(folder)[0].model,
+            )
+        )
     for other in list_models():
-        same = (other.architecture == info.architecture and other.parameters == info.parameters
-                and Path(other.path).resolve() != Path(folder).resolve())  # fmt: skip
+        same = (
+            other.architecture == info.architecture
+            and other.parameters == info.parameters
+            and Path(other.path).resolve() != Path(folder).resolve()
+        )
         if same and _vocab_size(Path(other.path)) == vocab_size:
             name = f"{other.name} ({other.quantization}){_scales(Path(other.path))}, as installed"
             path = Path(other.path)
@@ -272,6 +280,9 @@ def cache_experiment(folder: Path, settings, params: CacheParams, progress=None)
         data.update(lab_cache.cache_experiment(lm, tokens=params.tokens, rounds=params.rounds))
     if params.turns:
         first = check_text(params.first)
-        data.update(lab_cache.conversation_experiment(
-            lm, first, params.turns, params.tokens, settings.system_prompt, progress))  # fmt: skip
+        data.update(
+            lab_cache.conversation_experiment(
+                lm, first, params.turns, params.tokens, settings.system_prompt, progress
+            )
+        )
     return CacheResult.from_dict(data)

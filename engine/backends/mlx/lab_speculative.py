@@ -59,8 +59,9 @@ def _softmax_row(logits: mx.array) -> mx.array:
     return mx.softmax(logits.astype(mx.float32), axis=-1)
 
 
-def speculative_greedy(target, draft, prompt_ids: list[int], k: int, max_tokens: int,
-                       eos: set[int]) -> SpecResult:  # fmt: skip
+def speculative_greedy(
+    target, draft, prompt_ids: list[int], k: int, max_tokens: int, eos: set[int]
+) -> SpecResult:
     from mlx_lm.models.cache import make_prompt_cache, trim_prompt_cache
 
     t0 = time.perf_counter()

@@ -81,8 +81,9 @@ class OpenAIBackend:
         progress(f"Asking {spec.base_url} for its models…", 0.5)
         self.listing_error = None
         try:
-            info = server_info(self.http, spec.base_url, self.api_key,
-                               min(MODELS_TIMEOUT_S, self.stall_s))  # fmt: skip
+            info = server_info(
+                self.http, spec.base_url, self.api_key, min(MODELS_TIMEOUT_S, self.stall_s)
+            )
         except ServerError as e:
             if getattr(e, "unreachable", False) or getattr(e, "status", None) in (401, 403):
                 raise  # the request itself would fail the same way
@@ -108,19 +109,29 @@ class OpenAIBackend:
         if m.context_length and "context" not in caps:
             caps = (*caps, "context")
         self.record = ModelRecord(
-            name=m.id or "the server's default model", path=f"{spec.base_url}#{m.id}",
-            architecture="not reported", quantization="not reported", size_bytes=m.size_bytes,
-            context_length=m.context_length, device=f"{info.label} at {host}",
-            load_s=time.perf_counter() - t0, backend="openai", capabilities=caps,
-        )  # fmt: skip
+            name=m.id or "the server's default model",
+            path=f"{spec.base_url}#{m.id}",
+            architecture="not reported",
+            quantization="not reported",
+            size_bytes=m.size_bytes,
+            context_length=m.context_length,
+            device=f"{info.label} at {host}",
+            load_s=time.perf_counter() - t0,
+            backend="openai",
+            capabilities=caps,
+        )
         return self.record
 
     # -- requests -------------------------------------------------------------------
     def _body(self, prompt: Prompt, s: SamplingSettings, seed: int, stream: bool) -> dict:
         flavour = self.info.flavour
         top_n = min(s.top_n, TOP_N_LIMIT.get(flavour, s.top_n))
-        body: dict = {"stream": stream, "max_tokens": s.max_tokens,
-                      "temperature": s.temperature, "seed": seed}  # fmt: skip
+        body: dict = {
+            "stream": stream,
+            "max_tokens": s.max_tokens,
+            "temperature": s.temperature,
+            "seed": seed,
+        }
         if self.model:  # unnamed (the listing failed): the server's default model
             body = {"model": self.model, **body}
         if s.chat_template:
@@ -204,15 +215,19 @@ class OpenAIBackend:
         except ServerError as e:
             if not run.tokens:
                 if self.listing_error:
-                    raise ServerError(f"{e} (before that, the model list failed: "
-                                      f"{self.listing_error})") from None  # fmt: skip
+                    raise ServerError(
+                        f"{e} (before that, the model list failed: {self.listing_error})"
+                    ) from None
                 raise
             yield run.done("error", str(e))
             return
         finally:
             sse.close()
-        if self.listing_error and self.info.flavour == "openai" and sse.server.startswith(
-                "basehttp"):  # fmt: skip
+        if (
+            self.listing_error
+            and self.info.flavour == "openai"
+            and sse.server.startswith("basehttp")
+        ):
             # Python's http.server answering, no model list: mlx_lm.server, which
             # streams no logprobs (from now on, its own passes fetch them).
             self.info = dataclasses.replace(self.info, flavour="mlx_lm")
@@ -220,8 +235,10 @@ class OpenAIBackend:
 
     def _finish(self, prompt, settings, seed, run: RemoteRun, finish) -> Iterator[Record]:
         if finish == "error":
-            message = ("the server ended the answer with finish_reason 'error' and gave no "
-                       "reason: check its log")  # fmt: skip
+            message = (
+                "the server ended the answer with finish_reason 'error' and gave no "
+                "reason: check its log"
+            )
             if not run.tokens:
                 raise ServerError(message)
             yield run.done("error", message + "; the partial answer is kept")
@@ -231,8 +248,10 @@ class OpenAIBackend:
         if finish is None:
             if not run.tokens:
                 raise ServerError("the server ended the stream without an answer")
-            yield run.done("error", "the stream ended before the answer was finished; "
-                           "the partial answer is kept")  # fmt: skip
+            yield run.done(
+                "error",
+                "the stream ended before the answer was finished; the partial answer is kept",
+            )
             return
         reason = _finish_reason(finish, settings)
         if self.info.flavour == "mlx_lm" and settings.top_n > 0 and run.tokens:
@@ -249,25 +268,32 @@ class OpenAIBackend:
         body = self._body(prompt, settings, seed, stream=False)
         eos = finish == "stop"
         try:
-            text, top_entries, _ = chunk_entries(post_json(self.http, self._url(settings), body,
-                                                           self.api_key))  # fmt: skip
+            text, top_entries, _ = chunk_entries(
+                post_json(self.http, self._url(settings), body, self.api_key)
+            )
             if text != streamed:
-                yield ProgressRecord("Log-probabilities not shown: the server's second pass "
-                                     "gave a different answer", 1.0)  # fmt: skip
+                yield ProgressRecord(
+                    "Log-probabilities not shown: the server's second pass gave a different answer",
+                    1.0,
+                )
                 return
             infos = align_mlx_lm(top_entries, text, eos, settings.temperature == 0)
             if infos is None:  # a drawn token outside the top-k: ask for the ids too
                 ids_body = {**body, "top_logprobs": 0}
-                text2, id_entries, _ = chunk_entries(post_json(
-                    self.http, self._url(settings), ids_body, self.api_key))  # fmt: skip
+                text2, id_entries, _ = chunk_entries(
+                    post_json(self.http, self._url(settings), ids_body, self.api_key)
+                )
                 if text2 == streamed:
                     infos = zip_mlx_lm(id_entries, top_entries, pieces, eos)
         except ServerError as e:
             yield ProgressRecord(f"Log-probabilities not fetched: {e}", 1.0)
             return
         if infos is None:
-            yield ProgressRecord("Log-probabilities not shown: the server's tokens could not "
-                                 "be matched to the streamed text", 1.0)  # fmt: skip
+            yield ProgressRecord(
+                "Log-probabilities not shown: the server's tokens could not "
+                "be matched to the streamed text",
+                1.0,
+            )
             return
         refined = run.refine(infos, eos)
         run.text = streamed
@@ -288,6 +314,5 @@ def _finish_reason(finish: str, settings: SamplingSettings) -> str:
     return "stop"
 
 
-def create(api_key: str | None = None, stall_s: float | None = None,
-           **_options) -> OpenAIBackend:  # fmt: skip
+def create(api_key: str | None = None, stall_s: float | None = None, **_options) -> OpenAIBackend:
     return OpenAIBackend(api_key, stall_s)

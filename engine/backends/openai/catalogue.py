@@ -62,8 +62,9 @@ def _flavour(models: list[dict], headers: httpx.Headers) -> str:
     return "openai"
 
 
-def server_info(client: httpx.Client, base_url: str, api_key: str | None,
-                timeout: float | None = None) -> ServerInfo:  # fmt: skip
+def server_info(
+    client: httpx.Client, base_url: str, api_key: str | None, timeout: float | None = None
+) -> ServerInfo:
     """Ask a server what it is and which models it serves.
 
     Args:
@@ -85,10 +86,16 @@ def server_info(client: httpx.Client, base_url: str, api_key: str | None,
         if not isinstance(m, dict) or not isinstance(m.get("id"), str) or clean_text(m["id"])[1]:
             continue  # no id, or one no request could name (invalid text, megabytes)
         meta = m.get("meta") if isinstance(m.get("meta"), dict) else {}
-        ctx = _int_or_none(m.get("max_model_len")) or n_ctx or _int_or_none(
-            meta.get("n_ctx_train"))  # fmt: skip
-        models.append(ServerModel(m["id"], m.get("owned_by"), ctx, _int_or_none(meta.get("size")),
-                                  _int_or_none(meta.get("n_params"))))  # fmt: skip
+        ctx = _int_or_none(m.get("max_model_len")) or n_ctx or _int_or_none(meta.get("n_ctx_train"))
+        models.append(
+            ServerModel(
+                m["id"],
+                m.get("owned_by"),
+                ctx,
+                _int_or_none(meta.get("size")),
+                _int_or_none(meta.get("n_params")),
+            )
+        )
     return ServerInfo(base_url, flavour, tuple(models))
 
 

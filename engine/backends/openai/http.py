@@ -32,8 +32,10 @@ def check_api_key(key: str, where: str = "the API key") -> str:
         SettingsError: non-ASCII, control or invalid characters in the key.
     """
     if not (key.isascii() and key.isprintable()):
-        raise SettingsError(f"{where} holds characters an API key cannot have (non-ASCII "
-                            "or control characters): copy the key again")  # fmt: skip
+        raise SettingsError(
+            f"{where} holds characters an API key cannot have (non-ASCII "
+            "or control characters): copy the key again"
+        )
     return key
 
 
@@ -44,11 +46,14 @@ def check_model_id(model: str) -> str:
         SettingsError: too long, or holding control characters or invalid text.
     """
     if len(model) > MAX_MODEL_ID:
-        raise SettingsError(f"the server model name is {len(model)} characters long (at "
-                            f"most {MAX_MODEL_ID}): check --remote-model")  # fmt: skip
+        raise SettingsError(
+            f"the server model name is {len(model)} characters long (at "
+            f"most {MAX_MODEL_ID}): check --remote-model"
+        )
     if any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in model):
-        raise SettingsError("the server model name holds control characters or invalid "
-                            "text: check --remote-model")  # fmt: skip
+        raise SettingsError(
+            "the server model name holds control characters or invalid text: check --remote-model"
+        )
     return model
 
 
@@ -79,8 +84,10 @@ def describe_status(status: int, body: str, url: str) -> str:
 
 def describe_exception(e: Exception, url: str) -> str:
     if isinstance(e, httpx.ConnectError):
-        return (f"cannot connect to {url} ({_first(e)}): is the server running, "
-                "and is the address right?")  # fmt: skip
+        return (
+            f"cannot connect to {url} ({_first(e)}): is the server running, "
+            "and is the address right?"
+        )
     if isinstance(e, httpx.TimeoutException):
         return f"{url} did not answer in time: the server may be overloaded or stuck"
     if isinstance(e, httpx.RemoteProtocolError | httpx.ReadError):
@@ -103,16 +110,22 @@ class RequestFailed(ServerError):
         self.status, self.unreachable = status, unreachable
 
 
-def _request(client: httpx.Client, method: str, url: str, api_key: str | None,
-             body: dict | None = None, timeout: float | None = None,
-             ) -> tuple[dict, httpx.Headers]:  # fmt: skip
+def _request(
+    client: httpx.Client,
+    method: str,
+    url: str,
+    api_key: str | None,
+    body: dict | None = None,
+    timeout: float | None = None,
+) -> tuple[dict, httpx.Headers]:
     """One JSON request; every failure becomes a RequestFailed with a readable message."""
     kw = {"timeout": httpx.Timeout(timeout, connect=CONNECT_S)} if timeout else {}
     try:
         r = client.request(method, url, json=body, headers=auth_headers(api_key), **kw)
     except (httpx.HTTPError, httpx.InvalidURL) as e:
-        raise RequestFailed(describe_exception(e, url), None,
-                            isinstance(e, httpx.ConnectError)) from None  # fmt: skip
+        raise RequestFailed(
+            describe_exception(e, url), None, isinstance(e, httpx.ConnectError)
+        ) from None
     if r.status_code >= 400:
         raise RequestFailed(describe_status(r.status_code, r.text, url), r.status_code)
     try:
@@ -126,8 +139,9 @@ def _request(client: httpx.Client, method: str, url: str, api_key: str | None,
     return data, r.headers
 
 
-def get_json(client: httpx.Client, url: str, api_key: str | None,
-             timeout: float | None = None) -> tuple[dict, httpx.Headers]:  # fmt: skip
+def get_json(
+    client: httpx.Client, url: str, api_key: str | None, timeout: float | None = None
+) -> tuple[dict, httpx.Headers]:
     """GET a JSON object, with the response's headers (they tell servers apart)."""
     return _request(client, "GET", url, api_key, timeout=timeout)
 

@@ -34,31 +34,39 @@ class RemoteRun:
             self.timings = chunk["timings"]
 
     # -- tokens ---------------------------------------------------------------------
-    def add_chunk(self, text: str, entries: list[TokenInfo], t: float,
-                  thinking: bool = False) -> list[TokenRecord]:  # fmt: skip
+    def add_chunk(
+        self, text: str, entries: list[TokenInfo], t: float, thinking: bool = False
+    ) -> list[TokenRecord]:
         """Records for one chunk: one per logprobs entry, or one for its text.
         `thinking`: the chunk is reasoning (not added to the answer's text)."""
         if not entries:
             if not text:
                 return []
             self.text += "" if thinking else text
-            return self._keep([self._record(TokenInfo(text), text, t, len(self.tokens),
-                                            thinking=thinking)])  # fmt: skip
+            return self._keep(
+                [self._record(TokenInfo(text), text, t, len(self.tokens), thinking=thinking)]
+            )
         pieces = [self.stream.add(e.raw) if e.raw is not None else e.text for e in entries]
         if "".join(pieces) != text and text:
             pieces = [text] + [""] * (len(entries) - 1)  # the chunk's text is what counts
         self.text += "" if thinking else "".join(pieces)
         n = len(self.tokens)
         pairs = enumerate(zip(entries, pieces, strict=True))
-        return self._keep([self._record(e, p, t, n + i, thinking=thinking)
-                           for i, (e, p) in pairs])  # fmt: skip
+        return self._keep([self._record(e, p, t, n + i, thinking=thinking) for i, (e, p) in pairs])
 
     def _keep(self, records: list[TokenRecord]) -> list[TokenRecord]:
         self.tokens.extend(records)
         return records
 
-    def _record(self, info: TokenInfo, piece: str, t: float, step: int,
-                eos: bool = False, thinking: bool = False) -> TokenRecord:  # fmt: skip
+    def _record(
+        self,
+        info: TokenInfo,
+        piece: str,
+        t: float,
+        step: int,
+        eos: bool = False,
+        thinking: bool = False,
+    ) -> TokenRecord:
         latency = t - (self.t_last if self.t_last is not None else self.t0)
         if self.t_first is None:
             self.t_first = t

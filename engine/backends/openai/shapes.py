@@ -107,8 +107,9 @@ def parse_entry(entry) -> TokenInfo:
     top = [c for c in cands if c is not None]
     top.sort(key=lambda c: -c.logprob if c.logprob == c.logprob else math.inf)  # NaN last
     tid = _int_id(entry.get("id"))
-    return TokenInfo(text, raw, tid, lp, top, post or "top_probs" in entry,
-                     list(dict.fromkeys(notes)))  # fmt: skip
+    return TokenInfo(
+        text, raw, tid, lp, top, post or "top_probs" in entry, list(dict.fromkeys(notes))
+    )
 
 
 def chunk_entries(chunk: dict) -> tuple[str, list, str | None]:
@@ -165,8 +166,9 @@ def _legacy_entries(lp: dict) -> list[dict]:
     for i, tok in enumerate(tokens):
         top = tops[i] if i < len(tops) and isinstance(tops[i], dict) else {}
         cands = [{"token": t, "logprob": v} for t, v in top.items()]
-        out.append({"token": tok, "logprob": lps[i] if i < len(lps) else None,
-                    "top_logprobs": cands})  # fmt: skip
+        out.append(
+            {"token": tok, "logprob": lps[i] if i < len(lps) else None, "top_logprobs": cands}
+        )
     return out
 
 
@@ -214,8 +216,13 @@ def align_mlx_lm(
     raw_steps = [parse_entry(e).top for e in content]
     strings = [c.text for top in raw_steps for c in top]
     table = dict(zip(strings, bytes_table(strings), strict=True))
-    steps = [[TopToken(c.token_id, token_label(table[c.text]), c.logprob,
-                       tuple(table[c.text])) for c in top] for top in raw_steps]  # fmt: skip
+    steps = [
+        [
+            TopToken(c.token_id, token_label(table[c.text]), c.logprob, tuple(table[c.text]))
+            for c in top
+        ]
+        for top in raw_steps
+    ]
     target = answer.encode("utf-8")
     n = len(steps)
     if eos_stop:
@@ -226,8 +233,9 @@ def align_mlx_lm(
         if budget < 0:  # pathological ambiguity: give up rather than guess or hang
             return None
         fits = [c for c in steps[i] if c.bytes and target.startswith(bytes(c.bytes), pos[i])]
-        if choice[i] < len(fits) and (i < n - 1 or pos[i] + len(fits[choice[i]].bytes)
-                                      == len(target)):  # fmt: skip
+        if choice[i] < len(fits) and (
+            i < n - 1 or pos[i] + len(fits[choice[i]].bytes) == len(target)
+        ):
             pos[i + 1] = pos[i] + len(fits[choice[i]].bytes)
             i += 1
         else:
@@ -244,13 +252,15 @@ def align_mlx_lm(
         out.append(TokenInfo(c.text, bytes(c.bytes), c.token_id, c.logprob, steps[k]))
     if eos_stop:  # which end token was drawn is known only when the run was greedy
         c = steps[-1][0] if greedy and steps[-1] else None
-        out.append(TokenInfo("", None, c.token_id if c else None, c.logprob if c else None,
-                             steps[-1]))  # fmt: skip
+        out.append(
+            TokenInfo("", None, c.token_id if c else None, c.logprob if c else None, steps[-1])
+        )
     return out
 
 
-def zip_mlx_lm(ids_content: list, top_content: list, pieces: list[str],
-               eos_stop: bool) -> list[TokenInfo] | None:  # fmt: skip
+def zip_mlx_lm(
+    ids_content: list, top_content: list, pieces: list[str], eos_stop: bool
+) -> list[TokenInfo] | None:
     """mlx_lm.server's tokens from two non-streamed passes: `logprobs` alone gives
     each generated token's id and log-probability (right), `top_logprobs` the
     candidates; the text of each token is the streamed chunk of the same step
@@ -267,8 +277,10 @@ def zip_mlx_lm(ids_content: list, top_content: list, pieces: list[str],
             return None
         raw_top = parse_entry(top_content[k]).top
         table = bytes_table([c.text for c in raw_top])
-        top = [TopToken(c.token_id, token_label(b), c.logprob, tuple(b))
-               for c, b in zip(raw_top, table, strict=True)]  # fmt: skip
+        top = [
+            TopToken(c.token_id, token_label(b), c.logprob, tuple(b))
+            for c, b in zip(raw_top, table, strict=True)
+        ]
         lp, _ = _logprob_of(entry, [])
         text = pieces[k] if k < n_text else ""
         raw = text.encode("utf-8") if k < n_text else None

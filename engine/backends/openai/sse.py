@@ -44,8 +44,15 @@ class SSEStream:
     `max_event_bytes`, or a stream cut before `[DONE]` or a finish reason.
     """
 
-    def __init__(self, client: httpx.Client, url: str, body: dict, api_key: str | None,
-                 stall_s: float, max_event_bytes: int = MAX_EVENT_BYTES):  # fmt: skip
+    def __init__(
+        self,
+        client: httpx.Client,
+        url: str,
+        body: dict,
+        api_key: str | None,
+        stall_s: float,
+        max_event_bytes: int = MAX_EVENT_BYTES,
+    ):
         self.client, self.url, self.body, self.api_key = client, url, body, api_key
         self.stall_s, self.max_event_bytes = stall_s, max_event_bytes
         self._q: queue.Queue = queue.Queue(maxsize=QUEUE_LINES)  # a flood waits for us
@@ -76,8 +83,13 @@ class SSEStream:
         try:
             # No read timeout here: `events` watches for silence and says so itself.
             no_read_limit = httpx.Timeout(None, connect=CONNECT_S)
-            with self.client.stream("POST", self.url, json=self.body, timeout=no_read_limit,
-                                    headers=auth_headers(self.api_key)) as r:  # fmt: skip
+            with self.client.stream(
+                "POST",
+                self.url,
+                json=self.body,
+                timeout=no_read_limit,
+                headers=auth_headers(self.api_key),
+            ) as r:
                 self._response = r
                 self.server = r.headers.get("server", "").lower()
                 if r.status_code >= 400:
