@@ -1,5 +1,6 @@
-"""Render Compare (2 and 4 lanes, every lane's settings open), Inside and the lab
-at three screen sizes, after a short real run, to PNG (offscreen; no display).
+"""Render the playground (a regenerated turn: two sibling runs), Compare (2 and 4
+lanes, every lane's settings open), Inside and the lab at three screen sizes,
+after a short real run, to PNG (offscreen; no display).
 Each window fills the screen size, so the shots show what fits and what scrolls.
 
 python scripts/screenshot_windows.py [OUT_DIR]        (default: docs/)
@@ -53,6 +54,16 @@ def main() -> int:
     win.controls.max_tokens.setValue(12)
     win.run()
     wait(app, lambda: win.state.done is not None and not win.bridge.busy, 300)
+    first = win.state
+    win.flow.regenerate()  # a second run of the turn: the turn line shows ‹ run 2/2 ›
+    wait(app, lambda: win.state is not first and win.state.done is not None, 300)
+    wait(app, lambda: not win.bridge.busy, 30)
+    win.select_step(3)
+    for screen in SCREENS:
+        win.resize(*screen)
+        settle(app)
+        win.run_view.redraw()
+        shoot(app, win, out / f"playground-{screen[0]}x{screen[1]}.png", screen)
     # Compare shares the playground's engine here: one model process at a time.
     compare = CompareWindow(
         EngineBridge(client=win.bridge.client, owns_client=False), journal=win.journal, parent=win
