@@ -116,6 +116,8 @@ def test_inside_follows_a_run_opened_from_history(qtbot, window):
     window.show_run(run)
     assert inside.state is window.state
     assert inside.where.text().startswith("Other-270M · the prompt alone of “Name a river.”")
+    inside.attention.hover.setText("query ' the' → ' river': 0.412")  # a value read earlier
     window.new_conversation()
     assert inside.where.text().startswith("Run a prompt in the playground")
+    assert inside.attention.hover.text() == "Hover a cell for its weight"
     inside.close()

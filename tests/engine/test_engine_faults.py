@@ -63,7 +63,7 @@ def test_runs_killed_or_frozen_at_random_moments(tmp_path, default_model_path):
     settings = SamplingSettings(temperature=0, max_tokens=6, chat_template=False)
     finished, outcomes = [], []
     try:
-        for i in range(8):
+        for i in range(6):  # both kinds land (kills at 0.65 s and 0.33 s; freezes)
             sig = rng.choice([signal.SIGKILL, signal.SIGSTOP])
             fired: list[float] = []
             timer = _fault_later(client, rng.uniform(0.0, 3.5), sig, fired)

@@ -13,7 +13,7 @@ from engine.client import EngineClient
 from engine.lab import BatchParams, CacheParams, QuantParams, SpeculativeParams, result_from
 from engine.settings import SamplingSettings
 
-PROMPT = "Name a planet."
+PROMPT = "The planets of the solar system are"
 TIMINGS = {
     "prefill_tps",
     "decode_tps",
@@ -75,11 +75,18 @@ def engine(default_model_path):
 def test_cli_and_engine_process_agree(argv, params, engine, default_model_path, capsys):
     assert main(["lab", *argv, "--model", str(default_model_path), "--json"]) == 0
     cli = json.loads(capsys.readouterr().out)
-    records = list(engine.lab(params, PROMPT, SamplingSettings(), str(default_model_path)))
+    settings = SamplingSettings(chat_template="--raw" not in argv)  # short raw prompts: fast
+    records = list(engine.lab(params, PROMPT, settings, str(default_model_path)))
     assert records[-1].type == "lab", records[-1]
     via_engine = result_from(params.kind, records[-1].data).to_dict()
     if params.kind == "speculative":  # the command line adds its one run's fields
         cli = {k: cli[k] for k in via_engine}
+    if params.kind == "quant":  # reference, the 4-bit variant, the shipped weights
+        assert cli["reference"].startswith("float32, dequantized from the stored GGUF Q4_1")
+        assert [v["bits"] for v in cli["variants"]] == [None, 4, None]
+        assert cli["variants"][2]["name"].endswith("as installed")
+        assert set(cli["top"]) == {v["key"] for v in cli["variants"]}
+        assert cli["variants"][0]["mean_kl"] == 0.0 < cli["variants"][1]["mean_kl"]
     same(cli, via_engine)
     # The results carry real work: tokens and numbers, not empty shells.
     text = json.dumps(via_engine)
