@@ -273,6 +273,7 @@ class Journal:
             entry["conversation"] = conversation
 
         def build() -> bytes:  # the number is chosen under the file lock
+            """The run entry's line, its number taken under the file lock."""
             entry["run_id"] = f"{self.session_id}/{self._next_run}"
             self._next_run += 1
             return _line(entry)
