@@ -35,7 +35,14 @@ LOAD_TIMEOUT_S = 600.0  # silence allowed while a model is fetched, converted or
 
 
 class EngineClient:
-    """One engine process, started on first use and restarted after a crash or hang."""
+    """One engine process, started on first use and restarted after a crash or hang.
+
+    Args:
+        hang_timeout_s: seconds of silence allowed between a run's records (None or
+            0: LOGITSCOPE_ENGINE_TIMEOUT, default 30).
+        load_timeout_s: the same while a model is fetched, converted or loaded (None
+            or 0: LOGITSCOPE_LOAD_TIMEOUT, default 600).
+    """
 
     def __init__(self, hang_timeout_s: float | None = None, load_timeout_s: float | None = None):
         self.hang_timeout_s = hang_timeout_s or environment.seconds(
@@ -57,9 +64,16 @@ class EngineClient:
     # -- process lifetime -------------------------------------------------------
     @property
     def pid(self) -> int | None:
+        """The engine process's id; None before the first request and after `close()`."""
         return self._proc.pid if self._proc is not None else None
 
     def is_alive(self) -> bool:
+        """Whether the engine process is running.
+
+        Returns:
+            True while the process started for the last request is alive; False before
+            the first request, after `close()`, or once it has died or been killed.
+        """
         return self._proc is not None and self._proc.is_alive()
 
     def _ensure_started(self) -> None:
@@ -186,11 +200,19 @@ class EngineClient:
         api_key: str | None = None,
         prefer: str | None = None,
     ) -> Iterator[Record]:
-        """Run one generation; yields progress/model/prefill/token/done records.
+        """Run one generation in the engine process (started or restarted as needed).
 
-        `model` is a model spec (see engine.backends.base); `api_key` is sent to
-        the engine only, never recorded; `prefer` (auto | speed | memory) picks how
-        a local quantized model runs on the CPU.
+        Args:
+            prompt: the user message, or a whole conversation of {role, content} dicts.
+            settings: the run's sampling settings (validated by the engine).
+            model: the model spec (see engine.backends.base); None or "": the default model.
+            api_key: a server's API key; sent to the engine only, never recorded.
+            prefer: auto | speed | memory: how a local quantized model runs on the CPU;
+                None keeps the engine's current choice (LOGITSCOPE_COMPUTE, else auto).
+
+        Returns:
+            An iterator of progress, model, prefill and token records that ends after a
+            DoneRecord or an ErrorRecord (a refused request, an engine that died or hung).
         """
         self._last_op = "generate"
         rid = self._start(
@@ -212,9 +234,20 @@ class EngineClient:
         model: str | None = None,
         prefer: str | None = None,
     ) -> Iterator[Record]:
-        """Look inside the model at one step; yields progress/model records, then one
-        inspect record (or an error). `request`: what (attention | lens), step,
-        continuation (the answer's token ids), layer, head, top_k."""
+        """Look inside the model at one step of a known answer.
+
+        Args:
+            prompt: the user message, or the conversation of {role, content} dicts.
+            settings: the run's settings (the prompt is encoded as the run encoded it).
+            request: what (attention | lens), step, continuation (the answer's token
+                ids), layer, head, top_k.
+            model: the model spec; None or "": the default model. It must be local.
+            prefer: auto | speed | memory; None keeps the engine's current choice.
+
+        Returns:
+            An iterator of progress and model records ending with one InspectRecord or
+            one ErrorRecord (a server model, a refused request, a cancel, a lost engine).
+        """
         self._last_op = "inspect"
         rid = self._start(
             "inspect",
@@ -319,12 +352,27 @@ class EngineClient:
     def load(
         self, model: str | None = None, api_key: str | None = None, prefer: str | None = None
     ) -> Iterator[Record]:
-        """Load (fetching/converting if needed) a model; ends with a model record."""
+        """Load a model (fetching or converting it first if needed) without running it.
+
+        Args:
+            model: the model spec; None or "": the default model.
+            api_key: a server's API key; sent to the engine only, never recorded.
+            prefer: auto | speed | memory; None keeps the engine's current choice.
+
+        Returns:
+            An iterator of progress records ending with the ModelRecord, or with an
+            ErrorRecord. A load is not the current request: `cancel()` does not reach it.
+        """
         self._last_op = "load"
         return self._records(self._start("load", model=model, api_key=api_key, prefer=prefer))
 
     def cancel(self) -> None:
-        """Ask the current generation to stop; it ends with finish_reason 'cancelled'."""
+        """Ask the current request to stop; does nothing when no engine process runs.
+
+        A generation ends with finish_reason "cancelled"; an inspection ends, once its
+        pass is done, with an ErrorRecord of kind "settings"; a lab experiment is not
+        interrupted.
+        """
         if self.is_alive() and self.current:
             self._send({"op": "cancel", "id": 0, "target": self.current})
 

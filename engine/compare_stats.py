@@ -10,6 +10,8 @@ from engine.records import DoneRecord, TokenRecord
 
 @dataclass(frozen=True)
 class RunSummary:
+    """One run's statistics as Compare shows them; None where not reported."""
+
     prompt_tokens: int | None
     generated_tokens: int
     ttft_s: float | None

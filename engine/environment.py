@@ -36,17 +36,43 @@ def _name(name: str) -> str:
 
 
 def text(name: str) -> str:
-    """The variable's value ('' when unset)."""
+    """A variable's value.
+
+    Args:
+        name: a key of VARIABLES.
+
+    Returns:
+        Its value, '' when unset.
+
+    Raises:
+        KeyError: `name` is not a documented variable (a bug in the caller).
+    """
     return os.environ.get(_name(name), "")
 
 
 def flag(name: str) -> bool:
-    """True when the variable is set to anything but '', '0' or 'false'."""
+    """Whether a switch variable is on.
+
+    Args:
+        name: a key of VARIABLES.
+
+    Returns:
+        True when set to anything but '', '0', 'false' or 'no' (any case, spaces
+        ignored).
+    """
     return text(name).strip().lower() not in ("", "0", "false", "no")
 
 
 def seconds(name: str, default: float) -> float:
-    """A positive number of seconds; `default` when unset or not a positive number."""
+    """A duration variable.
+
+    Args:
+        name: a key of VARIABLES.
+        default: seconds to use when it is unset or not a positive number.
+
+    Returns:
+        The number of seconds (a positive float, or `default`).
+    """
     try:
         value = float(text(name) or default)
     except ValueError:
@@ -55,13 +81,25 @@ def seconds(name: str, default: float) -> float:
 
 
 def whole(name: str, default: int) -> int:
-    """A positive whole number; `default` when unset or not one."""
+    """A count variable.
+
+    Args:
+        name: a key of VARIABLES.
+        default: used when it is unset or not a positive whole number.
+
+    Returns:
+        The number, or `default`.
+    """
     value = text(name).strip()
     return int(value) if value.isdigit() and int(value) > 0 else default
 
 
 def describe() -> str:
-    """The table of variables, one per line (for the README and `--help`)."""
+    """The table of variables, for the README and `--help`.
+
+    Returns:
+        One line per variable: its name, padded, then what it does.
+    """
     width = max(map(len, VARIABLES))
     return "\n".join(f"{name:<{width}}  {what}" for name, what in VARIABLES.items())
 

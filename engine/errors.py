@@ -21,7 +21,12 @@ class ServerError(LogitscopeError):
 
 
 class EngineFault(LogitscopeError):
-    """The engine process died or hung; the message names the phase it was in."""
+    """The engine process died or hung; the message names the phase it was in.
+
+    Args:
+        message: the message for people.
+        kind: engine_died or engine_hung.
+    """
 
     def __init__(self, message: str, kind: str = "engine_died"):
         super().__init__(message)
@@ -29,7 +34,16 @@ class EngineFault(LogitscopeError):
 
 
 def error_for(record) -> LogitscopeError:
-    """The exception an ErrorRecord stands for (bad input: SettingsError, exit 2)."""
+    """The exception an ErrorRecord stands for (for callers that raise instead of show).
+
+    Args:
+        record: an ErrorRecord.
+
+    Returns:
+        EngineFault for engine_died and engine_hung, SettingsError for settings
+        (bad input: the command line exits with 2), ServerError for server, and
+        ModelError for any other kind.
+    """
     if record.kind in ("engine_died", "engine_hung"):
         return EngineFault(record.message, record.kind)
     if record.kind == "settings":

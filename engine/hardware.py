@@ -16,10 +16,13 @@ from engine.runtime_cache import read_json, write_json
 
 @dataclass(frozen=True)
 class Limits:
+    """A machine's measured limits: memory bandwidth (GB/s) and float32 GEMM (GFLOP/s)."""
+
     memory_gbs: float  # GB/s read+written by a large copy (decimal GB)
     matmul_gflops: float  # float32 GEMM, the BLAS NumPy uses
 
     def describe(self) -> str:
+        """The limits in words, e.g. "100 GB/s memory, 900 GFLOP/s float32"."""
         return f"{self.memory_gbs:.0f} GB/s memory, {self.matmul_gflops:.0f} GFLOP/s float32"
 
 

@@ -32,6 +32,8 @@ def versus(got: float, limit: float | None, unit: str, fmt: str = ".0f") -> str:
 
 @dataclass
 class Timeline:
+    """A run's achieved speed against the device's limits, per decode step."""
+
     prefill_s: float | None = None
     prefill_tokens: int = 0
     prefill_gflops: float | None = None  # achieved
@@ -49,6 +51,7 @@ class Timeline:
 
     @property
     def mean_gbs(self) -> float | None:
+        """Bytes read over the decode steps / their time, in GB/s; None without steps."""
         total_s = sum(self.step_s)
         return sum(self.step_bytes) / total_s / 1e9 if total_s > 0 else None
 

@@ -56,4 +56,5 @@ def models_dir() -> Path:
 
 
 def downloads_dir() -> Path:
+    """The downloads folder (created on first use); DataDirError if it cannot be."""
     return _ensure_folder(data_dir() / "downloads", "downloads folder", "LOGITSCOPE_DATA_DIR")

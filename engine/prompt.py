@@ -20,6 +20,8 @@ _USER, _ASSISTANT, _NEXT = "\ue000LSU\ue000", "\ue000LSA\ue000", "\ue000LSN\ue00
 
 @dataclass(frozen=True)
 class EncodedPrompt:
+    """A prompt's token ids and how many of them come before the user's turn."""
+
     ids: list[int]
     system_tokens: int  # tokens before the user's turn (system block and its wrappers)
 

@@ -34,7 +34,15 @@ LOCAL_CAPABILITIES = tuple(c for c in CAPABILITIES if c != "entropy_top_k")
 
 @dataclass(frozen=True)
 class TopToken:
-    """One candidate next token."""
+    """One candidate next token.
+
+    Attributes:
+        token_id: its vocabulary id, or a negative stand-in id (see `stand_in_id`)
+            for a token a server named only by its bytes or text.
+        text: its readable form: the decoded text, or `<0xE6><0x97>` for partial UTF-8.
+        logprob: its log-probability (natural log: <= 0).
+        bytes: its raw bytes, or None when not known.
+    """
 
     token_id: int
     text: str  # readable form: the decoded text, or `<0xE6><0x97>` for partial UTF-8
@@ -43,7 +51,16 @@ class TopToken:
 
 
 def token_label(raw: bytes | tuple[int, ...] | list[int] | None, fallback: str = "") -> str:
-    """A token shown on its own: its text if its bytes are whole UTF-8, else its bytes."""
+    """A token shown on its own: its text if its bytes are whole UTF-8, else its bytes.
+
+    Args:
+        raw: the token's raw bytes, or None when not known.
+        fallback: what to show when `raw` is None.
+
+    Returns:
+        The decoded text, `<0xE6><0x97>`-style hex for bytes that are not whole
+        UTF-8, or `fallback`.
+    """
     if raw is None:
         return fallback
     raw = bytes(raw)
@@ -54,15 +71,37 @@ def token_label(raw: bytes | tuple[int, ...] | list[int] | None, fallback: str =
 
 
 def stand_in_id(raw: bytes | tuple[int, ...] | None, text: str) -> int:
-    """A negative id for a token a server named only by its bytes or text (the same
-    token always gets the same one; it is never a vocabulary id)."""
+    """A negative id for a token a server named only by its bytes or text.
+
+    The same token always gets the same id (a CRC-32 of its bytes); it is never a
+    vocabulary id.
+
+    Args:
+        raw: the token's raw bytes, or None to use `text`.
+        text: the token's text (used when `raw` is None).
+
+    Returns:
+        An id from -2**31 to -1.
+    """
     data = bytes(raw) if raw is not None else text.encode("utf-8", "surrogatepass")
     return -1 - (zlib.crc32(data) & 0x7FFFFFFF)
 
 
 @dataclass(frozen=True)
 class ModelRecord:
-    """The model a run uses, sent once before prefill."""
+    """The model a run uses, sent once before prefill.
+
+    Sizes are in bytes, times in seconds; `None` means not reported (e.g. by a
+    server), never an invented value. The speed limits (`weight_bytes`,
+    `parameters`, `memory_gbs`, `matmul_gflops`) let a view compare measured speed
+    against what the hardware allows.
+
+    Attributes:
+        path: where the model is: its folder, or `URL#model` on a server.
+        device: where it runs, in words.
+        load_s: seconds the load took.
+        capabilities: keys of CAPABILITIES: the views this backend can fill.
+    """
 
     name: str
     path: str
@@ -84,12 +123,20 @@ class ModelRecord:
     type: str = "model"
 
     def can(self, capability: str) -> bool:
+        """Whether the backend reports `capability`.
+
+        Args:
+            capability: a key of CAPABILITIES.
+
+        Returns:
+            True when it is in `capabilities`.
+        """
         return capability in self.capabilities
 
 
 @dataclass(frozen=True)
 class ProgressRecord:
-    """Long preparation work (fetching, converting, loading a model)."""
+    """Long preparation work (fetching, converting, loading a model); `fraction` is 0..1."""
 
     message: str
     fraction: float  # 0..1
@@ -98,7 +145,7 @@ class ProgressRecord:
 
 @dataclass(frozen=True)
 class PrefillRecord:
-    """Prompt processing progress: `processed` of `total` prompt tokens."""
+    """Prompt processing: `processed` of `total` tokens, `elapsed_s` seconds into the run."""
 
     processed: int
     total: int
@@ -153,7 +200,15 @@ class TokenRecord:
         return token_label(self.bytes, self.text)
 
     def sampled_prob_of(self, token_id: int) -> float | None:
-        """Sampled-from probability of a candidate, or None when it was not recorded."""
+        """The probability a candidate had in the distribution the token was drawn from.
+
+        Args:
+            token_id: a candidate's id.
+
+        Returns:
+            Its sampled-from probability (0..1; 0.0 when a filter removed it), or None
+            when it was not recorded.
+        """
         if token_id == self.token_id >= 0 and self.sampled_logprob is not None:
             return 2.718281828459045**self.sampled_logprob
         for c, p in zip(self.top, self.sampled_probs, strict=False):
@@ -167,7 +222,11 @@ class TokenRecord:
 
 @dataclass(frozen=True)
 class DoneRecord:
-    """The end of a run and its statistics."""
+    """The end of a run and its statistics.
+
+    Times are in seconds and speeds in tokens per second; None means not reported
+    or not measurable, never zero.
+    """
 
     finish_reason: str  # eos | stop_string | length | cancelled | error (older logs: stop)
     text: str
@@ -196,8 +255,12 @@ class DoneRecord:
 
 @dataclass(frozen=True)
 class ErrorRecord:
-    """A run that could not start or was lost (kind engine_died: the engine process
-    exited mid-run); `message` is for people."""
+    """A run that could not start or was lost; `message` is for people.
+
+    `kind` says what failed: error (a bug or anything else), model, settings,
+    server, engine_died (the engine process exited mid-run) or engine_hung (it went
+    silent and was killed).
+    """
 
     message: str
     kind: str = "error"  # error | model | settings | engine_died | engine_hung | server
@@ -225,9 +288,13 @@ class InspectRecord:
 
 @dataclass(frozen=True)
 class LabRecord:
-    """The numbers of one lab experiment (see engine/backends/mlx/lab_runs.py)."""
+    """The numbers of one lab experiment (see engine/backends/mlx/lab_runs.py).
 
-    kind: str  # quant | speculative
+    `data` is the result dataclass's `to_dict()`; engine.lab.result_from(kind, data)
+    rebuilds it.
+    """
+
+    kind: str  # quant | speculative | batch | cache
     data: dict
     type: str = "lab"
 
@@ -256,12 +323,33 @@ _TYPES = {c.__dataclass_fields__["type"].default: c for c in _CLASSES}
 
 
 def to_dict(record: Record) -> dict:
-    """Plain JSON-ready dict of a record (tuples become lists)."""
+    """A record as a plain dict (the JSON shape documented in the README).
+
+    Args:
+        record: any record.
+
+    Returns:
+        Its fields, nested dataclasses as dicts; tuples stay tuples (JSON writes
+        them as lists).
+    """
     return asdict(record)
 
 
 def record_from_dict(d: dict) -> Record:
-    """Rebuild a record from `to_dict` output (or its JSON round-trip)."""
+    """Rebuild a record from `to_dict` output (or its JSON round-trip).
+
+    Unknown keys are ignored; lists become the record's tuples again.
+
+    Args:
+        d: a dict with a `type` key naming the record class.
+
+    Returns:
+        The record.
+
+    Raises:
+        KeyError: an unknown `type`, or none.
+        TypeError: a required field is missing.
+    """
     cls = _TYPES[d["type"]]
     names = {f.name for f in fields(cls)}
     kw = {k: v for k, v in d.items() if k in names}
@@ -287,9 +375,18 @@ def _top(t) -> TopToken:
 
 
 def add_token(tokens: list[TokenRecord], record: TokenRecord) -> int:
-    """Append a token record; one for a step already held supersedes it and what
-    follows (a backend that learns more after streaming re-sends its tokens from
-    that step). Returns the first step that changed."""
+    """Append a token record to a run's tokens.
+
+    A record for a step already held supersedes it and every later one (a backend
+    that learns more after streaming re-sends its tokens from that step).
+
+    Args:
+        tokens: the run's token records, indexed by step; changed in place.
+        record: the new token record.
+
+    Returns:
+        The first step that changed.
+    """
     if record.step < len(tokens):
         del tokens[record.step :]
     tokens.append(record)
@@ -309,6 +406,13 @@ class RunResult:
     prefill: PrefillRecord | None = None  # the latest
 
     def add(self, record: Record) -> None:
+        """Fold one record into the run's state.
+
+        Progress, inspect and lab records are ignored.
+
+        Args:
+            record: any record.
+        """
         if isinstance(record, TokenRecord):
             self.add_tokens([record])
         elif isinstance(record, DoneRecord):
@@ -321,9 +425,15 @@ class RunResult:
             self.prefill = record
 
     def add_tokens(self, records: list[TokenRecord]) -> None:
+        """Fold several token records in order (each as `add_token` does).
+
+        Args:
+            records: token records.
+        """
         for r in records:
             add_token(self.tokens, r)
 
     @property
     def text(self) -> str:
+        """The answer so far: every token's text joined (thinking tokens included)."""
         return "".join(t.text for t in self.tokens)

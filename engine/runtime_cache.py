@@ -10,12 +10,14 @@ from pathlib import Path
 
 
 def runtime_dir() -> Path:
+    """The folder of runtime measurements cached per machine (beside the models folder)."""
     from engine.paths import models_dir
 
     return models_dir().parent / "runtime"
 
 
 def read_json(name: str) -> dict:
+    """The cached JSON object `name`; {} if missing or unreadable."""
     try:
         data = json.loads((runtime_dir() / name).read_text())
     except (OSError, ValueError):
@@ -24,6 +26,7 @@ def read_json(name: str) -> dict:
 
 
 def write_json(name: str, data: dict) -> None:
+    """Cache `data` as `name` (replaced atomically; a failure is ignored)."""
     path = runtime_dir() / name
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

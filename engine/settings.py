@@ -27,7 +27,25 @@ DEFAULT_PREFILL_CHUNK = 512  # most tokens per prefill step (chunks adapt to ~0.
 
 @dataclass(frozen=True)
 class SamplingSettings:
-    """Everything that decides which tokens a run produces."""
+    """Everything that decides which tokens a run produces.
+
+    Values are checked by `validate()`, not when the dataclass is made.
+
+    Attributes:
+        temperature: 0 (greedy) .. 2.
+        top_p: nucleus filter in (0, 1]; 1 is off.
+        top_k: keep the k most likely tokens; 0 is off.
+        min_p: drop tokens below min_p x the top probability; 0 is off.
+        repetition_penalty: in (0, 10]; 1 is off.
+        max_tokens: most tokens generated.
+        seed: the sampler's seed; None draws one (the done record says which).
+        stop: strings that end the answer.
+        system_prompt: a system message put before the prompt (None or '': none added).
+        chat_template: wrap the prompt in the model's chat template.
+        top_n: alternatives recorded per step (1..50).
+        prefill_chunk: most prompt tokens per prefill step.
+        prompt_cache: reuse the previous run's KV cache for a common prefix.
+    """
 
     temperature: float = DEFAULT_TEMPERATURE
     top_p: float = DEFAULT_TOP_P
@@ -46,7 +64,14 @@ class SamplingSettings:
     prompt_cache: bool = False
 
     def validate(self) -> SamplingSettings:
-        """Return self, or raise SettingsError naming the bad value and the range."""
+        """Check every value's type and range.
+
+        Returns:
+            self, unchanged.
+
+        Raises:
+            SettingsError: the first bad value, named with its allowed range.
+        """
         _check(
             _finite(self.temperature) and 0 <= self.temperature <= MAX_TEMPERATURE,
             f"temperature must be between 0 and {MAX_TEMPERATURE:g} "
@@ -96,12 +121,27 @@ class SamplingSettings:
         return self
 
     def to_dict(self) -> dict:
+        """The settings as a JSON-ready dict (`stop` as a list).
+
+        Returns:
+            One key per field.
+        """
         d = asdict(self)
         d["stop"] = list(self.stop)
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> SamplingSettings:
+        """Settings from a dict such as `to_dict()` gives; unknown keys are ignored.
+
+        Not validated: call `validate()`.
+
+        Args:
+            d: field names to values; missing fields keep their defaults.
+
+        Returns:
+            The settings.
+        """
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in d.items() if k in known}
         if "stop" in kwargs:
@@ -109,6 +149,14 @@ class SamplingSettings:
         return cls(**kwargs)
 
     def with_(self, **changes) -> SamplingSettings:
+        """A copy with some fields changed (not validated).
+
+        Args:
+            **changes: field names to new values.
+
+        Returns:
+            The new settings.
+        """
         return replace(self, **changes)
 
 

@@ -42,6 +42,7 @@ def _low_t(record: TokenRecord, temps: np.ndarray):
     t = np.maximum(temps, MIN_T)[:, None]  # (G, 1)
 
     def top_stats(tt):
+        """(logsumexp, entropy) of the top candidates at each temperature of `tt`."""
         s = top[None, :] / tt  # (G, n)
         logz = np.logaddexp.reduce(s, axis=1)
         p = np.exp(s - logz[:, None])
@@ -109,4 +110,5 @@ def entropy(record: TokenRecord, temps) -> np.ndarray:
 
 
 def has_sweep(record: TokenRecord) -> bool:
+    """Whether the record holds a full temperature sweep and candidates to draw."""
     return len(record.sweep_logz) == len(SWEEP_TEMPERATURES) and bool(record.top)

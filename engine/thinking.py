@@ -25,6 +25,8 @@ MULTI = (
 
 @dataclass(frozen=True)
 class ThinkMarkers:
+    """A model's thinking block markers, as token ids and as text."""
+
     start: tuple[int, ...]
     end: tuple[int, ...]
     start_text: str
@@ -81,6 +83,7 @@ class ThinkTracker:
         self.count = 0  # thinking tokens so far
 
     def add(self, token_id: int) -> bool:
+        """Whether this generated token is thinking (the markers themselves count)."""
         m = self.markers
         self.recent = [*self.recent, int(token_id)][-max(len(m.start), len(m.end)) :]
         thinking = self.inside

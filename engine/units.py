@@ -27,6 +27,7 @@ def to_mb(n: float | None) -> float | None:
 
 
 def fmt_mb(n: float | None) -> str:
+    """Bytes as "12.3 MB" (decimal), or NOT_REPORTED for None."""
     return NOT_REPORTED if n is None else f"{n / 1e6:.1f} MB"
 
 

@@ -61,6 +61,7 @@ class _Worker:
             os.kill(os.getpid(), self._fault[1])
 
     def send(self, rid: int, **msg) -> None:
+        """Send one message for request `rid` to the client (thread-safe)."""
         with self._send_lock:
             self.events.send({"id": rid, **msg})
 
@@ -71,6 +72,7 @@ class _Worker:
         done = threading.Event()
 
         def beat():
+            """Send "alive" every HEARTBEAT_S until the block is done or the pipe is gone."""
             while not done.wait(HEARTBEAT_S):
                 try:
                     self.send(rid, alive=True)
@@ -86,6 +88,7 @@ class _Worker:
             thread.join()
 
     def send_record(self, rid: int, record) -> None:
+        """Send one record for request `rid`."""
         from engine.records import to_dict
 
         self.send(rid, record=to_dict(record))
@@ -111,6 +114,7 @@ class _Worker:
             backend.prefer = msg["prefer"]
 
         def progress(message, fraction):
+            """Send a progress record (a fault point for the tests)."""
             self.send_record(rid, ProgressRecord(message, fraction))
             self.fault("progress")
 
@@ -119,6 +123,7 @@ class _Worker:
         return backend
 
     def handle(self, msg: dict) -> None:
+        """Run one request; a user-facing error or a bug becomes its ErrorRecord."""
         from engine.errors import LogitscopeError, ModelError, SettingsError
         from engine.records import ErrorRecord
 
@@ -134,9 +139,11 @@ class _Worker:
             self.send_record(rid, ErrorRecord(f"internal error: {type(e).__name__}: {e}"))
 
     def op_load(self, rid: int, msg: dict) -> None:
+        """Load the request's model; the reply is its ModelRecord."""
         self.backend(rid, msg)
 
     def op_generate(self, rid: int, msg: dict) -> None:
+        """Run a generation, sending each record as it comes."""
         from engine.settings import SamplingSettings
 
         settings = SamplingSettings.from_dict(msg["settings"]).validate()
@@ -148,6 +155,7 @@ class _Worker:
                 self.fault("decode" if record.type == "token" else "prefill")
 
     def op_inspect(self, rid: int, msg: dict) -> None:
+        """Inspect one step with a local model (a server model is refused)."""
         from engine.errors import SettingsError
         from engine.settings import SamplingSettings
 
@@ -166,6 +174,7 @@ class _Worker:
         self.send_record(rid, record)
 
     def op_lab(self, rid: int, msg: dict) -> None:
+        """Run a lab experiment with a local model; the reply is its LabRecord."""
         from engine.errors import SettingsError
         from engine.records import LabRecord, ProgressRecord
         from engine.settings import SamplingSettings
@@ -176,6 +185,7 @@ class _Worker:
             raise SettingsError("the lab needs the model's weights: open a local model")
 
         def progress(message, fraction):
+            """Send the experiment's progress record."""
             self.send_record(rid, ProgressRecord(message, fraction))
 
         with self.heartbeat(rid):
@@ -194,6 +204,7 @@ def worker_main(requests, events) -> None:
     work: queue.Queue = queue.Queue()
 
     def reader():
+        """Receive requests: cancels are noted at once, the rest queued in order."""
         while True:
             try:
                 msg = requests.recv()

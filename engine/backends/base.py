@@ -40,13 +40,48 @@ class Backend(Protocol):
     kind: str
     local: bool
 
-    def load(self, model: str | None, progress: Progress) -> ModelRecord: ...
+    def load(self, model: str | None, progress: Progress) -> ModelRecord:
+        """Make `model` the one this backend runs (a no-op when it already is).
+
+        Args:
+            model: the model spec; None or "": the default local model.
+            progress: called with (message, fraction 0..1) while the model is
+                fetched, converted or loaded.
+
+        Returns:
+            The model's record (sent once before prefill).
+
+        Raises:
+            ModelError: the model cannot be found, read, converted or loaded.
+            ServerError: a server refused, failed or could not be reached.
+        """
+        ...
 
     def generate(
         self, prompt: Prompt, settings: SamplingSettings, should_stop: Callable[[], bool]
-    ) -> Iterator[Record]: ...
+    ) -> Iterator[Record]:
+        """Run one generation with the loaded model.
 
-    def close(self) -> None: ...
+        Args:
+            prompt: the user message, or a whole conversation of {role, content}.
+            settings: validated sampling settings.
+            should_stop: polled between steps; True ends the run as "cancelled".
+
+        Yields:
+            Prefill, token (and, from a server, progress) records, then one
+            DoneRecord; a run that fails after its first token ends with
+            finish_reason "error" and keeps its tokens.
+
+        Raises:
+            SettingsError: bad settings, or a prompt that does not fit.
+            ModelError: no model loaded, or one that cannot run this prompt.
+            ServerError: a server that fails before the first token.
+        """
+        ...
+
+    def close(self) -> None:
+        """Let go of the model (and any connection); `load` may be called again."""
+        ...
 
 
 class LocalBackend(Backend, Protocol):
@@ -76,10 +111,21 @@ class LocalBackend(Backend, Protocol):
         params: dict,
         progress: Progress,
     ) -> dict:
-        """Run one lab experiment (quant | speculative | batch | cache).
+        """Run one lab experiment (quant | speculative | batch | cache) on the loaded model.
+
+        Args:
+            kind: the experiment, a key of engine.lab.KINDS.
+            prompt: the run's prompt or conversation.
+            settings: the prompt's settings (chat template, system prompt).
+            params: the experiment's parameters as a dict (engine.lab.params.to_dict
+                without its kind); checked by engine.lab.params_from.
+            progress: called with (message, fraction 0..1) as the experiment proceeds.
 
         Returns:
-            the experiment's JSON-ready result.
+            The experiment's JSON-ready result (its result dataclass's `to_dict()`).
+
+        Raises:
+            SettingsError: an unknown experiment or a parameter out of range.
         """
         ...
 
@@ -96,6 +142,14 @@ class RemoteSpec:
 
 
 def is_remote(spec: str | None) -> bool:
+    """Whether a model spec names a model on a server.
+
+    Args:
+        spec: a model spec, or None.
+
+    Returns:
+        True when `spec` starts with http:// or https:// (any case).
+    """
     return bool(spec) and spec.lower().startswith(("http://", "https://"))
 
 
@@ -105,7 +159,16 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:(?!\d)")  # `javascript:`, not `
 
 
 def normalize_base_url(url: str) -> str:
-    """`host:8080`, `http://host:8080` or `http://host:8080/v1/` -> `http://host:8080/v1`.
+    """A server address made into its OpenAI base URL.
+
+    `host:8080`, `http://host:8080` and `http://host:8080/v1/` all give
+    `http://host:8080/v1`; a URL that already has a path keeps it (no `/v1` added).
+
+    Args:
+        url: the address as typed (surrounding spaces are ignored).
+
+    Returns:
+        The http(s) base URL, without a trailing slash.
 
     Raises:
         ModelError: not a well-formed http(s) URL (one sentence saying what is wrong).
@@ -163,25 +226,60 @@ def _check_url(url: str, shown: str, example: str) -> None:
 
 
 def parse_remote(spec: str) -> RemoteSpec:
-    """Split `URL#model`; a URL without a model names the server's first model."""
+    """Split a remote spec `URL#model` into its base URL and model name.
+
+    Args:
+        spec: `URL#model`; without `#model` the model name is "" (the server's first).
+
+    Returns:
+        The RemoteSpec, its URL normalized (see `normalize_base_url`).
+
+    Raises:
+        ModelError: the URL part is not a well-formed http(s) address.
+    """
     url, _, model = spec.partition("#")
     return RemoteSpec(normalize_base_url(url), model)
 
 
 def backend_kind(spec: str | None) -> str:
+    """The backend a model spec needs.
+
+    Args:
+        spec: a model spec, or None (the default local model).
+
+    Returns:
+        "openai" for a server URL, else "mlx".
+    """
     return "openai" if is_remote(spec) else "mlx"
 
 
 def open_backend(kind: str, **options) -> Backend:
-    """Import and create a backend by name (imported only in the engine process)."""
+    """Import and create a backend by name (imported only in the engine process).
+
+    Args:
+        kind: a key of BACKENDS (mlx | openai).
+        **options: passed to the backend module's `create()`.
+
+    Returns:
+        A new backend, no model loaded yet.
+
+    Raises:
+        ModelError: an unknown backend name.
+    """
     if kind not in BACKENDS:
         raise ModelError(f"unknown backend '{kind}' (known: {', '.join(BACKENDS)})")
     return importlib.import_module(BACKENDS[kind]).create(**options)
 
 
 def prepare_process() -> str:
-    """Set up the engine process before any backend loads (the MLX CPU build gets
-    an optimised BLAS, which must be loaded before MLX). Returns what was done."""
+    """Set up the engine process before any backend loads.
+
+    On MLX's CPU build this loads an optimised BLAS, which must happen before MLX
+    is imported.
+
+    Returns:
+        What was done, in words ("MLX backend unavailable" without MLX).
+    """
     try:
         module = importlib.import_module("engine.backends.mlx.fast_blas")
     except ImportError:

@@ -51,6 +51,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the `logitscope` command line.
+
+    Returns:
+        The exit status: 0, 1 (an error), 2 (bad input), 130 (interrupted).
+    """
     args = _parser().parse_args(argv)
     try:
         module, name = COMMANDS[args.command]

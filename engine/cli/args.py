@@ -13,6 +13,7 @@ API_KEY_HELP = "name of the environment variable holding the server's API key"
 
 
 def server_args(g) -> None:
+    """Add --endpoint, --remote-model and --api-key-env to an argument parser."""
     g.add_argument(
         "--endpoint",
         default=None,
@@ -29,6 +30,11 @@ def server_args(g) -> None:
 
 
 def api_key(args) -> str | None:
+    """The API key from the variable --api-key-env names (None without the option).
+
+    Raises:
+        SettingsError: the option is empty, or the variable is unset or empty.
+    """
     from engine.backends.openai.http import check_api_key
 
     if args.api_key_env is None:

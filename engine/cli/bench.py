@@ -17,6 +17,7 @@ from engine.settings import SamplingSettings
 
 
 def add_parser(sub) -> None:
+    """Add the `bench` command."""
     b = sub.add_parser("bench", help="instrumented engine vs bare mlx-lm decode speed")
     b.add_argument("--model", default=None)
     b.add_argument("--max-tokens", type=int, default=48)
@@ -25,6 +26,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_bench(args) -> int:
+    """Run `logitscope bench`: print the report (as JSON with --json); returns 0."""
     report = run_bench(args.model, args.max_tokens, args.rounds)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
@@ -112,6 +114,7 @@ def run_bench(model: str | None, max_tokens: int = 48, rounds: int = 3) -> dict:
 
 
 def format_report(r: dict) -> str:
+    """The bench report as text for people."""
     return (
         f"{r['model']} on {r['device']}, {r['max_tokens']} tokens x {r['rounds']} rounds\n"
         f"  engine path        {r['engine_path']}\n"

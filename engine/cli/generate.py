@@ -19,6 +19,7 @@ from engine.settings import (
 
 
 def add_parser(sub) -> None:
+    """Add the `generate` command."""
     g = sub.add_parser("generate", help="run one prompt and stream the answer")
     g.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
     g.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
@@ -39,6 +40,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_generate(args) -> int:
+    """Run `logitscope generate`: stream one answer and journal it; the exit status."""
     from engine.client import EngineClient
     from engine.records import to_dict
 

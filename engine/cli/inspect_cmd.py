@@ -20,6 +20,7 @@ from engine.settings import SamplingSettings
 
 
 def add_parser(sub) -> None:
+    """Add the `inspect` command."""
     i = sub.add_parser("inspect", help="look inside the model at one step")
     i.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
     i.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
@@ -34,6 +35,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_inspect(args) -> int:
+    """Run `logitscope inspect` at one step of the greedy answer; the exit status."""
     from engine.cli.args import read_prompt
 
     prompt = read_prompt(args.prompt)

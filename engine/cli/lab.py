@@ -21,6 +21,7 @@ from engine.errors import SettingsError
 
 
 def add_parser(sub) -> None:
+    """Add the `lab` command and its experiments."""
     lab = sub.add_parser("lab", help="inference technique experiments")
     kinds = lab.add_subparsers(dest="lab", required=True)
     q = kinds.add_parser("quant", help="re-quantized variants against a float32 reference")
@@ -81,6 +82,7 @@ def params_of(args):
 
 
 def cmd_lab(args) -> int:
+    """Run a `logitscope lab` experiment in this process; the exit status."""
     from engine.backends.base import prepare_process
     from engine.cli.args import read_prompt
     from engine.settings import SamplingSettings

@@ -9,6 +9,7 @@ from engine.cli.args import API_KEY_HELP, api_key, base_url
 
 
 def add_parser(sub) -> None:
+    """Add the `models` command."""
     m = sub.add_parser("models", help="list the models Logitscope can open")
     m.add_argument("--json", action="store_true")
     m.add_argument("--endpoint", default=None, help="list a server's models instead")
@@ -27,6 +28,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_models(args) -> int:
+    """Run `logitscope models`: list local (or a server's) models; the exit status."""
     from dataclasses import asdict
 
     from engine.backends.mlx.loader import ensure_default_model

@@ -28,8 +28,10 @@ class RunLogger:
         self.writer = RunWriter(self.journal, *(start or ("", {})), None, _warn)
 
     def record(self, record) -> None:
+        """Journal one record (see RunWriter.record)."""
         self.writer.record(record)
 
     def close(self) -> None:
+        """Close the session's journal file."""
         if self.journal is not None:
             self.journal.close()

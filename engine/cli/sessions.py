@@ -11,6 +11,7 @@ from engine.sessions.export import FORMATS
 
 
 def add_parser(sub) -> None:
+    """Add the `sessions`, `export` and `import` commands."""
     s = sub.add_parser("sessions", help="list recorded sessions and their runs")
     s.add_argument("--json", action="store_true")
 
@@ -25,6 +26,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_sessions(args) -> int:
+    """Run `logitscope sessions`: list sessions and their runs; the exit status."""
     from engine.sessions.journal import list_sessions
 
     sessions, problems = list_sessions()
@@ -71,6 +73,7 @@ def _run_summary(r) -> dict:
 
 
 def cmd_export(args) -> int:
+    """Run `logitscope export`: write a session or run in a format; the exit status."""
     from pathlib import Path
 
     from engine.atomic import write_atomic
@@ -97,6 +100,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_import(args) -> int:
+    """Run `logitscope import`: add an exported session to the history; returns 0."""
     from engine.sessions.session_import import import_json
 
     try:

@@ -40,7 +40,12 @@ def _bits(values, what: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class QuantParams:
-    """Quantization A/B: re-quantized variants teacher-forced on the reference's answer."""
+    """Quantization A/B: re-quantized variants teacher-forced on the reference's answer.
+
+    Attributes:
+        bits: the widths to re-quantize to (each one of BIT_WIDTHS).
+        tokens: the reference answer's length in tokens (1..MAX_ANSWER).
+    """
 
     bits: tuple[int, ...] = (8, 6, 4, 3)
     tokens: int = 24
@@ -53,7 +58,14 @@ class QuantParams:
 
 @dataclass(frozen=True)
 class SpeculativeParams:
-    """Greedy speculative decoding: a draft proposes k tokens, the target verifies."""
+    """Greedy speculative decoding: a draft proposes k tokens, the target verifies.
+
+    Attributes:
+        ks: the k values to run (tokens drafted per pass, 1..16 each).
+        draft_bits: the re-quantized draft's width (one of BIT_WIDTHS).
+        tokens: the answer's length in tokens (1..1024).
+        draft: another model's spec as the draft; None: the target re-quantized.
+    """
 
     ks: tuple[int, ...] = (1, 2, 4)
     draft_bits: int = 3
@@ -69,7 +81,12 @@ class SpeculativeParams:
 
 @dataclass(frozen=True)
 class BatchParams:
-    """The built-in prompt set answered at each batch size."""
+    """The built-in prompt set answered at each batch size.
+
+    Attributes:
+        sizes: the batch sizes (1..64 each).
+        tokens: tokens generated per prompt (1..MAX_ANSWER).
+    """
 
     sizes: tuple[int, ...] = (1, 2, 4, 8)
     tokens: int = 16
@@ -82,8 +99,17 @@ class BatchParams:
 
 @dataclass(frozen=True)
 class CacheParams:
-    """The prompt cache: a conversation grown `turns` turns (each cached, then cold),
-    and with `rounds` > 0 also turn 2 behind a long system prompt, alternated."""
+    """The prompt cache: a conversation grown `turns` turns, each run cached, then cold.
+
+    With `rounds` > 0 it also runs turn 2 behind a long system prompt, cold and
+    cached, alternated over `rounds` rounds.
+
+    Attributes:
+        turns: conversation turns (0..12).
+        tokens: answer tokens per turn (1..256).
+        rounds: cold/cached rounds behind the long system prompt (0..20).
+        first: the conversation's first message.
+    """
 
     turns: int = 4
     tokens: int = 12
@@ -106,7 +132,14 @@ KINDS = {p.kind: p for p in (QuantParams, SpeculativeParams, BatchParams, CacheP
 
 
 def to_dict(params: LabParams) -> dict:
-    """Plain JSON-ready dict, with its `kind`."""
+    """The parameters as a plain JSON-ready dict (tuples as lists), with their `kind`.
+
+    Args:
+        params: one of the parameter dataclasses.
+
+    Returns:
+        `kind` plus one key per field.
+    """
     return {
         "kind": params.kind,
         **{k: list(v) if isinstance(v, tuple) else v for k, v in asdict(params).items()},
@@ -115,6 +148,14 @@ def to_dict(params: LabParams) -> dict:
 
 def params_from(kind: str, values: dict | None = None) -> LabParams:
     """The experiment `kind` with `values` (unknown names are refused, not ignored).
+
+    Args:
+        kind: a key of KINDS (quant | speculative | batch | cache).
+        values: field names to values (a `kind` key is ignored); None or missing
+            fields: the defaults.
+
+    Returns:
+        The validated parameter dataclass.
 
     Raises:
         SettingsError: an unknown experiment, an unknown parameter, a value out of range.

@@ -17,11 +17,23 @@ class _Result:
     kind: ClassVar[str] = ""
 
     def to_dict(self) -> dict:
-        """Plain JSON-ready dict (tuples become lists)."""
+        """The result as a plain JSON-ready dict (tuples become lists, at every depth).
+
+        Returns:
+            One key per field.
+        """
         return _plain(asdict(self))
 
     @classmethod
     def from_dict(cls, data: dict):
+        """Rebuild a result from its `to_dict()`; unknown keys are ignored.
+
+        Args:
+            data: the dict; top-level lists become tuples, rows stay plain dicts.
+
+        Returns:
+            The result dataclass.
+        """
         names = {f.name for f in fields(cls)}
         return cls(**{k: _frozen(v) for k, v in data.items() if k in names})
 
@@ -93,6 +105,12 @@ class CacheResult(_Result):
     kind: ClassVar[str] = "cache"
 
     def to_dict(self) -> dict:
+        """The result as a plain JSON-ready dict, `rows` also under `conversation`.
+
+        Returns:
+            One key per field, plus `conversation` (the name `lab cache --json` gave
+            the turns).
+        """
         out = super().to_dict()
         out["conversation"] = out["rows"]  # the name `lab cache --json` gave the turns
         return out
@@ -103,7 +121,18 @@ RESULTS = {r.kind: r for r in (QuantResult, SpeculativeResult, BatchResult, Cach
 
 
 def result_from(kind: str, data: dict) -> LabResult:
-    """Rebuild an experiment's result from its `to_dict()` (e.g. a LabRecord's data)."""
+    """Rebuild an experiment's result from its `to_dict()` (e.g. a LabRecord's data).
+
+    Args:
+        kind: quant | speculative | batch | cache.
+        data: the result's dict.
+
+    Returns:
+        The result dataclass.
+
+    Raises:
+        KeyError: an unknown `kind`.
+    """
     return RESULTS[kind].from_dict(data)
 
 

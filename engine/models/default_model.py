@@ -29,10 +29,12 @@ Progress = Callable[[str, float], None]  # (message, fraction 0..1)
 
 
 def default_model_dir() -> Path:
+    """Where the converted default model lives (it may not be there yet)."""
     return models_dir() / DEFAULT_MODEL_NAME
 
 
 def is_default_model_ready() -> bool:
+    """Whether the converted default model's config and weights are on disk."""
     path = default_model_dir()
     return (path / "config.json").exists() and (path / "model.safetensors").exists()
 

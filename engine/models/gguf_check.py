@@ -55,6 +55,8 @@ _BLOCK = re.compile(r"^blk\.(\d+)\.")
 
 @dataclass
 class TensorInfo:
+    """One tensor in a GGUF file's header; sizes and offsets in bytes."""
+
     name: str
     shape: tuple[int, ...]  # GGUF order: fastest-varying dimension first
     type_name: str
@@ -75,9 +77,11 @@ class GGUFInfo:
 
     @property
     def architecture(self) -> str:
+        """The file's `general.architecture` ("" if missing)."""
         return self.metadata.get("general.architecture", "")
 
     def get(self, key: str, default=None):
+        """The architecture's metadata value `<architecture>.<key>`, or `default`."""
         return self.metadata.get(f"{self.architecture}.{key}", default)
 
     @property
@@ -94,9 +98,11 @@ class _Reader:
         self.buf, self.pos, self.size, self.name = buf, 0, len(buf), name
 
     def fail(self, what: str):
+        """Raise ModelError: the file is not a usable GGUF file, and why."""
         raise ModelError(f"{self.name} is not a usable GGUF file: {what}")
 
     def take(self, n: int, what: str) -> bytes:
+        """The next `n` bytes; fails if they run past the end of the file."""
         if n < 0 or self.pos + n > self.size:
             self.fail(
                 f"{what} runs past the end of the file (offset {self.pos}, "
@@ -107,16 +113,20 @@ class _Reader:
         return out
 
     def scalar(self, vtype: int, what: str):
+        """The next scalar of GGUF value type `vtype`."""
         fmt, size = _SCALARS[vtype]
         return struct.unpack(fmt, self.take(size, what))[0]
 
     def u32(self, what: str) -> int:
+        """The next unsigned 32-bit integer."""
         return self.scalar(4, what)
 
     def u64(self, what: str) -> int:
+        """The next unsigned 64-bit integer."""
         return self.scalar(10, what)
 
     def string(self, what: str, limit: int | None = None) -> str:
+        """The next length-prefixed UTF-8 string (at most `limit` bytes when given)."""
         n = self.u64(f"the length of {what}")
         if limit is not None and n > limit:
             self.fail(f"{what} claims {n:,} bytes, more than the {limit:,} allowed")
@@ -127,6 +137,7 @@ class _Reader:
             self.fail(f"{what} is not valid UTF-8 text")
 
     def value(self, vtype: int, key: str, keep_array: bool):
+        """The next metadata value of type `vtype` (an array kept only with `keep_array`)."""
         if vtype in _SCALARS:
             return self.scalar(vtype, f"the value of '{key}'")
         if vtype == _STRING:
@@ -277,6 +288,7 @@ def _tensor_infos(r: _Reader, info: GGUFInfo, n_tensors: int, sizes, types) -> N
 
 def _check_metadata(info: GGUFInfo, name: str) -> None:
     def fail(what: str):
+        """Raise ModelError: the file cannot be converted, and why."""
         raise ModelError(f"{name} cannot be converted: {what}")
 
     arch = info.metadata.get("general.architecture")

@@ -35,6 +35,8 @@ CHECK_STRINGS = (
 
 
 class ReferenceTokenizer:
+    """A plain-Python tokenizer built from a GGUF file's vocabulary metadata."""
+
     def __init__(self, meta: dict):
         self.kind = meta.get("tokenizer.ggml.model")
         self.tokens = list(meta["tokenizer.ggml.tokens"])

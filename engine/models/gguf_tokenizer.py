@@ -166,6 +166,7 @@ def build_tokenizer_config(meta: dict, context_length: int | None = None) -> dic
     tokens = meta["tokenizer.ggml.tokens"]
 
     def name(key):
+        """The token whose id the metadata `key` holds, or None."""
         idx = meta.get(key)
         return tokens[idx] if isinstance(idx, int) and 0 <= idx < len(tokens) else None
 

@@ -111,7 +111,10 @@ def hf_download(spec: str, progress: Callable[[str, float], None] | None = None)
     from tqdm.auto import tqdm
 
     class Bar(tqdm):  # huggingface_hub reports bytes through a tqdm class
+        """A tqdm bar that reports download progress to `progress`."""
+
         def update(self, n=1):
+            """Advance by `n` bytes and report the fraction downloaded."""
             super().update(n)
             if progress and self.total:
                 progress(f"Downloading {spec} from Hugging Face…", min(self.n / self.total, 1.0))

@@ -16,6 +16,8 @@ from pathlib import Path
 
 
 class LightTokenizer:
+    """A tokenizer and chat template from a model folder, without transformers."""
+
     def __init__(self, folder: str | Path):
         from tokenizers import Tokenizer
 
@@ -39,12 +41,15 @@ class LightTokenizer:
 
     @property
     def has_chat_template(self) -> bool:
+        """Whether the folder has a chat template."""
         return bool(self.chat_template)
 
     def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        """Token ids of `text` (with the tokenizer's special tokens unless told not to)."""
         return self._tok.encode(text, add_special_tokens=add_special_tokens).ids
 
     def decode(self, ids: list[int]) -> str:
+        """The text of `ids`, special tokens included."""
         return self._tok.decode(ids, skip_special_tokens=False)
 
     def token_bytes(self, token_id: int) -> bytes:
@@ -63,6 +68,7 @@ class LightTokenizer:
         return [token_label(self.token_bytes(i)) for i in ids]
 
     def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=False):
+        """Render `messages` with the chat template; token ids if `tokenize`, else text."""
         if self._compiled is None:
             self._compiled = _compile(self.chat_template)
         text = self._compiled.render(
@@ -88,6 +94,7 @@ def _compile(template: str):
         )
 
         def raise_exception(message):
+            """The templates' `raise_exception`: raises ValueError(message)."""
             raise ValueError(message)
 
         env.globals["raise_exception"] = raise_exception

@@ -72,4 +72,5 @@ class TextStream:
         return self._dec.decode(raw)
 
     def flush(self) -> str:
+        """The rest of an unfinished character (as U+FFFD), and reset."""
         return self._dec.decode(b"", final=True)

@@ -59,6 +59,7 @@ def split(tokenizer, text: str) -> list[Span]:
 
 
 def stats(n_tokens: int, text: str) -> dict:
+    """Token, word and character counts of `text` and the ratios between them."""
     words = len(_WORD.findall(text)) or 1
     chars = len(text) or 1
     return {

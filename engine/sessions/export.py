@@ -24,7 +24,16 @@ FORMATS = ("json", "jsonl", "csv", "md", "html")
 
 
 def to_json(session: SessionLog, runs: list[RunLog] | None = None) -> str:
-    """Everything: the session, each run's settings, model, prompt and records."""
+    """The complete export: the session and each run's settings, model, prompt and records.
+
+    Args:
+        session: the session.
+        runs: the runs to export; None: its visible runs (not those in the bin).
+
+    Returns:
+        JSON text (sorted keys, one-space indent, ending with a newline) that
+        `session_import.import_json` reads back.
+    """
     runs = session.visible_runs if runs is None else runs
     doc = {
         "schema": SCHEMA,
@@ -40,6 +49,16 @@ def to_json(session: SessionLog, runs: list[RunLog] | None = None) -> str:
 
 
 def to_jsonl(session: SessionLog, runs: list[RunLog] | None = None) -> str:
+    """The session in the journal's own line format.
+
+    Args:
+        session: the session.
+        runs: the runs to export; None: its visible runs.
+
+    Returns:
+        One JSON object per line: the session entry, then each run's entry
+        (with its name and starred flag) followed by its record entries.
+    """
     runs = session.visible_runs if runs is None else runs
     lines = [
         {
@@ -77,14 +96,31 @@ FORMULA_LEAD = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_cell(text: str) -> str:
-    """A text cell a spreadsheet shows as text: formula-leading cells get a `'`."""
+    """A text cell a spreadsheet shows as text: formula-leading cells get a `'`.
+
+    Args:
+        text: the cell's text.
+
+    Returns:
+        `text`, prefixed with `'` when it starts with = + - @, a tab or a CR.
+    """
     return "'" + text if text.startswith(FORMULA_LEAD) else text
 
 
 def to_csv(session: SessionLog, runs: list[RunLog] | None = None) -> str:
-    """One row per token step (the end-of-sequence step flagged); `top` holds the
-    alternatives as JSON. `token` is never empty: a partial UTF-8 token is shown
-    as its bytes, as in the app."""
+    """One row per token step, for a spreadsheet.
+
+    The end-of-sequence step is flagged (`eos`); `top` holds the alternatives as
+    JSON; `token` is never empty: a partial UTF-8 token is shown as its bytes, as
+    in the app. Values not recorded are empty cells, never 0.
+
+    Args:
+        session: the session.
+        runs: the runs to export; None: its visible runs.
+
+    Returns:
+        CSV text with the CSV_COLUMNS header.
+    """
     runs = session.visible_runs if runs is None else runs
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -141,7 +177,15 @@ def _fence(text: str) -> str:
 
 
 def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
-    """A readable transcript: settings, prompt, answer and statistics per run."""
+    """A readable transcript: settings, prompt, answer and statistics per run.
+
+    Args:
+        session: the session.
+        runs: the runs to export; None: its visible runs.
+
+    Returns:
+        Markdown text; every value from a model or a user is in a code span or fence.
+    """
     runs = session.visible_runs if runs is None else runs
     lines = [f"# Logitscope session {session.session_id}", ""]
     for r in runs:
@@ -225,6 +269,19 @@ def _code(value) -> str:
 
 
 def render(fmt: str, session: SessionLog, runs: list[RunLog] | None = None) -> str:
+    """A session in one of the export formats.
+
+    Args:
+        fmt: one of FORMATS (json | jsonl | csv | md | html).
+        session: the session.
+        runs: the runs to export; None: its visible runs.
+
+    Returns:
+        The exported text.
+
+    Raises:
+        ValueError: an unknown format.
+    """
     if fmt == "html":
         from engine.sessions.export_html import to_html
 

@@ -68,7 +68,15 @@ def _pct(p) -> str:
 
 
 def token_spans(run: RunLog) -> str:
-    """The answer's tokens shaded by probability; thinking tokens in a folding block."""
+    """The answer's tokens shaded by probability; thinking tokens in a folding block.
+
+    Args:
+        run: the run.
+
+    Returns:
+        HTML: one span per token, its step, probability, entropy and top eight
+        alternatives in a hover box (grey where the probability was not reported).
+    """
     out, thought = [], []
     for t in run.tokens:
         rows = "".join(
@@ -101,7 +109,22 @@ def _scale(v, lo, hi, a, b):
 def svg_line_chart(
     title, xs, series, xlabel, ylabel, y2=None, marks=(), regions=(), x_from=None
 ) -> str:
-    """Lines over x; `series` = [(values, color, label)]; optional right-axis series."""
+    """An inline SVG line chart (W x H pixels) with round-number axis ticks.
+
+    Args:
+        title: the chart's title.
+        xs: the x values, shared by every series.
+        series: [(values, color, label)] on the left axis, which starts at 0.
+        xlabel: the x axis's label.
+        ylabel: the left axis's label.
+        y2: optional (values, color, label) drawn dashed on its own scale.
+        marks: (x, label) vertical marker lines.
+        regions: (x_from, x_to, color, label) shaded spans.
+        x_from: where the x axis starts; None: at the smallest x.
+
+    Returns:
+        The `<svg>` element.
+    """
     x0, x1 = (min(xs), max(xs)) if xs else (0, 1)
     x0 = x_from if x_from is not None else x0
     x1 = x1 if x1 > x0 else x0 + 1
@@ -176,7 +199,15 @@ def _axes(x0, x1, ymax, xlabel, ylabel, px, py) -> str:
 
 
 def svg_distribution(run: RunLog) -> str:
-    """Bars of the least confident step: raw (T=1) beside sampled-from."""
+    """Bars of the least confident step: raw (T=1) beside sampled-from.
+
+    Args:
+        run: the run.
+
+    Returns:
+        The `<svg>` element for its top eight candidates, or "" when no step has a
+        reported probability and candidates.
+    """
     tokens = [t for t in run.tokens if t.prob is not None and t.top]
     if not tokens:
         return ""  # nothing to draw (a server that reports no probabilities)
@@ -213,6 +244,15 @@ def svg_distribution(run: RunLog) -> str:
 
 
 def run_section(run: RunLog) -> str:
+    """One run's part of the report.
+
+    Args:
+        run: the run.
+
+    Returns:
+        HTML: title, settings, system prompt and earlier turns, prompt, shaded
+        answer, charts (probability, throughput, distribution) and statistics.
+    """
     d, m, s = run.done, run.model or {}, run.settings_used
     tokens = run.tokens
     steps = [t.step for t in tokens]
@@ -309,6 +349,15 @@ def run_section(run: RunLog) -> str:
 
 
 def to_html(session: SessionLog, runs: list[RunLog] | None = None) -> str:
+    """A self-contained HTML report of a session (no script, no external resource).
+
+    Args:
+        session: the session.
+        runs: the runs to include; None: its visible runs.
+
+    Returns:
+        The whole HTML document.
+    """
     runs = session.visible_runs if runs is None else runs
     body = "".join(run_section(r) for r in runs) or "<p>No runs.</p>"
     return (

@@ -51,7 +51,14 @@ class JournalError(LogitscopeError):
 
 @dataclass(frozen=True)
 class JournalEvent:
-    """What a Journal just wrote: `what` is session | run | ended | meta | import | rewrite."""
+    """What a Journal just wrote.
+
+    Attributes:
+        path: the journal file.
+        session_id: its session.
+        what: session | run | ended | meta | import | rewrite.
+        run_ids: the runs concerned (empty for session and rewrite).
+    """
 
     path: Path
     session_id: str
@@ -65,13 +72,24 @@ ENDING_RECORDS = ("done", "error")  # the record types that end a run
 
 
 def add_listener(callback: Callable[[JournalEvent], None]) -> None:
-    """Call `callback(event)` after every listed change, on the writing thread."""
+    """Call `callback(event)` after every listed change, on the writing thread.
+
+    A callback already added is not added twice; one that raises is ignored.
+
+    Args:
+        callback: takes a JournalEvent.
+    """
     with _LISTENERS_GUARD:
         if callback not in _LISTENERS:
             _LISTENERS.append(callback)
 
 
 def remove_listener(callback: Callable[[JournalEvent], None]) -> None:
+    """Stop calling `callback` (nothing happens if it was not added).
+
+    Args:
+        callback: a callback given to `add_listener`.
+    """
     with _LISTENERS_GUARD:
         if callback in _LISTENERS:
             _LISTENERS.remove(callback)
@@ -104,6 +122,10 @@ class Journal:
     and an import, the app and the command line) never interleave. A torn last
     line left by a crash is closed with a newline before the next entry. If the
     file is replaced on disk (the bin emptied), the next write reopens it.
+
+    Args:
+        path: the session's journal file (created on the first write).
+        session_id: the session's id, the prefix of its run ids.
     """
 
     def __init__(self, path: Path, session_id: str):
@@ -116,7 +138,17 @@ class Journal:
 
     @classmethod
     def create(cls, folder: Path | None = None) -> Journal:
-        """A new session file. Raises JournalError when the folder cannot be written."""
+        """Start a new session file and write its `session` entry.
+
+        Args:
+            folder: where to put it; None: `sessions_dir()`.
+
+        Returns:
+            The journal, named `<new session id>.jsonl`.
+
+        Raises:
+            JournalError: the folder cannot be made or written.
+        """
         try:
             folder = folder or sessions_dir()
         except LogitscopeError as e:
@@ -136,7 +168,14 @@ class Journal:
 
     @classmethod
     def open(cls, path: Path) -> Journal:
-        """A writer for an existing session file (its id from the file, else its name)."""
+        """A writer for an existing session file; nothing is written.
+
+        Args:
+            path: the journal file.
+
+        Returns:
+            The journal, its session id from the file's first entry (else its name).
+        """
         path = Path(path)
         sid = path.stem
         try:
@@ -207,9 +246,18 @@ class Journal:
         """Append a run entry and return its id `SESSION/N` (N unused in the file).
 
         Args:
+            prompt: the run's prompt text.
+            settings: its SamplingSettings as a dict.
+            model: its ModelRecord as a dict, if known.
             comparison: {"comparison_id", "lane"} when the run is a compare lane.
             conversation: {"conversation_id", "turn", "messages"} when the run
                 continues a conversation (`messages`: the turns before `prompt`).
+
+        Returns:
+            The new run's id.
+
+        Raises:
+            JournalError: the file cannot be written.
         """
         entry = {
             "kind": "run",
@@ -225,6 +273,7 @@ class Journal:
             entry["conversation"] = conversation
 
         def build() -> bytes:  # the number is chosen under the file lock
+            """The run entry's line, its number taken under the file lock."""
             entry["run_id"] = f"{self.session_id}/{self._next_run}"
             self._next_run += 1
             return _line(entry)
@@ -234,18 +283,45 @@ class Journal:
         return entry["run_id"]
 
     def record(self, run_id: str, record) -> None:
-        """Append one engine record (brought into the schema's ranges: see sanitize.py)."""
+        """Append one engine record to a run.
+
+        A record object is first brought into the schema's ranges (see sanitize.py);
+        a dict is written as it is.
+
+        Args:
+            run_id: the run's id, from `start_run`.
+            record: an engine record, or a record dict.
+
+        Raises:
+            JournalError: the file cannot be written.
+        """
         data = record if isinstance(record, dict) else to_dict(sanitize(record))
         self._write({"kind": "record", "run_id": run_id, "record": data})
         if data.get("type") in ENDING_RECORDS:
             self._changed("ended", (run_id,))
 
     def meta(self, run_id: str, **changes) -> None:
+        """Append a meta entry changing how a run is listed.
+
+        Args:
+            run_id: the run's id.
+            **changes: name (str), starred (bool) and/or deleted (bool).
+
+        Raises:
+            JournalError: the file cannot be written.
+        """
         self._write({"kind": "meta", "run_id": run_id, **changes})
         self._changed("meta", (run_id,))
 
     def append_entries(self, entries: list[dict]) -> None:
-        """Several entries as one write (an imported run arrives whole or not at all)."""
+        """Several entries as one write (an imported run arrives whole or not at all).
+
+        Args:
+            entries: journal entries, written as given.
+
+        Raises:
+            JournalError: the file cannot be written.
+        """
         data = b"".join(_line(e) for e in entries)
         self._locked_append(lambda: data)
         runs = tuple(e["run_id"] for e in entries if e.get("kind") == "run" and "run_id" in e)
@@ -255,10 +331,17 @@ class Journal:
         """Rewrite the file keeping the lines `keep(entry)` accepts (emptying the bin).
 
         Written to a temporary file and renamed over the journal under the file
-        lock; other writers reopen the new file on their next write.
+        lock; other writers reopen the new file on their next write. Lines that are
+        not a readable JSON object are dropped.
+
+        Args:
+            keep: takes one entry (a dict); true keeps its line.
 
         Returns:
             The number of lines removed.
+
+        Raises:
+            JournalError: the file cannot be read or replaced.
         """
         from engine.atomic import write_atomic
 
@@ -276,6 +359,7 @@ class Journal:
         return len(lines) - len(kept)
 
     def close(self) -> None:
+        """Flush the file to disk and close it; a later write reopens it."""
         with self._lock:
             if self._fd is not None:
                 with contextlib.suppress(OSError):

@@ -6,7 +6,14 @@ from engine.sessions.journal import RunLog
 
 
 def problems(r: RunLog) -> tuple[tuple[str, str | None], ...]:
-    """Why a run failed and what odd values a server sent: (label, text or None) rows."""
+    """Why a run failed and what odd values a server sent.
+
+    Args:
+        r: the run.
+
+    Returns:
+        (label, text) rows; text is None where there is nothing to say.
+    """
     from engine.sessions.sanitize import oddities_summary
 
     return (

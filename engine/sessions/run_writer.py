@@ -47,7 +47,14 @@ class RunWriter:
             self._give_up(e)
 
     def record(self, record) -> None:
-        """Journal one record (progress records are not kept); thread-safe per run."""
+        """Journal one record (progress records are not kept); thread-safe per run.
+
+        After the history fails once, `notify` has been called and nothing more is
+        written.
+
+        Args:
+            record: an engine record.
+        """
         if self.journal is None or self.run_id is None or record.type == "progress":
             return
         try:

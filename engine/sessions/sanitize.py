@@ -28,6 +28,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def clean_text(text: str) -> tuple[str, list[str]]:
     """Text safe to print and store: lone surrogates replaced, at most MAX_TEXT characters.
 
+    Args:
+        text: any text.
+
     Returns:
         The text, and what was changed (empty when nothing was).
     """
@@ -42,7 +45,19 @@ def clean_text(text: str) -> tuple[str, list[str]]:
 
 
 def clean_logprob(v, what: str, notes: list[str]) -> float | None:
-    """A log-probability in range (clamped), or None for NaN; changes noted."""
+    """A log-probability brought into LOGPROB_RANGE.
+
+    A value just above 0 (up to ROUNDING) is a rounded certain token and becomes 0
+    silently; others out of range are clamped and noted.
+
+    Args:
+        v: a log-probability, or None.
+        what: how a note names the value.
+        notes: changes are appended here.
+
+    Returns:
+        The value, clamped; None for None or NaN.
+    """
     if v is None:
         return None
     if math.isnan(v):
@@ -81,7 +96,18 @@ def _raw(raw, what: str, notes: list[str]):
 
 
 def clean_top(top, notes: list[str]) -> tuple[TopToken, ...]:
-    """Candidates inside the schema's ranges (those without a probability left out)."""
+    """Candidates inside the schema's ranges.
+
+    At most MAX_CANDIDATES are kept; those without a log-probability are left
+    out; out-of-range ids get a stand-in id; overlong bytes are dropped.
+
+    Args:
+        top: TopToken candidates.
+        notes: each kind of change is appended here once.
+
+    Returns:
+        The cleaned candidates.
+    """
     if len(top) > MAX_CANDIDATES:
         notes.append(f"{len(top)} candidates: the first {MAX_CANDIDATES} kept")
         top = top[:MAX_CANDIDATES]
@@ -110,7 +136,12 @@ def _floats(values: tuple, lo: float, hi: float, what: str, notes: list[str]) ->
 def sanitize_token(t: TokenRecord) -> TokenRecord:
     """The token with every value inside the schema's ranges; changes in `oddities`.
 
-    Returns the same object when nothing needed changing (the usual case).
+    Args:
+        t: a token record as received.
+
+    Returns:
+        The same object when nothing needed changing (the usual case), else a copy
+        whose `oddities` (at most MAX_ODDITIES) say what was changed.
     """
     notes: list[str] = []
     text, changed = clean_text(t.text)
@@ -142,7 +173,15 @@ def sanitize_token(t: TokenRecord) -> TokenRecord:
 
 
 def sanitize_done(d: DoneRecord) -> DoneRecord:
-    """The end record with its text valid and its statistics in range (else None)."""
+    """The end record with its text valid and its statistics in range.
+
+    Args:
+        d: a done record as received.
+
+    Returns:
+        The same object when nothing needed changing, else a copy: text and error
+        cleaned, rates and times out of range set to None (not reported).
+    """
     notes: list[str] = []
     text, _ = clean_text(d.text)
     error = clean_text(d.error)[0] if d.error is not None else None
@@ -156,7 +195,15 @@ def sanitize_done(d: DoneRecord) -> DoneRecord:
 
 
 def sanitize(record):
-    """Any record, with what a server could have made invalid brought into range."""
+    """Any record, with what a server could have made invalid brought into range.
+
+    Args:
+        record: any engine record.
+
+    Returns:
+        Token and done records sanitised, an error record's message cleaned of
+        lone surrogates; other records as they are.
+    """
     if isinstance(record, TokenRecord):
         return sanitize_token(record)
     if isinstance(record, DoneRecord):
@@ -167,8 +214,15 @@ def sanitize(record):
 
 
 def oddities_summary(tokens) -> str | None:
-    """One line for a report: how many steps held odd values and what was done
-    about them (None when none did)."""
+    """One line for a report: how many steps held odd values and what was done.
+
+    Args:
+        tokens: a run's token records.
+
+    Returns:
+        The line (the first four kinds of change named), or None when no step had
+        any.
+    """
     odd = [t for t in tokens if t.oddities]
     if not odd:
         return None

@@ -35,6 +35,16 @@ class SessionImportError(ValueError):
 
 @dataclass
 class ImportResult:
+    """What an import did.
+
+    Attributes:
+        session: the session as it now stands in the history.
+        added: runs appended.
+        already_there: runs skipped because their id was already in the session.
+        dropped: what did not fit the schema (runs and records left out), one line each.
+        new_id: the export's session id was unusable, so a new one was given.
+    """
+
     session: SessionLog
     added: int = 0
     already_there: int = 0
@@ -42,6 +52,11 @@ class ImportResult:
     new_id: bool = False  # the export's session id was unusable: a new one was given
 
     def summary(self) -> str:
+        """The import in one line for people.
+
+        Returns:
+            e.g. "imported 3 run(s) into session …, 1 already in the history".
+        """
         parts = [f"imported {self.added} run(s) into session {self.session.session_id}"]
         if self.already_there:
             parts.append(f"{self.already_there} already in the history")
@@ -57,6 +72,12 @@ class ImportResult:
 
 def read_export(path: Path) -> dict:
     """Parse and check the outer shape of an export file.
+
+    Args:
+        path: the export (at most MAX_IMPORT_BYTES).
+
+    Returns:
+        The parsed document, its schema, version, session and runs checked.
 
     Raises:
         SessionImportError: unreadable, not JSON, not an export, or a newer schema.
@@ -88,7 +109,15 @@ def read_export(path: Path) -> dict:
 
 
 def clean_run(run, index: int) -> tuple[dict, list[dict], list[str]]:
-    """(header, records, problems) of one exported run, every field checked.
+    """One exported run, every field checked.
+
+    Args:
+        run: the run's object from the export.
+        index: its 0-based place in the file (messages count from 1).
+
+    Returns:
+        (header, records, problems): the run entry's fields plus name and starred,
+        its valid record dicts, and one line per record left out.
 
     Raises:
         SchemaError: the run's own fields are unusable (the run is left out).
@@ -133,9 +162,16 @@ def clean_run(run, index: int) -> tuple[dict, list[dict], list[str]]:
 def import_json(path: Path, folder: Path | None = None) -> ImportResult:
     """Add an exported session to the history (see the module docstring).
 
+    Args:
+        path: the export file.
+        folder: the sessions folder; None: `sessions_dir()`.
+
+    Returns:
+        What was added, skipped and left out.
+
     Raises:
-        SessionImportError (a ValueError): the file is not an importable export.
-        engine.sessions.journal.JournalError: the history folder cannot be written.
+        SessionImportError: the file is not an importable export (a ValueError).
+        JournalError: the history folder cannot be written.
     """
     doc = read_export(path)
     folder = Path(folder) if folder is not None else sessions_dir()

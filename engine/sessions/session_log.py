@@ -35,18 +35,41 @@ from engine.sessions.session_schema import (
 
 
 def sessions_dir() -> Path:
+    """The sessions folder, created if needed.
+
+    Returns:
+        `data_dir()/sessions`.
+
+    Raises:
+        DataDirError: it cannot be created or is a file (the message names LOGITSCOPE_DATA_DIR).
+    """
     from engine.paths import _ensure_folder
 
     return _ensure_folder(data_dir() / "sessions", "sessions folder", "LOGITSCOPE_DATA_DIR")
 
 
 def new_session_id() -> str:
+    """A new session id: the local time and 4 random hex digits.
+
+    Returns:
+        `YYYYmmdd-HHMMSS-xxxx`, e.g. "20250131-142501-9f3a".
+    """
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
 
 
 @dataclass
 class RunLog:
-    """One run as the journal holds it: plain dicts, rebuilt into records on demand."""
+    """One run as the journal holds it: plain dicts, rebuilt into records on demand.
+
+    Attributes:
+        run_id: `SESSION/N`.
+        started: when it started (seconds since the epoch).
+        settings: its SamplingSettings as a dict ({} when unreadable).
+        model: its ModelRecord as a dict, if known.
+        records: its record dicts, checked against the session schema.
+        name: the name given in the history ("" for none).
+        deleted: in the bin.
+    """
 
     run_id: str
     session_id: str
@@ -62,7 +85,11 @@ class RunLog:
     conversation: dict | None = None  # {"conversation_id", "turn", "messages"}
 
     def folded(self) -> RunResult:
-        """The run's records folded as a live run folds them (cached per length)."""
+        """The run's records folded as a live run folds them (cached per length).
+
+        Returns:
+            The RunResult of its prefill, token, done and error records.
+        """
         cache = self.__dict__.setdefault("_parsed", {})
         key = ("fold", len(self.records))
         if key not in cache:
@@ -75,33 +102,44 @@ class RunLog:
 
     @property
     def tokens(self) -> list[TokenRecord]:
+        """The run's token records by step (re-sent steps superseded)."""
         return self.folded().tokens
 
     @property
     def done(self) -> DoneRecord | None:
+        """The run's done record; None if it never finished."""
         return self.folded().done
 
     @property
     def error(self) -> ErrorRecord | None:
+        """The run's error record; None if it had none."""
         return self.folded().error
 
     @property
     def last_prefill(self) -> PrefillRecord | None:
+        """The run's latest prefill record; None if it had none."""
         return self.folded().prefill
 
     @property
     def model_record(self) -> ModelRecord | None:
+        """The run's ModelRecord; None if not known."""
         return record_from_dict(self.model) if self.model else None
 
     @property
     def title(self) -> str:
+        """The run's name, else its prompt on one line, cut to 48 characters."""
         if self.name:
             return self.name
         words = " ".join(self.prompt.split())
         return words if len(words) <= 48 else words[:47] + "…"
 
     def header(self) -> dict:
-        """The run without its records (the `run` journal entry plus meta)."""
+        """The run without its records (the `run` journal entry plus meta).
+
+        Returns:
+            run_id, session_id, started, prompt, settings, model, name, starred,
+            comparison and conversation (not `deleted`).
+        """
         return {
             "run_id": self.run_id,
             "session_id": self.session_id,
@@ -132,6 +170,15 @@ class RunLog:
 
 @dataclass
 class SessionLog:
+    """One session file as read: its runs in file order and how many lines were skipped.
+
+    Attributes:
+        path: the journal file.
+        started: seconds since the epoch (the file's mtime if it does not say).
+        runs: every run, deleted ones included.
+        bad_lines: torn or unreadable lines skipped.
+    """
+
     session_id: str
     path: Path
     started: float
@@ -141,14 +188,29 @@ class SessionLog:
 
     @property
     def visible_runs(self) -> list[RunLog]:
+        """The runs not in the bin."""
         return [r for r in self.runs if not r.deleted]
 
     def run(self, run_id: str) -> RunLog | None:
+        """A run by id.
+
+        Args:
+            run_id: `SESSION/N`.
+
+        Returns:
+            The run (even a deleted one), or None.
+        """
         return next((r for r in self.runs if r.run_id == run_id), None)
 
 
 def read_session(path: Path) -> SessionLog:
     """Read one journal file, skipping torn or unreadable lines.
+
+    Args:
+        path: the journal file.
+
+    Returns:
+        The session (`bad_lines` counts what was skipped).
 
     Raises:
         OSError: the file cannot be opened at all.
@@ -229,8 +291,13 @@ def list_sessions(
     """All readable sessions, newest first, and a message for each unreadable file.
 
     Args:
+        folder: the sessions folder; None: `sessions_dir()`.
         cache: optional dict kept by the caller between calls; files whose size
             and mtime have not changed are not read again.
+
+    Returns:
+        (sessions, problems): the sessions sorted by start time, newest first, and
+        one "file: why" line per file that could not be read.
     """
     sessions, problems = [], []
     for path in sorted((folder or sessions_dir()).glob("*.jsonl"), reverse=True):
@@ -255,8 +322,15 @@ def list_sessions(
 def find(ref: str, folder: Path | None = None) -> tuple[SessionLog, RunLog | None]:
     """A session id, or a run id `SESSION/N`, to what it names.
 
+    Args:
+        ref: a session id or a run id.
+        folder: the sessions folder; None: `sessions_dir()`.
+
+    Returns:
+        (session, run): run is None when `ref` is a session id.
+
     Raises:
-        LookupError: nothing by that name.
+        LookupError: no such session, or no such run (or one in the bin).
     """
     sid, _, _n = ref.partition("/")
     path = (folder or sessions_dir()) / f"{sid}.jsonl"

@@ -38,12 +38,28 @@ class SchemaError(ValueError):
 
 
 def is_session_id(value) -> bool:
-    """True for ids safe as a file name: letters, digits, `_ . -`, no path parts."""
+    """Whether a value is a session id safe as a file name.
+
+    Args:
+        value: anything.
+
+    Returns:
+        True for a string of 1..64 letters, digits, `_ . -` (not starting with
+        one of those three) with no `..`.
+    """
     return isinstance(value, str) and bool(SESSION_ID.match(value)) and ".." not in value
 
 
 def run_number(run_id, session_id: str) -> int | None:
-    """N of a run id `SESSION/N` belonging to `session_id`, else None."""
+    """The N of a run id `SESSION/N` belonging to `session_id`.
+
+    Args:
+        run_id: anything.
+        session_id: the session it should belong to.
+
+    Returns:
+        N (at most 9 digits), or None for another session's id or not a run id.
+    """
     if not isinstance(run_id, str):
         return None
     sid, _, n = run_id.rpartition("/")
@@ -231,6 +247,13 @@ CLASSES = {c.__dataclass_fields__["type"].default: c for c in CHECKS}
 def clean_record(d) -> dict:
     """A record dict checked field by field: known fields only, each in range.
 
+    Args:
+        d: a record dict from a file (or `to_dict` of a record).
+
+    Returns:
+        A new dict: its type, then every field present (None where the field's
+        default is None is left out); tuples as lists.
+
     Raises:
         SchemaError: not a record, an unknown type, a missing or bad field.
     """
@@ -259,6 +282,12 @@ def clean_record(d) -> dict:
 def clean_settings(d) -> dict:
     """Sampling settings from a file: every known key validated, unknown ones dropped.
 
+    Args:
+        d: the settings dict.
+
+    Returns:
+        The settings' full `to_dict()` (missing keys get their defaults).
+
     Raises:
         SchemaError: not an object, or a value out of its range.
     """
@@ -282,6 +311,17 @@ def clean_settings(d) -> dict:
 
 
 def clean_comparison(v) -> dict | None:
+    """A run's compare-lane field, checked.
+
+    Args:
+        v: {"comparison_id", "lane"}, or None.
+
+    Returns:
+        The same two keys (lane 0..64), or None for None.
+
+    Raises:
+        SchemaError: not an object, or a bad id or lane.
+    """
     if v is None:
         return None
     if not isinstance(v, dict):
@@ -293,10 +333,19 @@ MAX_TURNS = 10_000
 
 
 def clean_conversation(v) -> dict | None:
-    """{"conversation_id", "turn", "messages"}: a run that continues a conversation.
+    """A run's conversation field, checked: {"conversation_id", "turn", "messages"}.
 
     `messages` are the turns before this run's prompt ({role, content}, user and
     assistant alternating as the app sent them); `turn` is this run's 0-based turn.
+
+    Args:
+        v: the field, or None.
+
+    Returns:
+        Those three keys, each message reduced to role and content; None for None.
+
+    Raises:
+        SchemaError: not an object, a bad message, id or turn.
     """
     if v is None:
         return None

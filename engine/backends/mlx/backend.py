@@ -26,6 +26,10 @@ class MLXBackend:
         self.prefer = environment.text("LOGITSCOPE_COMPUTE") or "auto"
 
     def load(self, model: str | None, progress: Progress) -> ModelRecord:
+        """Resolve `model` (fetching or converting it) and load it, unless already loaded.
+
+        The loaded model is kept per folder and compute preference; see Backend.load.
+        """
         from engine.backends.mlx.loader import device_name, load_model, resolve_model
 
         folder = resolve_model(model, progress)
@@ -56,11 +60,13 @@ class MLXBackend:
     def generate(
         self, prompt: Prompt, settings: SamplingSettings, should_stop: Callable[[], bool]
     ) -> Iterator[Record]:
+        """One instrumented generation with the loaded model; see Backend.generate."""
         from engine.backends.mlx.generate import generate_records
 
         return generate_records(self.lm, prompt, settings, should_stop)
 
     def inspect(self, prompt: Prompt, settings: SamplingSettings, request: dict):
+        """Attention or the logit lens at one step (see inspect_step.py); an InspectRecord."""
         from engine.backends.mlx.inspect_step import inspect_step
 
         return inspect_step(self, prompt, settings, request)
@@ -78,6 +84,7 @@ class MLXBackend:
         return result.to_dict()
 
     def close(self) -> None:
+        """Drop the model and its cached inspection passes."""
         self.lm = self.key = self.record = None
         self.inspection = None
 
@@ -135,4 +142,5 @@ def _gpu_name() -> str:
 
 
 def create(**_options) -> MLXBackend:
+    """A new MLXBackend (options are ignored)."""
     return MLXBackend()

@@ -26,6 +26,11 @@ def decode_tps(stamps: list[float]) -> float:
 
 
 def bare_decode(model, tokenizer, prompt_text: str, max_tokens: int) -> tuple[float, list]:
+    """Greedy decode with plain mlx-lm `stream_generate`, for comparison.
+
+    Returns:
+        (decode tokens per second, the generated token ids).
+    """
     from mlx_lm import stream_generate
 
     stamps, ids = [], []
@@ -37,6 +42,7 @@ def bare_decode(model, tokenizer, prompt_text: str, max_tokens: int) -> tuple[fl
 
 
 def bare_prefill(model, tokenizer, ids: list[int]) -> float:
+    """Prompt tokens per second of plain mlx-lm on `ids` (0.0 if it yields nothing)."""
     from mlx_lm import stream_generate
 
     for r in stream_generate(model, tokenizer, ids, max_tokens=1):

@@ -29,6 +29,8 @@ BUDGET_SHARE = 0.5  # of the memory available now, for the float32 copy (auto)
 
 @dataclass(frozen=True)
 class PathChoice:
+    """How a quantized model runs: `path` float32 | "as stored", and `reason` in words."""
+
     path: str  # "float32" | "as stored"
     reason: str  # for people: why this path
 
@@ -79,6 +81,7 @@ def stored_float32(model: nn.Module) -> nn.Module:
 
 
 def dequantize_float32(model: nn.Module) -> nn.Module:
+    """The model with every quantized layer dequantized, all weights in float32."""
     from mlx_lm.utils import dequantize_model
 
     model.set_dtype(mx.float32)  # scales and biases first: dequantized in float32, exactly

@@ -29,6 +29,8 @@ _STATUS = None
 
 @dataclass(frozen=True)
 class BlasStatus:
+    """Whether an optimised BLAS was loaded (`ok`), what or why not, and its threads."""
+
     ok: bool
     detail: str  # the library loaded, or why none was
     threads: int = 1
@@ -112,4 +114,5 @@ def _enable(threads: int | None) -> BlasStatus:
 
 
 def status() -> BlasStatus:
+    """This process's BLAS status (not tried yet: ok False), without trying to load one."""
     return _STATUS or BlasStatus(False, "not tried in this process")

@@ -48,6 +48,7 @@ def measure_gflops(m: int, k: int, n: int, reps: int = REPS) -> float:
 
 
 def describe(k: int, n: int, blas: str) -> str:
+    """In words: the float32 (CHUNK x k x n) product measured on `blas`."""
     return (
         f"MLX float32 {CHUNK} x {k} x {n} product (the model's MLP shape) on {blas}; "
         "an estimate, not a ceiling"

@@ -215,6 +215,7 @@ def plan_run(lm: LoadedModel, prompt, settings: SamplingSettings) -> _Plan:
     history = prompt_ids if use_history else None
 
     def step(tokens: mx.array):
+        """Feed `tokens` (1-D ids) through the model; the next token and its statistics."""
         nonlocal history
         reuse.fed.append(tokens)  # its keys and values enter the cache
         logits = lm.model(tokens[None], cache=cache)[:, -1, :]  # (1, V)
@@ -299,6 +300,7 @@ class _Run:
         self.think = lm.think_tracker(enc.ids)
 
     def token(self, stats: StepStats, t_known: float, is_eos: bool) -> TokenRecord:
+        """The TokenRecord of one decoded step; `t_known` is when its value was known."""
         raw = self.lm.token_bytes(stats.token_id)
         piece = "" if is_eos else self.stream.add(raw)
         self.text += piece
@@ -324,6 +326,7 @@ class _Run:
         )
 
     def done(self, reason: str, t_prefill: float, cached: int = 0) -> DoneRecord:
+        """The run's DoneRecord; `cached` prompt tokens are left out of the prefill speed."""
         if reason not in ("stop_string",):
             self.text += self.stream.flush()
         n_prompt = len(self.enc.ids)

@@ -54,6 +54,7 @@ _NOT_WEIGHTS = {"ROPE_FREQS", "ROPE_FACTORS_LONG", "ROPE_FACTORS_SHORT", "ATTN_R
 
 
 def check_architecture(arch: str) -> str:
+    """The mlx-lm model type for a GGUF architecture; ModelError if it is not supported."""
     if arch not in ARCHITECTURES:
         raise ModelError(
             f"unsupported architecture '{arch}': Logitscope converts "

@@ -27,6 +27,8 @@ _ROWS_PER_CHUNK = 8192  # bounds the float32 working set on big embeddings
 
 @dataclass(frozen=True)
 class Layout:
+    """How a GGUF tensor type converts: `bits` (None: a float tensor) and `exact`."""
+
     bits: int | None  # None: stays a float tensor
     exact: bool  # True: the source's own integers and scales, repacked
 

@@ -46,6 +46,7 @@ def _spy_attention(p: Pass):
     original = mx.fast.scaled_dot_product_attention
 
     def spy(q, k, v, *, scale, mask=None, **kw):
+        """Record the attention call's queries, keys, scale and mask, then run it."""
         p.queries.append(q)
         p.keys.append(k)
         p.scales.append(float(scale))
@@ -65,7 +66,10 @@ def _spy_blocks(model, p: Pass):
     originals = {cls: cls.__call__ for cls in classes}
 
     def wrap(original):
+        """A transformer block's `__call__` that also records its output."""
+
         def call(self, x, *args, **kw):
+            """Run the block and keep its hidden state in the pass."""
             out = original(self, x, *args, **kw)
             p.hidden.append(out[0] if isinstance(out, tuple) else out)
             return out
@@ -158,6 +162,7 @@ class Inspection:
         self._passes: dict[tuple[int, ...], Pass] = {}
 
     def get(self, ids: list[int]) -> Pass:
+        """The forward pass over `ids` (its last MAX_POSITIONS), run once and cached."""
         ids = list(ids)[-MAX_POSITIONS:]
         key = tuple(ids)
         if key not in self._passes:

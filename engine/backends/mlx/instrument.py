@@ -149,6 +149,7 @@ def make_step_sampler(settings: SamplingSettings, vocab_size: int, sweep_on_devi
     penalty = settings.repetition_penalty
 
     def sample(logits: mx.array, history: mx.array | None):
+        """Draw one token from (1, V) logits; returns (token, packed stats, raw logprobs)."""
         logits = logits.astype(mx.float32)[0]  # (V,)
         raw, raw_h = _normalise(logits)  # (V,), ()
         pen = raw

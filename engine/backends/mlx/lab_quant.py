@@ -26,6 +26,8 @@ TOP = 5  # alternatives kept per answer token, for the side-by-side distribution
 
 @dataclass
 class Variant:
+    """One model variant's numbers against the reference, per answer token."""
+
     name: str
     bits: int | None  # None: the float32 reference
     weight_bytes: int
@@ -40,14 +42,17 @@ class Variant:
 
     @property
     def perplexity(self) -> float:
+        """exp(-mean logprob) of the answer under this variant; NaN with no tokens."""
         return float(np.exp(-np.mean(self.logprob))) if self.logprob else float("nan")
 
     @property
     def mean_kl(self) -> float:
+        """Mean KL divergence from the reference in nats; NaN with no tokens."""
         return float(np.mean(self.kl)) if self.kl else float("nan")
 
     @property
     def agreement(self) -> float:
+        """Share of steps whose top-1 token equals the reference's; NaN with no tokens."""
         return float(np.mean(self.agree)) if self.agree else float("nan")
 
 
@@ -58,6 +63,7 @@ def _weight_bytes(model) -> int:
 
 
 def log_softmax(logits: mx.array) -> np.ndarray:
+    """Log-probabilities of `logits` along the last axis, as float64 NumPy."""
     x = logits.astype(mx.float32)
     return np.array(x - mx.logsumexp(x, axis=-1, keepdims=True), dtype=np.float64)
 
@@ -98,6 +104,7 @@ def _speed(model, prompt_ids: list[int], steps: int = 4) -> tuple[float, float]:
 
 
 def greedy_answer(model, prompt_ids: list[int], n: int, eos: set[int]) -> list[int]:
+    """Up to `n` greedy token ids after `prompt_ids` (stops after an `eos` id)."""
     from mlx_lm.models.cache import make_prompt_cache
 
     cache = make_prompt_cache(model)

@@ -118,6 +118,7 @@ def _vocab_size(folder: Path) -> int | None:
 def quant_experiment(
     folder: Path, prompt, settings, params: QuantParams, progress=None
 ) -> QuantResult:
+    """Re-quantized and installed variants of the model in `folder` against its reference."""
     from engine.backends.mlx.lab_quant import run_quant_lab
     from engine.backends.mlx.loader import load_model
     from engine.models.catalogue import inspect_model
@@ -128,6 +129,7 @@ def quant_experiment(
     ids = _encode(lm, prompt, settings)
 
     def load_reference():
+        """A fresh copy of the model (speed path), for the variants to change."""
         return load_model(folder, prefer="speed")[0].model
 
     quantized = "bit" in info.quantization
@@ -177,6 +179,11 @@ def quant_experiment(
 def speculative_experiment(
     folder: Path, prompt, settings, params: SpeculativeParams, progress=None
 ) -> SpeculativeResult:
+    """Speculative decoding at each k against the target decoding alone.
+
+    Raises:
+        SettingsError: the draft model's vocabulary differs from the target's.
+    """
     from engine.backends.mlx.lab_speculative import plain_greedy, speculative_greedy
     from engine.backends.mlx.loader import load_model, resolve_model
 

@@ -29,29 +29,36 @@ class Round:
 
     @property
     def rejected(self) -> int:
+        """Drafted tokens the target did not accept."""
         return len(self.drafted) - self.accepted
 
 
 @dataclass
 class SpecResult:
+    """One speculative run: its tokens, its rounds (target passes) and seconds taken."""
+
     tokens: list[int]
     rounds: list[Round]
     seconds: float
 
     @property
     def drafted(self) -> int:
+        """Tokens the draft proposed in all."""
         return sum(len(r.drafted) for r in self.rounds)
 
     @property
     def accepted(self) -> int:
+        """Drafted tokens the target accepted in all."""
         return sum(r.accepted for r in self.rounds)
 
     @property
     def acceptance(self) -> float:
+        """accepted / drafted (0.0 when nothing was drafted)."""
         return self.accepted / self.drafted if self.drafted else 0.0
 
     @property
     def tokens_per_pass(self) -> float:
+        """Tokens produced per target pass, the prefill pass included."""
         return len(self.tokens) / max(len(self.rounds) + 1, 1)  # + the prefill pass
 
 
@@ -62,6 +69,11 @@ def _softmax_row(logits: mx.array) -> mx.array:
 def speculative_greedy(
     target, draft, prompt_ids: list[int], k: int, max_tokens: int, eos: set[int]
 ) -> SpecResult:
+    """Greedy speculative decoding: `draft` proposes `k` tokens, `target` verifies them.
+
+    Returns:
+        Its tokens (at most `max_tokens`, ending at an `eos` id) and rounds.
+    """
     from mlx_lm.models.cache import make_prompt_cache, trim_prompt_cache
 
     t0 = time.perf_counter()

@@ -23,6 +23,7 @@ class Reuse:
 
 
 def common_prefix(a: list[int], b: list[int]) -> int:
+    """The number of leading ids `a` and `b` share."""
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:

@@ -54,6 +54,13 @@ CAPABILITIES = {
 
 
 class OpenAIBackend:
+    """A model on an OpenAI-compatible server; records hold what the server reports.
+
+    Args:
+        api_key: the server's API key, if it needs one (never recorded).
+        stall_s: seconds a server may stall mid-request (None: LOGITSCOPE_SERVER_TIMEOUT).
+    """
+
     kind = "openai"
     local = False  # tokens and logprobs only: nothing inside the model
 
@@ -68,11 +75,13 @@ class OpenAIBackend:
 
     @property
     def http(self) -> httpx.Client:
+        """The HTTP client, made on first use."""
         if self._http is None:
             self._http = httpx.Client(timeout=httpx.Timeout(stall_seconds(), connect=CONNECT_S))
         return self._http
 
     def load(self, model: str | None, progress: Progress) -> ModelRecord:
+        """Ask the server for its models and pick the spec's one; see Backend.load."""
         spec = parse_remote(model or "")
         check_model_id(spec.model)
         if self.api_key is not None:
@@ -169,6 +178,7 @@ class OpenAIBackend:
     def generate(
         self, prompt: Prompt, settings: SamplingSettings, should_stop: Callable[[], bool]
     ) -> Iterator[Record]:
+        """One streamed generation on the server; see Backend.generate."""
         if self.info is None:
             raise ModelError("no server model is loaded")
         seed = settings.seed if settings.seed is not None else random.randrange(2**31)
@@ -300,6 +310,7 @@ class OpenAIBackend:
         yield from refined
 
     def close(self) -> None:
+        """Forget the model and close the HTTP client."""
         self.info = self.record = None
         if self._http is not None:
             self._http.close()
@@ -315,4 +326,5 @@ def _finish_reason(finish: str, settings: SamplingSettings) -> str:
 
 
 def create(api_key: str | None = None, stall_s: float | None = None, **_options) -> OpenAIBackend:
+    """A new OpenAIBackend with this API key and stall limit (other options ignored)."""
     return OpenAIBackend(api_key, stall_s)

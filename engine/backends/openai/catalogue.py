@@ -24,6 +24,8 @@ TOP_N_LIMIT = {"mlx_lm": 10, "openai": 20, "vllm": 20, "ollama": 20, "lmstudio":
 
 @dataclass(frozen=True)
 class ServerModel:
+    """One model a server lists; sizes and lengths None where it does not say."""
+
     id: str
     owned_by: str | None = None
     context_length: int | None = None
@@ -33,12 +35,15 @@ class ServerModel:
 
 @dataclass(frozen=True)
 class ServerInfo:
+    """A server: its base URL, which kind it is (`flavour`) and its models."""
+
     base_url: str
     flavour: str  # a key of FLAVOURS
     models: tuple[ServerModel, ...]
 
     @property
     def label(self) -> str:
+        """The server kind's name for people."""
         return FLAVOURS[self.flavour]
 
 

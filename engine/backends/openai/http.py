@@ -58,6 +58,7 @@ def check_model_id(model: str) -> str:
 
 
 def auth_headers(api_key: str | None) -> dict:
+    """The Authorization header for `api_key` ({} without one)."""
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
@@ -83,6 +84,7 @@ def describe_status(status: int, body: str, url: str) -> str:
 
 
 def describe_exception(e: Exception, url: str) -> str:
+    """One line for a failed request (connection, timeout, cut-off), with what to do."""
     if isinstance(e, httpx.ConnectError):
         return (
             f"cannot connect to {url} ({_first(e)}): is the server running, "
@@ -147,4 +149,5 @@ def get_json(
 
 
 def post_json(client: httpx.Client, url: str, body: dict, api_key: str | None) -> dict:
+    """POST `body` to `url` and return the JSON object it answers."""
     return _request(client, "POST", url, api_key, body)[0]

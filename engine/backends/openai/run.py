@@ -17,6 +17,8 @@ from engine.sessions.sanitize import clean_logprob, clean_top, sanitize_done, sa
 
 
 class RemoteRun:
+    """One remote run's state: its token records, text, timings and the server's usage."""
+
     def __init__(self, t0: float, top_n: int, seed: int | None, context_length: int | None):
         self.t0, self.top_n, self.seed, self.context_length = t0, top_n, seed, context_length
         self.tokens: list[TokenRecord] = []
@@ -119,6 +121,7 @@ class RemoteRun:
 
     # -- the end --------------------------------------------------------------------
     def done(self, reason: str, error: str | None = None) -> DoneRecord:
+        """The run's DoneRecord (sanitised), with the server's own timings where it sent them."""
         self.text += self.stream.flush() if reason != "error" else ""
         n_text = sum(1 for r in self.tokens if not r.eos)
         tm = self.timings

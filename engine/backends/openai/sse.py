@@ -107,6 +107,7 @@ class SSEStream:
                 self._put(("error", describe_exception(e, self.url)))
 
     def close(self) -> None:
+        """Stop reading and close the response (safe from another thread)."""
         self._closed.set()
         r = self._response
         if r is not None:
