@@ -91,7 +91,8 @@ def whole(name: str, default: int) -> int:
         The number, or `default`.
     """
     value = text(name).strip()
-    return int(value) if value.isdigit() and int(value) > 0 else default
+    ok = value.isascii() and value.isdigit()  # '²' is a digit to str.isdigit, not to int()
+    return int(value) if ok and int(value) > 0 else default
 
 
 def describe() -> str:

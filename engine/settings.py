@@ -82,7 +82,7 @@ class SamplingSettings:
             f"top-p must be in (0, 1] (1 = off), got {self.top_p}",
         )
         _check(
-            isinstance(self.top_k, int) and 0 <= self.top_k <= MAX_TOP_K,
+            _count(self.top_k) and 0 <= self.top_k <= MAX_TOP_K,
             f"top-k must be a whole number from 0 to {MAX_TOP_K} (0 = off), got {self.top_k}",
         )
         _check(
@@ -94,7 +94,7 @@ class SamplingSettings:
             f"repetition penalty must be in (0, 10] (1 = off), got {self.repetition_penalty}",
         )
         _check(
-            isinstance(self.max_tokens, int) and self.max_tokens >= 1,
+            _count(self.max_tokens) and self.max_tokens >= 1,
             f"max tokens must be a whole number >= 1, got {self.max_tokens}",
         )
         _check(
@@ -111,11 +111,11 @@ class SamplingSettings:
             "stop strings must be non-empty text",
         )
         _check(
-            isinstance(self.top_n, int) and 1 <= self.top_n <= MAX_TOP_N,
+            _count(self.top_n) and 1 <= self.top_n <= MAX_TOP_N,
             f"alternatives per step must be between 1 and {MAX_TOP_N}, got {self.top_n}",
         )
         _check(
-            isinstance(self.prefill_chunk, int) and self.prefill_chunk >= 1,
+            _count(self.prefill_chunk) and self.prefill_chunk >= 1,
             f"prefill chunk must be >= 1, got {self.prefill_chunk}",
         )
         return self
@@ -158,6 +158,11 @@ class SamplingSettings:
             The new settings.
         """
         return replace(self, **changes)
+
+
+def _count(x) -> bool:
+    """A whole number (a bool is not one, though Python calls it an int)."""
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def _finite(x) -> bool:

@@ -47,7 +47,7 @@ def is_session_id(value) -> bool:
         True for a string of 1..64 letters, digits, `_ . -` (not starting with
         one of those three) with no `..`.
     """
-    return isinstance(value, str) and bool(SESSION_ID.match(value)) and ".." not in value
+    return isinstance(value, str) and bool(SESSION_ID.fullmatch(value)) and ".." not in value
 
 
 def run_number(run_id, session_id: str) -> int | None:

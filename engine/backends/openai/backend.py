@@ -77,7 +77,7 @@ class OpenAIBackend:
     def http(self) -> httpx.Client:
         """The HTTP client, made on first use."""
         if self._http is None:
-            self._http = httpx.Client(timeout=httpx.Timeout(stall_seconds(), connect=CONNECT_S))
+            self._http = httpx.Client(timeout=httpx.Timeout(self.stall_s, connect=CONNECT_S))
         return self._http
 
     def load(self, model: str | None, progress: Progress) -> ModelRecord:
