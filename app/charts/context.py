@@ -27,8 +27,9 @@ class ContextChart(pg.PlotWidget):
         super().__init__(parent)
         plot = self.getPlotItem()
         style_plot(plot, "Context window", bottom=USED_AXIS)
-        plot.showAxis("top")  # the whole window's tokens, beside its row (row 0, on top)
-        plot.setLabel("top", WINDOW_AXIS, **{"font-size": "8pt"})
+        # The whole window's tokens, beside its row (row 0, on top); no axis label: the row's
+        # own "whole window" label names it, and a chart ~120 px high has no line to spare.
+        plot.showAxis("top")
         top = plot.getAxis("top")
         top.setTickFont(plot.getAxis("bottom").style["tickFont"])
         top.setTextPen(AXIS)
@@ -180,7 +181,7 @@ class ContextChart(pg.PlotWidget):
         )
         reuse = f" ┅ from cache {cached:,}" if cached else ""
         free = f"<span style='color:#999'>■ free {max(ctx - used, 0):,}</span>"
-        self.summary = f"{head}{kv_text}<br>{legend}{reuse} {free}"
+        self.summary = f"{head}{kv_text} · {legend}{reuse} {free}"  # wraps when narrow
         set_title(self.getPlotItem(), "Context window", self.summary)
 
     def _used_axis(self, used: int, zoom: float) -> None:

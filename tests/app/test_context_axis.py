@@ -46,4 +46,4 @@ def test_used_row_ticks_count_its_own_tokens(chart):
     assert xs[-1] / tokens[-1] == pytest.approx(CONTEXT / PROMPT)  # the stretch, ×167
     assert plot.getAxis("bottom")._tickLevels[0] == chart.used_ticks
     assert plot.getAxis("bottom").labelText.startswith("used part: tokens (×167")
-    assert plot.getAxis("top").isVisible() and plot.getAxis("top").labelText.startswith("whole")
+    assert plot.getAxis("top").isVisible()  # the whole window's tokens, beside row 0
