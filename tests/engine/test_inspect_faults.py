@@ -155,6 +155,7 @@ def test_a_conversion_killed_midway_says_so_and_the_next_one_works(fault, monkey
     from tests.gguf_fixtures import write_tiny_gguf
 
     gguf = write_tiny_gguf(tmp_path / "tiny.gguf")
+    monkeypatch.setenv("LOGITSCOPE_MODELS_DIR", str(tmp_path / "models"))  # not the shared one
     client = EngineClient(hang_timeout_s=HANG_S, load_timeout_s=LOAD_S)
     try:
         fault("progress:kill:2")  # during the GGUF conversion's progress
