@@ -44,6 +44,7 @@ def set_title(plot: pg.PlotItem, title: str, detail: str = "") -> None:
         plot._logitscope_title = html
         _wrap_title(plot)
         plot.setTitle(html, size=TITLE_SIZE, color=AXIS)
+        plot._logitscope_title_row = None  # setTitle put the row back to pyqtgraph's 30 px
         _fit_title_row(plot)
 
 

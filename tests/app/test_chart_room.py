@@ -65,3 +65,25 @@ def test_temperature_chart_keeps_its_axes_and_range_with_long_token_names(qtbot,
 
     qtbot.waitUntil(fits, timeout=2_000)
     assert "■&nbsp;␣Cons…" in plot.titleLabel.text and "entropy" in plot.titleLabel.text
+
+
+def test_a_new_title_of_the_same_height_keeps_its_row(qtbot):
+    """pyqtgraph's setTitle puts the row back to 30 px; a title as tall as the last one
+    (same cached height) must still get its row back, or its first line is cut."""
+    import pyqtgraph as pg
+
+    from app.charts.base import set_title
+
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    widget.resize(290, 210)
+    widget.show()
+    plot = widget.getPlotItem()
+    for detail in (
+        "step 1 · chose ' a'<br>■ raw ■ sampled",
+        "step 2 · chose ' b'<br>■ raw ■ sampled",
+    ):
+        set_title(plot, "Next-token distribution", detail)
+        qtbot.wait(10)
+        text = plot.titleLabel.item.boundingRect().height()
+        assert plot.titleLabel.geometry().height() >= text > 40
