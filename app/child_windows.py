@@ -53,6 +53,8 @@ class ChildWindows:
 
         if self.lab is None or self.lab.closed:
             self.lab = LabWindow(self.lab_source, parent=self.parent)
+            self.model.model_changed.connect(self.lab.show_source)  # the playground's model
+        self.lab.show_source()
         return _raise(self.lab)
 
     def cleanup(self) -> None:

@@ -94,7 +94,9 @@ class InsideWindow(QWidget):
         if model is not None:
             session = model.session
             model.shown_changed.connect(lambda s: self._follow_if_open(s, s.selected))
-            model.run_finished.connect(lambda _r: self._follow_if_open(session.shown, None))
+            model.run_finished.connect(
+                lambda _r: self._follow_if_open(session.shown, session.shown.selected)
+            )
             model.step_selected.connect(lambda step: self._follow_if_open(session.shown, step))
         place(self, GEOMETRY_KEY, DEFAULT_SIZE)  # fitted to the screen, or as left
         add_quit_shortcut(self)

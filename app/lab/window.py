@@ -72,6 +72,17 @@ class LabWindow(QWidget):
         place(self, GEOMETRY_KEY, DEFAULT_SIZE)  # fitted to the screen, or as left
         add_quit_shortcut(self)
 
+    def show_source(self, _record=None) -> None:
+        """Say which model and prompt the next experiment runs on (the playground's)."""
+        if self.bridge.busy:
+            return
+        model, prompt, _settings = self.source()
+        if model is None:
+            self.status.setText("Load a local model in the playground to run experiments.")
+            return
+        prompt = " ".join(prompt.split())[:80] or "Explain why the sky is blue."
+        self.status.setText(f"Experiments run on {model.name} with the prompt “{prompt}”.")
+
     def start(self, kind: str, params: dict) -> bool:
         model, prompt, settings = self.source()
         if model is None or model.backend != "mlx" or not Path(model.path).is_dir():

@@ -164,8 +164,8 @@ def _print_cache(out: dict) -> None:
 
 
 def _print_speculative(out: dict) -> None:
-    text = "".join(out["labels"].get(str(t), "?") for t in out["tokens"])
-    print(f"target {out['target']}, draft {out['draft']}, k = {out['k']}: {text!r}")
+    text = out["text"]  # every k's output equals the target's greedy answer (same_as_target)
+    print(f"target {out['target']}, draft {out['draft']}, k = {out['k']}; its answer: {text!r}")
     print(
         f"drafted {out['drafted']}, accepted {out['accepted']} ({out['acceptance']:.0%}), "
         f"{out['target_passes']} target passes, {out['tokens_per_pass']:.2f} tokens per pass"

@@ -65,6 +65,7 @@ class SpeculativeResult(_Result):
     target_tokens: tuple[int, ...]
     labels: dict
     runs: tuple[dict, ...]
+    text: str = ""  # the target's greedy answer, decoded
     kind: ClassVar[str] = "speculative"
 
 

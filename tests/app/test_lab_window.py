@@ -18,6 +18,11 @@ def test_quantization_ab_view(qtbot, window):
     window.prompt.setPlainText("Name a colour.")
     lab = window.open_lab()
     qtbot.addWidget(lab)
+    assert lab.status.text() == (  # the playground's model and prompt, named before a run
+        f"Experiments run on {window.model_record.name} with the prompt “Name a colour.”."
+    )
+    bad = lab.start("quant", {"bits": [7], "tokens": 4})  # refused before the engine is asked
+    assert not bad and "not [7]" in lab.status.text() and not lab.bridge.busy
     data = _run(qtbot, lab, "quant", {"bits": [3], "tokens": 4})
     view = lab.quant
     # The reference, the 3-bit variant, and the shipped 4-bit weights as installed.

@@ -243,6 +243,7 @@ def speculative_experiment(
         target_tokens=tuple(plain),
         labels={str(t): _label(target, t) for t in words},
         runs=tuple(runs),
+        text=target.tokenizer.decode(plain),
     )
 
 
