@@ -31,12 +31,12 @@ from PySide6.QtWidgets import (
 
 from app.bridge import EngineBridge
 from app.charts.base import pen, set_title, style_plot
-from app.compare_divergence import draw_divergence
+from app.compare_divergence import comparable, draw_divergence, lane_pairs
 from app.compare_lane import CompareLane
 from app.journal_sink import start_journaled_run
 from app.main import add_quit_shortcut
 from app.window_fit import place, remember
-from engine.compare_stats import first_divergence, summarize
+from engine.compare_stats import summarize
 from engine.sessions.journal import Journal
 
 MAX_LANES = 4
@@ -348,32 +348,18 @@ class CompareWindow(QMainWindow):
             lane.mark_divergence(None)
         self.pair = None
         notes = []
-        for i, a in enumerate(self.lanes):
-            for b in self.lanes[i + 1 :]:
-                if not (a.state.n and b.state.n) or a.state.prompt != b.state.prompt:
-                    continue
-                if a.model_path() != b.model_path():
-                    continue
-                step = first_divergence(
-                    [t.token_id for t in a.state.tokens], [t.token_id for t in b.state.tokens]
-                )
-                name = f"{chr(65 + a.index)}/{chr(65 + b.index)}"
-                if step is None:
-                    notes.append(f"Lanes {name}: identical tokens, no divergence")
-                    continue
-                notes.append(f"Lanes {name} diverge at step {step}")
-                for lane in (a, b):
-                    if lane.divergence is None:
-                        lane.mark_divergence(step)
-                if self.pair is None:
-                    self.pair = tuple(
-                        x
-                        for x in self.lanes
-                        if x.state.n
-                        and x.state.prompt == a.state.prompt
-                        and x.model_path() == a.model_path()
-                    )
-                    self.show_step(a, step)
+        for a, b, step in lane_pairs(self.lanes):
+            name = f"{chr(65 + a.index)}/{chr(65 + b.index)}"
+            if step is None:
+                notes.append(f"Lanes {name}: identical tokens, no divergence")
+                continue
+            notes.append(f"Lanes {name} diverge at step {step}")
+            for lane in (a, b):
+                if lane.divergence is None:
+                    lane.mark_divergence(step)
+            if self.pair is None:  # every lane sharing a's prompt and model
+                self.pair = tuple(x for x in self.lanes if x.state.n and comparable(x, a))
+                self.show_step(a, step)
         if self.pair is None:  # nothing comparable this time: never show an older comparison
             self.divergence_bars, self.divergence_ids = draw_divergence(
                 self.divergence_chart.getPlotItem(), (), 0

@@ -10,9 +10,25 @@ import math
 import pyqtgraph as pg
 
 from app.charts.base import set_title, short
+from engine.compare_stats import first_divergence
 
 TITLE = "Where the lanes diverge"
 RAW_COLOR = "#9e9e9e"
+
+
+def comparable(a, b) -> bool:
+    """Two lanes ran the same prompt on the same model: their tokens can be compared."""
+    return a.state.prompt == b.state.prompt and a.model_path() == b.model_path()
+
+
+def lane_pairs(lanes):
+    """(lane a, lane b, first differing step or None) for every comparable pair with
+    tokens, in lane order."""
+    for i, a in enumerate(lanes):
+        for b in lanes[i + 1 :]:
+            if a.state.n and b.state.n and comparable(a, b):
+                ids = [t.token_id for t in a.state.tokens], [t.token_id for t in b.state.tokens]
+                yield a, b, first_divergence(*ids)
 
 
 def draw_divergence(plot: pg.PlotItem, lanes, step: int) -> tuple[dict, list[int]]:

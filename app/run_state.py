@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.records import RunResult, TokenRecord, add_token
+from engine.records import TokenRecord
+from engine.run_result import RunResult, add_token
 from engine.settings import SamplingSettings
 
 

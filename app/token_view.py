@@ -10,7 +10,8 @@ from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextEdit, QToolTip
 
 from app.theme import prob_color
-from engine.records import TokenRecord, add_token
+from engine.records import TokenRecord
+from engine.run_result import add_token
 
 STEP_PROPERTY = QTextCharFormat.UserProperty + 1
 

@@ -66,7 +66,7 @@ class PlaygroundWindow(QMainWindow):
         )
         self._connect()
         self._fit_to_screen()
-        restored, side = window_state.restore(
+        _restored, side = window_state.restore(
             self.store, self.prompt, self.controls, self.picker, self, self.split
         )
         if not side:

@@ -28,6 +28,7 @@ from multiprocessing.connection import wait
 from engine import environment
 from engine.records import ErrorRecord, ProgressRecord, Record, record_from_dict
 from engine.settings import SamplingSettings
+from engine.watchdog_messages import LOADING, WORK, died, hung
 
 POLL_S = 0.05
 HANG_TIMEOUT_S = 30.0  # silence allowed between records of a run
@@ -126,6 +127,12 @@ class EngineClient:
         self._send({"op": op, "id": rid, **payload})
         return rid
 
+    def _request(self, op: str, **payload) -> Iterator[Record]:
+        """Send request `op` as the current one; its records, watched."""
+        self._last_op = op
+        rid = self.current = self._start(op, **payload)
+        return self._records(rid)
+
     def _messages(self, rid: int) -> Iterator[dict]:
         """Messages for request `rid`; engine_died if the process dies, engine_hung
         (after killing it) if it goes silent for longer than the phase allows."""
@@ -140,7 +147,7 @@ class EngineClient:
                     msg = events.recv()
                 except (EOFError, OSError, pickle.UnpicklingError):  # cut off mid-message
                     proc.join(timeout=2)  # the pipe closes a moment before the exit is known
-                    yield _died(proc, self.phase)
+                    yield died(proc, self.phase)
                     return
                 last = time.monotonic()
                 if msg.get("id") == rid:
@@ -149,12 +156,12 @@ class EngineClient:
                 continue
             if proc.sentinel in ready and not events.poll():
                 proc.join(timeout=1)
-                yield _died(proc, self.phase)
+                yield died(proc, self.phase)
                 return
             limit = self.load_timeout_s if self._loading else self.hang_timeout_s
             if time.monotonic() - last > limit:
                 self._kill()
-                yield _hung(limit, self.phase)
+                yield hung(limit, self.phase)
                 return
 
     def _track(self, record: dict) -> None:
@@ -163,9 +170,9 @@ class EngineClient:
         if kind == "progress" and self._loading:
             self.phase = f"{LOADING} ({record.get('message')})"
         elif kind == "progress":
-            self.phase = f"{_WORK.get(self._last_op, LOADING)} ({record.get('message')})"
+            self.phase = f"{WORK.get(self._last_op, LOADING)} ({record.get('message')})"
         elif kind == "model":
-            self.phase = _WORK.get(self._last_op, LOADING)
+            self.phase = WORK.get(self._last_op, LOADING)
             # inspections and experiments send heartbeats while they compute
             self._loading = self._last_op not in ("inspect", "lab")
         elif kind in ("prefill", "token"):
@@ -214,8 +221,7 @@ class EngineClient:
             An iterator of progress, model, prefill and token records that ends after a
             DoneRecord or an ErrorRecord (a refused request, an engine that died or hung).
         """
-        self._last_op = "generate"
-        rid = self._start(
+        return self._request(
             "generate",
             prompt=prompt,
             settings=settings.to_dict(),
@@ -223,8 +229,6 @@ class EngineClient:
             api_key=api_key,
             prefer=prefer,
         )
-        self.current = rid
-        return self._records(rid)
 
     def inspect(
         self,
@@ -248,8 +252,7 @@ class EngineClient:
             An iterator of progress and model records ending with one InspectRecord or
             one ErrorRecord (a server model, a refused request, a cancel, a lost engine).
         """
-        self._last_op = "inspect"
-        rid = self._start(
+        return self._request(
             "inspect",
             prompt=prompt,
             settings=settings.to_dict(),
@@ -257,8 +260,6 @@ class EngineClient:
             request=request,
             prefer=prefer,
         )
-        self.current = rid
-        return self._records(rid)
 
     def inspect_answer(
         self,
@@ -335,9 +336,8 @@ class EngineClient:
         """
         from engine.lab.params import to_dict
 
-        self._last_op = "lab"
         values = {k: v for k, v in to_dict(params).items() if k != "kind"}
-        rid = self._start(
+        return self._request(
             "lab",
             kind=params.kind,
             prompt=prompt,
@@ -346,8 +346,6 @@ class EngineClient:
             model=model,
             prefer="speed",
         )
-        self.current = rid
-        return self._records(rid)
 
     def load(
         self, model: str | None = None, api_key: str | None = None, prefer: str | None = None
@@ -375,36 +373,3 @@ class EngineClient:
         """
         if self.is_alive() and self.current:
             self._send({"op": "cancel", "id": 0, "target": self.current})
-
-
-LOADING = "loading the model"
-_WORK = {  # what a request does once its model is in memory
-    "generate": "prefill",
-    "inspect": "the inspection's forward pass",
-    "lab": "the experiment",
-    "load": LOADING,
-}
-
-
-def _hung(seconds: float, phase: str) -> ErrorRecord:
-    return ErrorRecord(
-        f"engine hung during {phase}: the engine process sent nothing for {seconds:g} s "
-        "and was stopped; what was already made is kept and a fresh engine starts with "
-        "the next request",
-        kind="engine_hung",
-    )
-
-
-def _died(proc, phase: str) -> ErrorRecord:
-    code = proc.exitcode
-    if code is None:
-        how = "stopped responding"
-    elif code < 0:
-        how = f"was killed by signal {-code}"
-    else:
-        how = f"exited with code {code}"
-    return ErrorRecord(
-        f"engine died during {phase}: the engine process {how}; what was already made "
-        "is kept and a fresh engine starts with the next request",
-        kind="engine_died",
-    )

@@ -25,13 +25,17 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from engine import __version__
 from engine.errors import LogitscopeError
 from engine.records import to_dict
+from engine.sessions.journal_events import (  # noqa: F401 - re-exported for callers
+    JournalEvent,
+    _notify,
+    add_listener,
+    remove_listener,
+)
 from engine.sessions.sanitize import sanitize
 from engine.sessions.session_log import (  # noqa: F401 - re-exported for callers
     RunLog,
@@ -44,63 +48,11 @@ from engine.sessions.session_log import (  # noqa: F401 - re-exported for caller
 )
 from engine.sessions.session_schema import is_session_id, run_number
 
-
-class JournalError(LogitscopeError):
-    """The history could not be written; the message says where and what to do."""
-
-
-@dataclass(frozen=True)
-class JournalEvent:
-    """What a Journal just wrote.
-
-    Attributes:
-        path: the journal file.
-        session_id: its session.
-        what: session | run | ended | meta | import | rewrite.
-        run_ids: the runs concerned (empty for session and rewrite).
-    """
-
-    path: Path
-    session_id: str
-    what: str
-    run_ids: tuple[str, ...] = ()
-
-
-_LISTENERS: list[Callable[[JournalEvent], None]] = []
-_LISTENERS_GUARD = threading.Lock()
 ENDING_RECORDS = ("done", "error")  # the record types that end a run
 
 
-def add_listener(callback: Callable[[JournalEvent], None]) -> None:
-    """Call `callback(event)` after every listed change, on the writing thread.
-
-    A callback already added is not added twice; one that raises is ignored.
-
-    Args:
-        callback: takes a JournalEvent.
-    """
-    with _LISTENERS_GUARD:
-        if callback not in _LISTENERS:
-            _LISTENERS.append(callback)
-
-
-def remove_listener(callback: Callable[[JournalEvent], None]) -> None:
-    """Stop calling `callback` (nothing happens if it was not added).
-
-    Args:
-        callback: a callback given to `add_listener`.
-    """
-    with _LISTENERS_GUARD:
-        if callback in _LISTENERS:
-            _LISTENERS.remove(callback)
-
-
-def _notify(event: JournalEvent) -> None:
-    with _LISTENERS_GUARD:
-        listeners = list(_LISTENERS)
-    for callback in listeners:
-        with contextlib.suppress(Exception):  # a broken view must never stop the writer
-            callback(event)
+class JournalError(LogitscopeError):
+    """The history could not be written; the message says where and what to do."""
 
 
 _LOCKS: dict[str, threading.Lock] = {}

@@ -20,10 +20,10 @@ from engine.records import (
     ErrorRecord,
     ModelRecord,
     PrefillRecord,
-    RunResult,
     TokenRecord,
     record_from_dict,
 )
+from engine.run_result import RunResult
 from engine.sessions.session_schema import (
     SchemaError,
     clean_comparison,

@@ -14,7 +14,7 @@ from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import QTextCursor
 
 from engine.prompt import encode_prompt
-from engine.records import RunResult
+from engine.run_result import RunResult
 from engine.settings import SamplingSettings
 from tests.app.conftest import RUN_MS, run_and_wait, start_run
 from tests.app.timing import Heartbeat, check_smooth, full_redraw_baseline

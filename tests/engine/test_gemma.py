@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from engine.backends.mlx.generate import generate_records
-from engine.records import RunResult
+from engine.run_result import RunResult
 from engine.settings import SamplingSettings
 
 QUESTION = "What is the capital of France?"

@@ -9,7 +9,8 @@ import pytest
 from engine.backends.mlx.generate import generate_records
 from engine.errors import SettingsError
 from engine.prompt import encode_prompt
-from engine.records import DoneRecord, PrefillRecord, RunResult, TokenRecord
+from engine.records import DoneRecord, PrefillRecord, TokenRecord
+from engine.run_result import RunResult
 from engine.settings import SamplingSettings
 from tests.tiny_model import TINY_CONTEXT
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from engine.backends.mlx.generate import generate_records
-from engine.records import RunResult
+from engine.run_result import RunResult
 from engine.settings import SamplingSettings
 
 SYSTEM = (

@@ -11,7 +11,7 @@ import pytest
 from mlx_lm import stream_generate
 
 from engine.backends.mlx.generate import generate_records
-from engine.records import RunResult
+from engine.run_result import RunResult
 from engine.settings import SamplingSettings
 
 QUESTION = "What is the capital of France?"

@@ -15,7 +15,8 @@ import pytest
 
 from engine.backends.base import open_backend
 from engine.errors import ServerError
-from engine.records import ErrorRecord, RunResult
+from engine.records import ErrorRecord
+from engine.run_result import RunResult
 from engine.sessions.export import FORMATS, render
 from engine.sessions.journal import Journal, read_session
 from engine.settings import SamplingSettings

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from engine.backends.mlx.generate import generate_records
-from engine.records import RunResult
+from engine.run_result import RunResult
 from engine.settings import SamplingSettings
 from tests.mlx_server import start_server
 

@@ -8,7 +8,7 @@ import pytest
 
 from engine.backends.base import open_backend
 from engine.backends.mlx.generate import generate_records
-from engine.records import RunResult
+from engine.run_result import RunResult
 from engine.settings import SamplingSettings
 from engine.thinking import ThinkMarkers, ThinkTracker, find_markers
 from tests.fake_server import FakeServer, Script, finish_chunk, vllm_chunk, vllm_models

@@ -6,7 +6,7 @@ chose the same tokens with the same logprobs."""
 from __future__ import annotations
 
 from engine.backends.mlx.generate import LoadedModel, generate_records
-from engine.records import RunResult
+from engine.run_result import RunResult
 from engine.settings import SamplingSettings
 
 LONG_SYSTEM = (
