@@ -206,6 +206,7 @@ class EngineClient:
         model: str | None = None,
         api_key: str | None = None,
         prefer: str | None = None,
+        continuation=None,
     ) -> Iterator[Record]:
         """Run one generation in the engine process (started or restarted as needed).
 
@@ -216,6 +217,9 @@ class EngineClient:
             api_key: a server's API key; sent to the engine only, never recorded.
             prefer: auto | speed | memory: how a local quantized model runs on the CPU;
                 None keeps the engine's current choice (LOGITSCOPE_COMPUTE, else auto).
+            continuation: a Continuation (engine/continuation.py): the run branches an
+                answer at its step; the engine's records start at that step (see
+                `continuation.with_prefix` for the whole answer). Local models only.
 
         Returns:
             An iterator of progress, model, prefill and token records that ends after a
@@ -228,6 +232,7 @@ class EngineClient:
             model=model,
             api_key=api_key,
             prefer=prefer,
+            continuation=continuation.to_dict() if continuation is not None else None,
         )
 
     def inspect(

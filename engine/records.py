@@ -28,6 +28,7 @@ CAPABILITIES = {
     "context": "the context window and how full it is",
     "kv_bytes": "KV cache and peak memory",
     "token_ids": "token ids",
+    "branch": "continuing an answer from any step (needs the model's tokens and KV cache)",
 }
 LOCAL_CAPABILITIES = tuple(c for c in CAPABILITIES if c != "entropy_top_k")
 
@@ -190,6 +191,7 @@ class TokenRecord:
     sampled_probs: tuple[float, ...] = ()
     thinking: bool = False  # part of the model's reasoning (engine/thinking.py), not the answer
     oddities: tuple[str, ...] = ()  # what was invalid as received and how it was made valid
+    forced: bool = False  # put here by the person (a branch), not sampled by the model
     type: str = "token"
 
     @property
@@ -250,6 +252,7 @@ class DoneRecord:
     cached_tokens: int = 0  # prompt tokens reused from the previous run's KV cache
     thinking_tokens: int = 0  # of the generated tokens, the reasoning ones
     kv_cache_tokens: int | None = None  # tokens the KV cache holds (kv_cache_bytes covers)
+    branch_step: int | None = None  # a branch: the answer step it continued from
     type: str = "done"
 
 

@@ -5,7 +5,8 @@ entry, written with a single `write`, so a crash or kill -9 loses at most the
 line being written:
 
     {"kind": "session", "session_id", "started", "app_version"}
-    {"kind": "run", "run_id", "started", "prompt", "settings", "model"}
+    {"kind": "run", "run_id", "started", "prompt", "settings", "model",
+     "conversation"?, "comparison"?, "branch"?}
     {"kind": "record", "run_id", "record": {...engine record...}}
     {"kind": "meta", "run_id", "name"? , "starred"?, "deleted"?}
 
@@ -194,6 +195,7 @@ class Journal:
         model: dict | None = None,
         comparison=None,
         conversation=None,
+        branch=None,
     ) -> str:
         """Append a run entry and return its id `SESSION/N` (N unused in the file).
 
@@ -204,6 +206,8 @@ class Journal:
             comparison: {"comparison_id", "lane"} when the run is a compare lane.
             conversation: {"conversation_id", "turn", "messages"} when the run
                 continues a conversation (`messages`: the turns before `prompt`).
+            branch: {"parent", "step", "kind", "token_id"?} when the run branches
+                from another run's answer (see session_schema.clean_branch).
 
         Returns:
             The new run's id.
@@ -223,6 +227,8 @@ class Journal:
             entry["comparison"] = comparison
         if conversation:
             entry["conversation"] = conversation
+        if branch:
+            entry["branch"] = branch
 
         def build() -> bytes:  # the number is chosen under the file lock
             """The run entry's line, its number taken under the file lock."""

@@ -24,6 +24,7 @@ class RunWriter:
         notify: Callable[[str], None],
         comparison: dict | None = None,
         conversation: dict | None = None,
+        branch: dict | None = None,
     ):
         """Start the run in `journal` (a Journal, or None: nothing is written).
 
@@ -35,13 +36,19 @@ class RunWriter:
             notify: called once with a message when the history cannot be written.
             comparison: the Compare lane it belongs to, if any.
             conversation: its conversation field (id, turn, earlier messages), if any.
+            branch: its branch field (parent run, step, kind), if it is a branch.
         """
         self.journal, self.notify, self.run_id = journal, notify, None
         if journal is None:
             return
         try:
             self.run_id = journal.start_run(
-                prompt, settings, model, comparison=comparison, conversation=conversation
+                prompt,
+                settings,
+                model,
+                comparison=comparison,
+                conversation=conversation,
+                branch=branch,
             )
         except LogitscopeError as e:
             self._give_up(e)

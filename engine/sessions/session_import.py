@@ -18,6 +18,7 @@ from engine.sessions.session_schema import (
     SCHEMA,
     SCHEMA_VERSION,
     SchemaError,
+    clean_branch,
     clean_comparison,
     clean_conversation,
     clean_record,
@@ -145,6 +146,12 @@ def clean_run(run, index: int) -> tuple[dict, list[dict], list[str]]:
     conversation = clean_conversation(run.get("conversation"))
     if conversation:
         head["conversation"] = conversation
+    try:
+        branch = clean_branch(run.get("branch"))
+    except SchemaError:
+        branch = None  # the run still imports, without its parent
+    if branch:
+        head["branch"] = branch
     name = run.get("name", "")
     meta = {"name": name if isinstance(name, str) else "", "starred": run.get("starred") is True}
     records, problems = [], []
@@ -206,12 +213,18 @@ def import_json(path: Path, folder: Path | None = None) -> ImportResult:
     taken = have | {h["run_id"] for h, _r, _p in runs if run_number(h["run_id"], sid)}
     next_n = max([run_number(r, sid) or 0 for r in taken] + [0]) + 1
     added = already = 0
+    renamed: dict = {}  # ids from elsewhere -> their ids here (branches follow their parents)
+    for head, _records, _problems in runs:
+        if head["run_id"] not in have and run_number(head["run_id"], sid) is None:
+            renamed[head["run_id"]], next_n = f"{sid}/{next_n}", next_n + 1
     for head, records, problems in runs:
         if head["run_id"] in have:
             already += 1
             continue
-        if run_number(head["run_id"], sid) is None:  # an id from elsewhere: give it one here
-            head["run_id"], next_n = f"{sid}/{next_n}", next_n + 1
+        head["run_id"] = renamed.get(head["run_id"], head["run_id"])
+        if head.get("branch"):
+            parent = head["branch"]["parent"]
+            head["branch"] = {**head["branch"], "parent": renamed.get(parent, parent)}
         dropped += problems
         rid = head["run_id"]
         meta = {

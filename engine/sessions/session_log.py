@@ -26,6 +26,7 @@ from engine.records import (
 from engine.run_result import RunResult
 from engine.sessions.session_schema import (
     SchemaError,
+    clean_branch,
     clean_comparison,
     clean_conversation,
     clean_record,
@@ -83,6 +84,7 @@ class RunLog:
     deleted: bool = False
     comparison: dict | None = None  # {"comparison_id", "lane"} for a compare lane
     conversation: dict | None = None  # {"conversation_id", "turn", "messages"}
+    branch: dict | None = None  # {"parent", "step", "kind", "token_id"?} for a branch
 
     def folded(self) -> RunResult:
         """The run's records folded as a live run folds them (cached per length).
@@ -138,7 +140,7 @@ class RunLog:
 
         Returns:
             run_id, session_id, started, prompt, settings, model, name, starred,
-            comparison and conversation (not `deleted`).
+            comparison, conversation and branch (not `deleted`).
         """
         return {
             "run_id": self.run_id,
@@ -151,6 +153,7 @@ class RunLog:
             "starred": self.starred,
             "comparison": self.comparison,
             "conversation": self.conversation,
+            "branch": self.branch,
         }
 
     @property
@@ -257,6 +260,7 @@ def _apply(session: SessionLog, runs: dict, e: dict) -> None:
             starred=e.get("starred") is True,
             comparison=clean_comparison(e.get("comparison")),
             conversation=_conversation(e.get("conversation")),
+            branch=_branch(e.get("branch")),
         )
     elif kind == "record":
         run = runs[e["run_id"]]
@@ -278,6 +282,13 @@ def _conversation(v) -> dict | None:
         return clean_conversation(v)
     except SchemaError:
         return None  # the run still shows, as a single turn
+
+
+def _branch(v) -> dict | None:
+    try:
+        return clean_branch(v)
+    except SchemaError:
+        return None  # the run still shows, without its parent
 
 
 def _number(v, default: float) -> float:

@@ -216,6 +216,7 @@ CHECKS = {
         "sampled_probs": lambda v: _floats(v, **_P),
         "thinking": _bool,
         "oddities": _notes,
+        "forced": _bool,
     },
     DoneRecord: {
         "finish_reason": lambda v: _str(v, choices=FINISH_REASONS),
@@ -234,6 +235,7 @@ CHECKS = {
         "cached_tokens": lambda v: _int(v, **_COUNT),
         "thinking_tokens": lambda v: _int(v, **_COUNT),
         "kv_cache_tokens": lambda v: _int(v, allow_none=True, **_COUNT),
+        "branch_step": lambda v: _int(v, allow_none=True, **_COUNT),
         "prefill_s": lambda v: _num(v, allow_none=True, **_SECONDS),
         "decode_s": lambda v: _num(v, allow_none=True, **_SECONDS),
         "error": lambda v: _str(v, allow_none=True),
@@ -364,3 +366,42 @@ def clean_conversation(v) -> dict | None:
         "turn": _int(v.get("turn"), 0, MAX_TURNS),
         "messages": clean,
     }
+
+
+BRANCH_KINDS = ("forced", "sample")
+
+
+def clean_branch(v) -> dict | None:
+    """A run's branch field, checked: {"parent", "step", "kind", "token_id"?}.
+
+    `parent` is the run id (`SESSION/N`) it branched from, `step` the answer step it
+    continued from, `kind` "forced" (a token chosen by the person, `token_id`) or
+    "sample" (sampled from `step` on).
+
+    Args:
+        v: the field, or None.
+
+    Returns:
+        Those keys checked (token_id only for a forced branch); None for None.
+
+    Raises:
+        SchemaError: not an object, a bad parent, step, kind or token id.
+    """
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        raise SchemaError("branch must be an object")
+    parent = _str(v.get("parent"))
+    if (
+        not is_session_id(parent.rpartition("/")[0])
+        or run_number(parent, parent.rpartition("/")[0]) is None
+    ):
+        raise SchemaError(f"branch parent {parent[:40]!r} is not a run id (SESSION/N)")
+    out = {
+        "parent": parent,
+        "step": _int(v.get("step"), **_COUNT),
+        "kind": _str(v.get("kind", "forced"), choices=BRANCH_KINDS),
+    }
+    if out["kind"] == "forced" and v.get("token_id") is not None:
+        out["token_id"] = _int(v.get("token_id"), *TOKEN_ID)
+    return out

@@ -58,12 +58,17 @@ class MLXBackend:
         return self.record
 
     def generate(
-        self, prompt: Prompt, settings: SamplingSettings, should_stop: Callable[[], bool]
+        self,
+        prompt: Prompt,
+        settings: SamplingSettings,
+        should_stop: Callable[[], bool],
+        continuation=None,
     ) -> Iterator[Record]:
-        """One instrumented generation with the loaded model; see Backend.generate."""
+        """One instrumented generation with the loaded model; see Backend.generate.
+        With a `continuation` (engine/continuation.py) the run is a branch of an answer."""
         from engine.backends.mlx.generate import generate_records
 
-        return generate_records(self.lm, prompt, settings, should_stop)
+        return generate_records(self.lm, prompt, settings, should_stop, continuation)
 
     def inspect(self, prompt: Prompt, settings: SamplingSettings, request: dict):
         """Attention or the logit lens at one step (see inspect_step.py); an InspectRecord."""

@@ -17,7 +17,6 @@ pipelining would only stamp every token one step late.
 from __future__ import annotations
 
 import dataclasses
-import math
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -28,17 +27,22 @@ import numpy as np
 
 from engine.backends.mlx.instrument import (
     StepStats,
-    candidates,
     make_step_sampler,
     temperature_sweep_np,
     unpack,
 )
 from engine.backends.mlx.prompt_reuse import Reuse, finish, start_cache
+from engine.backends.mlx.run_records import (  # noqa: F401 - kv_cache_* re-exported
+    RunRecords,
+    kv_cache_bytes,
+    kv_cache_tokens,
+    stats_from_record,
+)
+from engine.continuation import Continuation
 from engine.errors import SettingsError
-from engine.models.token_bytes import TextStream, bytes_table, vocabulary_strings
+from engine.models.token_bytes import bytes_table, vocabulary_strings
 from engine.prompt import encode_prompt
-from engine.records import DoneRecord, PrefillRecord, Record, TokenRecord
-from engine.series import decode_tps
+from engine.records import PrefillRecord, Record
 from engine.settings import SamplingSettings
 from engine.thinking import ThinkTracker, find_markers
 
@@ -65,29 +69,16 @@ class LoadedModel:
             self._bytes = bytes_table(vocabulary_strings(self.tokenizer, self.vocab_size))
         return self._bytes[token_id] if 0 <= token_id < len(self._bytes) else b""
 
+    def token_with_bytes(self, raw: bytes) -> int | None:
+        """The id of the vocabulary token whose bytes are exactly `raw`, if any."""
+        self.token_bytes(0)
+        return next((i for i, b in enumerate(self._bytes) if b == raw), None)
+
     def think_tracker(self, prompt_ids) -> ThinkTracker | None:
         """A tracker of thinking tokens for one run, if the model has thinking markers."""
         if self._think is False:
             self._think = find_markers(self.tokenizer)
         return ThinkTracker(self._think, list(prompt_ids)) if self._think else None
-
-
-def kv_cache_bytes(cache) -> int:
-    """Bytes of the KV cache actually holding tokens (not the preallocated tail)."""
-    total = 0
-    for c in cache:
-        keys = getattr(c, "keys", None)
-        if keys is None or not hasattr(keys, "shape"):
-            continue
-        used = min(getattr(c, "offset", keys.shape[2]), keys.shape[2])
-        total += (keys.nbytes + c.values.nbytes) * used // keys.shape[2]
-    return total
-
-
-def kv_cache_tokens(cache) -> int:
-    """Tokens fed through the model so far: the last sampled token is only fed on when
-    the next step ran (pipelined decode runs it early), so it is read, not inferred."""
-    return max((int(getattr(c, "offset", 0)) for c in cache), default=0)
 
 
 def _never() -> bool:
@@ -175,9 +166,10 @@ class _Plan:
     max_steps: int
     on_device: bool
     cache: list
-    prompt_ids: mx.array
+    prompt_ids: mx.array  # the prompt, then a branch's shared answer prefix
     step: Callable
     reuse: Reuse
+    ids: list  # prompt_ids as a list
 
 
 class PromptTooLong(SettingsError):
@@ -188,15 +180,20 @@ class PromptTooLong(SettingsError):
         self.tokens, self.system_tokens = tokens, system_tokens
 
 
-def plan_run(lm: LoadedModel, prompt, settings: SamplingSettings) -> _Plan:
+def plan_run(lm: LoadedModel, prompt, settings: SamplingSettings, extra=()) -> _Plan:
     """Encode the prompt, seed the sampler and build the step function.
+
+    `extra`: token ids that follow the prompt (a branch's shared answer prefix, and
+    its forced token when its step needs no recomputation); the cache is reused
+    for them whatever `settings.prompt_cache` says.
 
     Raises:
         SettingsError: bad settings, an empty prompt, or one that does not fit.
     """
     settings.validate()
     enc = encode_prompt(lm.tokenizer, prompt, settings)
-    n_prompt = len(enc.ids)
+    ids = list(enc.ids) + list(extra)
+    n_prompt = len(ids)
     if n_prompt >= lm.context_length:
         raise PromptTooLong(
             f"the prompt is {n_prompt:,} tokens but the model's context window is "
@@ -208,25 +205,26 @@ def plan_run(lm: LoadedModel, prompt, settings: SamplingSettings) -> _Plan:
     mx.random.seed(seed)
     on_device = mx.default_device().type != mx.DeviceType.cpu
     sample = make_step_sampler(settings, lm.vocab_size, sweep_on_device=on_device)
-    reuse = start_cache(lm, list(enc.ids), settings.prompt_cache)
+    reuse = start_cache(lm, ids, settings.prompt_cache or bool(extra))
     cache = reuse.cache
     use_history = settings.repetition_penalty != 1.0
-    prompt_ids = mx.array(enc.ids)
+    prompt_ids = mx.array(ids)
     history = prompt_ids if use_history else None
 
-    def step(tokens: mx.array):
-        """Feed `tokens` (1-D ids) through the model; the next token and its statistics."""
+    def step(tokens: mx.array, forced: int | None = None):
+        """Feed `tokens` (1-D ids) through the model; the next token (`forced`, if
+        given) and its statistics."""
         nonlocal history
         reuse.fed.append(tokens)  # its keys and values enter the cache
         logits = lm.model(tokens[None], cache=cache)[:, -1, :]  # (1, V)
-        token, packed, raw = sample(logits, history)
+        token, packed, raw = sample(logits, history, forced)
         if use_history:
             history = mx.concatenate([history, token])
         return token, (packed, raw)
 
     step.n = sample.n
     max_steps = min(settings.max_tokens, lm.context_length - n_prompt)
-    return _Plan(enc, seed, max_steps, on_device, cache, prompt_ids, step, reuse)
+    return _Plan(enc, seed, max_steps, on_device, cache, prompt_ids, step, reuse, ids)
 
 
 def generate_records(
@@ -234,124 +232,123 @@ def generate_records(
     prompt,
     settings: SamplingSettings,
     should_stop: Callable[[], bool] = _never,
+    continuation: Continuation | None = None,
 ) -> Iterator[Record]:
     """Run one generation and yield PrefillRecord..., TokenRecord..., DoneRecord.
 
-    `prompt` is text or a list of chat messages. Raises SettingsError (from
-    `plan_run`) before any record is yielded.
+    `prompt` is text or a list of chat messages. With a `continuation` the run is a
+    branch of an answer (engine/continuation.py): the prompt and the answer's first
+    K tokens are fed (from the KV cache where it holds them) and the records start
+    at step K, with the forced token, if any, as step K. Prefill records count the
+    tokens fed (prompt and prefix). Raises SettingsError (from `plan_run`, or a
+    forced text that is not one token) before any record is yielded.
     """
     lm.token_bytes(0)  # the vocabulary's byte table, built once, before any clock starts
     t0 = time.perf_counter()
+    cont = continuation or Continuation()
+    forced = resolve_forced(lm, cont)
+    known = stats_from_record(cont.at_step, forced) if forced is not None and cont.at_step else None
+    extra = list(cont.prefix) + ([forced] if known is not None else [])
     try:
-        plan = plan_run(lm, prompt, settings)
+        plan = plan_run(lm, prompt, settings, extra)
     except PromptTooLong as e:  # the prompt's size first, so the context chart can show it
         yield PrefillRecord(0, e.tokens, time.perf_counter() - t0, e.system_tokens)
         raise
     mx.reset_peak_memory()
-    enc, n_prompt = plan.enc, len(plan.enc.ids)
-    run = _Run(lm, enc, plan.seed, t0, plan.cache)
+    enc, n_fed = plan.enc, len(plan.ids)
+    run = RunRecords(lm, enc, plan.seed, t0, plan.cache, cont.prefix)
     t_prefill = time.perf_counter()
     n_sys = enc.system_tokens
-    yield PrefillRecord(0, n_prompt, t_prefill - t0, n_sys)
+    yield PrefillRecord(0, n_fed, t_prefill - t0, n_sys)
     done = cached = plan.reuse.cached
     if cached:
-        yield PrefillRecord(cached, n_prompt, time.perf_counter() - t0, n_sys, cached)
+        yield PrefillRecord(cached, n_fed, time.perf_counter() - t0, n_sys, cached)
     for done, elapsed in prefill(
         lm, plan.prompt_ids, plan.cache, settings.prefill_chunk, should_stop, t0, cached
     ):
-        yield PrefillRecord(done, n_prompt, elapsed, n_sys, cached)
-    if n_prompt - done > 1:  # prefill stopped early
-        finish(lm, plan.reuse, enc.ids, done)
-        yield run.done("cancelled", t_prefill)
+        yield PrefillRecord(done, n_fed, elapsed, n_sys, cached)
+    if n_fed - done > 1:  # prefill stopped early
+        finish(lm, plan.reuse, plan.ids, done)
+        yield run.done("cancelled", t_prefill, cached, n_fed)
         return
     eos = set(lm.tokenizer.eos_token_ids)
-    steps = decode_steps(
-        plan.step, plan.prompt_ids[done:], plan.max_steps, plan.on_device, not plan.on_device
-    )
-    reason = "length"
-    for stats, t_known in steps:
-        if run.n_steps == 0:
-            yield PrefillRecord(n_prompt, n_prompt, t_known - t0, n_sys, cached)
+    first = plan.prompt_ids[done:]
+    reason = None
+    if forced is not None:  # the person's token at step K: reused or computed once
+        if known is None:
+            y, out = plan.step(first, forced)
+            mx.eval(y, out)
+            known = _unpacked(plan, out)
+        t_known = time.perf_counter()
+        yield PrefillRecord(n_fed, n_fed, t_known - t0, n_sys, cached)
+        record = run.token(known, t_known, forced in eos, forced=True)
+        yield record
+        first = mx.array([forced])
+        reason = "eos" if record.eos else _stop_reason(run, settings)
+    steps = decode_steps(plan.step, first, plan.max_steps, plan.on_device, not plan.on_device)
+    for stats, t_known in [] if reason else steps:
+        if run.n_timed == 0 and forced is None:
+            yield PrefillRecord(n_fed, n_fed, t_known - t0, n_sys, cached)
         record = run.token(stats, t_known, stats.token_id in eos)
         yield record
         if record.eos:
             reason = "eos"
             break
-        if hit := _stop_hit(run.text, settings.stop):
-            run.text, reason = run.text[: run.text.index(hit)], "stop_string"
+        if reason := _stop_reason(run, settings):
             break
         if should_stop():
             reason = "cancelled"
             break
     steps.close()
-    finish(lm, plan.reuse, enc.ids, n_prompt - 1)  # decode fed the last prompt token on
-    yield run.done(reason, t_prefill, cached)
+    finish(lm, plan.reuse, plan.ids, n_fed - 1)  # decode fed the last prompt token on
+    yield run.done(reason or "length", t_prefill, cached, n_fed)
 
 
-class _Run:
-    """The records of one run: token text from bytes, timings from step stamps."""
+def _unpacked(plan: _Plan, out) -> StepStats:
+    """StepStats of one evaluated step's packed output (the sweep on the CPU too)."""
+    packed, raw = out
+    stats = unpack(packed.tolist(), plan.step.n)
+    if not plan.on_device:
+        logz, ent = temperature_sweep_np(np.array(raw, copy=False))
+        stats = dataclasses.replace(stats, sweep_logz=logz, sweep_entropy=ent)
+    return stats
 
-    def __init__(self, lm: LoadedModel, enc, seed: int, t0: float, cache):
-        self.lm, self.enc, self.seed, self.t0, self.cache = lm, enc, seed, t0, cache
-        self.stream = TextStream()
-        self.text = ""
-        self.n_steps = self.n_text = 0
-        self.t_first = self.t_last = None
-        self.think = lm.think_tracker(enc.ids)
 
-    def token(self, stats: StepStats, t_known: float, is_eos: bool) -> TokenRecord:
-        """The TokenRecord of one decoded step; `t_known` is when its value was known."""
-        raw = self.lm.token_bytes(stats.token_id)
-        piece = "" if is_eos else self.stream.add(raw)
-        self.text += piece
-        latency = t_known - (self.t_last if self.t_last is not None else self.t0)
-        if self.t_first is None:
-            self.t_first = t_known
-        self.t_last = t_known
-        step = self.n_steps
-        self.n_steps += 1
-        self.n_text += 0 if is_eos else 1
-        thinking = self.think.add(stats.token_id) if self.think and not is_eos else False
-        return _token_record(
-            self.lm,
-            stats,
-            step,
-            piece,
-            raw,
-            t_known - self.t0,
-            latency,
-            len(self.enc.ids),
-            is_eos,
-            thinking,
-        )
+def _stop_reason(run: RunRecords, settings: SamplingSettings) -> str | None:
+    """ "stop_string" (the answer cut before it) if a stop string appeared, else None."""
+    if hit := _stop_hit(run.text, settings.stop):
+        run.text = run.text[: run.text.index(hit)]
+        return "stop_string"
+    return None
 
-    def done(self, reason: str, t_prefill: float, cached: int = 0) -> DoneRecord:
-        """The run's DoneRecord; `cached` prompt tokens are left out of the prefill speed."""
-        if reason not in ("stop_string",):
-            self.text += self.stream.flush()
-        n_prompt = len(self.enc.ids)
-        prefill_s = (self.t_first - t_prefill) if self.t_first is not None else None
-        decode_s = (self.t_last - self.t_first) if self.n_steps >= 2 else None
-        return DoneRecord(
-            finish_reason=reason,
-            text=self.text,
-            prompt_tokens=n_prompt,
-            generated_tokens=self.n_text,
-            ttft_s=(self.t_first - self.t0) if self.t_first is not None else None,
-            prefill_tps=(n_prompt - cached) / prefill_s if prefill_s else None,
-            decode_tps=decode_tps(self.n_steps, self.t_first, self.t_last),
-            peak_memory_bytes=int(mx.get_peak_memory()),
-            kv_cache_bytes=kv_cache_bytes(self.cache),
-            kv_cache_tokens=kv_cache_tokens(self.cache),
-            context_length=self.lm.context_length,
-            seed=self.seed,
-            elapsed_s=time.perf_counter() - self.t0,
-            system_tokens=self.enc.system_tokens,
-            prefill_s=prefill_s,
-            decode_s=decode_s,
-            cached_tokens=cached,
-            thinking_tokens=self.think.count if self.think else 0,
-        )
+
+def resolve_forced(lm: LoadedModel, cont: Continuation) -> int | None:
+    """The forced token's id: given, or found from its text (one vocabulary token).
+
+    Raises:
+        SettingsError: an id outside the vocabulary, or a text that is not exactly
+            one token (the message says how it tokenizes).
+    """
+    if cont.forced is not None:
+        if not 0 <= cont.forced < lm.vocab_size:
+            raise SettingsError(
+                f"token id {cont.forced} is not in this model's vocabulary "
+                f"(ids 0 to {lm.vocab_size - 1})"
+            )
+        return cont.forced
+    if cont.forced_text is None:
+        return None
+    exact = lm.token_with_bytes(cont.forced_text.encode("utf-8"))
+    if exact is not None:
+        return exact
+    ids = lm.tokenizer.encode(cont.forced_text, add_special_tokens=False)
+    if len(ids) == 1:
+        return int(ids[0])
+    parts = ", ".join(f"{lm.token_bytes(i).decode('utf-8', 'replace')!r} ({i})" for i in ids)
+    raise SettingsError(
+        f"{cont.forced_text!r} is not one token of this model's vocabulary: it tokenizes "
+        f"as {len(ids)} tokens: {parts}. Continue with one of them"
+    )
 
 
 def _stop_hit(text: str, stops: tuple[str, ...]) -> str | None:
@@ -359,28 +356,3 @@ def _stop_hit(text: str, stops: tuple[str, ...]) -> str | None:
         if s in text:
             return s
     return None
-
-
-def _token_record(lm, stats, step, piece, raw, elapsed, latency, n_prompt, is_eos, thinking):
-    bytes_of = lm.token_bytes
-    return TokenRecord(
-        step=step,
-        token_id=stats.token_id,
-        text=piece,
-        logprob=stats.logprob,
-        prob=math.exp(stats.logprob),
-        sampled_logprob=stats.sampled_logprob,
-        top=candidates(stats.top_ids, stats.top_logprobs, bytes_of),
-        sampled_top=candidates(stats.sampled_top_ids, stats.sampled_top_logprobs, bytes_of),
-        entropy=max(stats.entropy, 0.0),
-        sampled_entropy=max(stats.sampled_entropy, 0.0),
-        elapsed_s=elapsed,
-        latency_s=latency,
-        context_tokens=n_prompt + step + 1,
-        sweep_logz=tuple(stats.sweep_logz),
-        sweep_entropy=tuple(max(h, 0.0) for h in stats.sweep_entropy),
-        bytes=tuple(raw),
-        eos=is_eos,
-        sampled_probs=tuple(min(max(p, 0.0), 1.0) for p in stats.sampled_probs),
-        thinking=thinking,
-    )

@@ -136,10 +136,13 @@ def repetition_penalty(logits: mx.array, history: mx.array | None, penalty: floa
 
 
 def make_step_sampler(settings: SamplingSettings, vocab_size: int, sweep_on_device: bool):
-    """Build `sample(logits (1, V), history) -> (token (1,), packed (P,), raw (V,))`.
+    """Build `sample(logits (1, V), history, forced) -> (token (1,), packed (P,), raw (V,))`.
 
     With `sweep_on_device` the temperature sweep is part of `packed`; otherwise
-    the caller computes it from `raw` with `temperature_sweep_np`.
+    the caller computes it from `raw` with `temperature_sweep_np`. With `forced`
+    (a token id chosen by the person) that token is the step's token and nothing
+    is drawn (the random state is left as it was); its statistics are those of
+    the distribution it would have been drawn from.
     """
     n = min(settings.top_n, vocab_size - 1)
     filters = make_filters(settings)
@@ -148,30 +151,33 @@ def make_step_sampler(settings: SamplingSettings, vocab_size: int, sweep_on_devi
     temp = settings.temperature
     penalty = settings.repetition_penalty
 
-    def sample(logits: mx.array, history: mx.array | None):
-        """Draw one token from (1, V) logits; returns (token, packed stats, raw logprobs)."""
+    def sample(logits: mx.array, history: mx.array | None, forced: int | None = None):
+        """Draw one token from (1, V) logits (or take `forced`); returns (token,
+        packed stats, raw logprobs)."""
         logits = logits.astype(mx.float32)[0]  # (V,)
         raw, raw_h = _normalise(logits)  # (V,), ()
         pen = raw
         if penalty != 1.0:
             pen = repetition_penalty(logits[None], history, penalty)[0]
             pen, _ = _normalise(pen)
+        pick = None if forced is None else mx.array([forced], dtype=mx.uint32)
         if temp == 0:
-            token = mx.argmax(pen, keepdims=True)  # (1,)
-            sampled = None  # one-hot on `token`: no (V,) work needed
+            greedy = mx.argmax(pen, keepdims=True)  # (1,)
+            token = greedy if pick is None else pick
+            sampled = None  # one-hot on the greedy token: no (V,) work needed
             samp_h = mx.array(0.0)
         else:
             masked = pen[None]
             for f in filters:
                 masked = f(masked)
-            token = mx.random.categorical(masked / temp)  # (1,)
+            token = mx.random.categorical(masked / temp) if pick is None else pick  # (1,)
             sampled, samp_h = _normalise(masked[0] / temp)
         top_ids, top_lp = top_n(raw, n)
-        if sampled is None:  # greedy: the chosen token first, the rest impossible
-            s_ids = mx.concatenate([token, top_ids[: n - 1]])
+        if sampled is None:  # greedy: the argmax first, the rest impossible
+            s_ids = mx.concatenate([greedy.astype(top_ids.dtype), top_ids[: n - 1]])
             s_lp = mx.concatenate([mx.zeros((1,)), mx.full((n - 1,), NEG_INF)])
-            chosen_sampled = mx.array(0.0)
-            top_sampled = (top_ids == token[0]).astype(mx.float32)  # (n,) one-hot
+            chosen_sampled = mx.where(greedy[0] == token[0], 0.0, NEG_INF)
+            top_sampled = (top_ids == greedy[0]).astype(mx.float32)  # (n,) one-hot
         elif penalty != 1.0:
             s_ids, s_lp = top_n(sampled, n)
             chosen_sampled = sampled[token[0]]

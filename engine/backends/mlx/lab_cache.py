@@ -6,6 +6,7 @@ chose the same tokens with the same logprobs."""
 from __future__ import annotations
 
 from engine.backends.mlx.generate import LoadedModel, generate_records
+from engine.backends.mlx.prompt_reuse import forget
 from engine.run_result import RunResult
 from engine.settings import SamplingSettings
 
@@ -94,7 +95,7 @@ def conversation_experiment(
     messages: list[dict] = []
     rows = []
     _run(lm, "Hello", base.with_(max_tokens=1, system_prompt=None))  # warm-up, not measured
-    lm.prompt_cache = lm.cache_ids = None  # start from nothing, like a new conversation
+    forget(lm)  # start from nothing, like a new conversation
     for k in range(turns):
         text = first if k == 0 else FOLLOW_UPS[(k - 1) % len(FOLLOW_UPS)]
         if progress:

@@ -1,9 +1,11 @@
 """Reusing the KV cache of the previous run: its longest common token prefix with
 the new prompt is kept, only the rest is prefilled.
 
-Keyed on token ids, so a change of model (a new LoadedModel), of template or of
-anything earlier in the prompt invalidates exactly what changed; a shared system
-prompt, or re-running a prompt with other sampling settings, is prefilled once.
+The last few runs' caches are kept (MAX_SLOTS), so a branch of an earlier answer
+finds its parent's keys and values even after other runs. Keyed on token ids, so
+a change of model (a new LoadedModel), of template or of anything earlier in the
+prompt invalidates exactly what changed; a shared system prompt, or re-running a
+prompt with other sampling settings, is prefilled once.
 The cache remembers the exact tokens it holds (the prompt and every token fed
 back during decode), so a trimmed cache is the one a fresh prefill would build.
 """
@@ -32,24 +34,50 @@ def common_prefix(a: list[int], b: list[int]) -> int:
     return n
 
 
+MAX_SLOTS = 4  # caches kept: the last runs' (a branch finds its parent's)
+MAX_SLOT_BYTES = 1 << 30  # and at most this much memory between them
+
+
+def forget(lm) -> None:
+    """Drop every kept cache (the next run starts from nothing)."""
+    lm.cache_slots = []
+
+
 def start_cache(lm, ids: list[int], enabled: bool) -> Reuse:
-    """The previous run's cache trimmed to its common prefix with `ids` (at least
-    the last prompt token is always computed afresh), or a new cache."""
+    """The kept cache sharing the longest prefix with `ids`, trimmed to it (at least
+    the last prompt token is always computed afresh), or a new cache. The cache
+    taken is out of the kept ones until `finish` puts it back."""
     from mlx_lm.models.cache import can_trim_prompt_cache, make_prompt_cache, trim_prompt_cache
 
-    old, held = getattr(lm, "prompt_cache", None), getattr(lm, "cache_ids", None)
-    lm.prompt_cache = lm.cache_ids = None  # in use by this run until it ends cleanly
-    if enabled and old is not None and held is not None and can_trim_prompt_cache(old):
-        keep = min(common_prefix(held, ids), len(ids) - 1)
-        if keep > 0:
-            trim_prompt_cache(old, len(held) - keep)
-            return Reuse(old, keep)
+    slots = getattr(lm, "cache_slots", None) or []
+    lm.cache_slots = slots
+    best, keep = None, 0
+    for i, (held, cache) in enumerate(slots):
+        n = min(common_prefix(held, ids), len(ids) - 1)
+        if enabled and n > keep and can_trim_prompt_cache(cache):
+            best, keep = i, n
+    if best is not None:
+        held, cache = slots.pop(best)
+        trim_prompt_cache(cache, len(held) - keep)
+        return Reuse(cache, keep)
     return Reuse(make_prompt_cache(lm.model), 0)
 
 
 def finish(lm, reuse: Reuse, prompt_ids: list[int], prefilled_to: int) -> None:
-    """Keep the cache for the next run: the prompt up to `prefilled_to`, then every
-    token fed during decode (their keys and values are in the cache)."""
+    """Keep the cache for the next runs: the prompt up to `prefilled_to`, then every
+    token fed during decode (their keys and values are in the cache). Kept caches
+    whose tokens this one holds too are dropped, then the oldest beyond MAX_SLOTS
+    or MAX_SLOT_BYTES."""
+    from engine.backends.mlx.run_records import kv_cache_bytes
+
     fed = [int(t) for arr in reuse.fed for t in arr.tolist()]
-    lm.prompt_cache = reuse.cache
-    lm.cache_ids = list(prompt_ids[:prefilled_to]) + fed
+    ids = list(prompt_ids[:prefilled_to]) + fed
+    slots = [(h, c) for h, c in getattr(lm, "cache_slots", None) or [] if h != ids[: len(h)]]
+    slots.insert(0, (ids, reuse.cache))
+    total, kept = 0, []
+    for held, cache in slots[:MAX_SLOTS]:
+        total += kv_cache_bytes(cache)
+        if kept and total > MAX_SLOT_BYTES:
+            break
+        kept.append((held, cache))
+    lm.cache_slots = kept
