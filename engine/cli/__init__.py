@@ -3,7 +3,8 @@
     generate  engine/cli/generate.py     models   engine/cli/models.py
     inspect   engine/cli/inspect_cmd.py  lab      engine/cli/lab.py (+ lab_*.py)
     sessions, export, import  engine/cli/sessions.py
-    bench     engine/cli/bench.py        shared argument helpers: engine/cli/args.py
+    bench     engine/cli/bench.py        branch, sample  engine/cli/branch.py
+    shared argument helpers: engine/cli/args.py
 
 Every user mistake ends with one line `logitscope: error: ...` on stderr and a
 non-zero exit (2 for bad arguments, 1 for a run that failed), never a traceback.
@@ -28,6 +29,8 @@ COMMANDS = {
     "export": ("engine.cli.sessions", "cmd_export"),
     "import": ("engine.cli.sessions", "cmd_import"),
     "bench": ("engine.cli.bench", "cmd_bench"),
+    "branch": ("engine.cli.branch", "cmd_branch"),
+    "sample": ("engine.cli.branch", "cmd_sample"),
 }
 _PARSERS = (
     "engine.cli.generate",
@@ -36,6 +39,7 @@ _PARSERS = (
     "engine.cli.models",
     "engine.cli.sessions",
     "engine.cli.bench",
+    "engine.cli.branch",
 )
 
 

@@ -194,7 +194,13 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
             f"## {'★ ' if r.starred else ''}{_md_escape(r.title)}",
             "",
             f"Run {_code(r.run_id)} · model {_code(m.get('name', '?'))} "
-            f"({_code(m.get('quantization', '?'))}, {_code(m.get('device', '?'))})",
+            f"({_code(m.get('quantization', '?'))}, {_code(m.get('device', '?'))})"
+            + (
+                f" · branch of run {_code(r.branch['parent'])} at step {r.branch['step']} "
+                f"({'a chosen token' if r.branch.get('kind') == 'forced' else 'sampled'})"
+                if r.branch
+                else ""
+            ),
             "",
             "| setting | value |",
             "| --- | --- |",
@@ -251,6 +257,9 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
         if r.error:
             lines += ["", f"> Error: {_md_escape(r.error.message)}"]
         lines.append("")
+    from engine.sessions.export_tree import branches_markdown
+
+    lines += branches_markdown(runs, _code)
     return "\n".join(lines)
 
 

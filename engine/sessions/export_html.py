@@ -341,11 +341,20 @@ def run_section(run: RunLog) -> str:
         f"<h2>{'★ ' if run.starred else ''}{_e(run.title)}</h2>"
         f"<p class='meta'>{_e(run.run_id)} · {_e(time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(run.started)))}"
         f" · {_e(m.get('name', '?'))} ({_e(m.get('quantization', '?'))}, {_e(m.get('device', '?'))})"
-        f"<br>{settings}</p>{system}<p><b>Prompt</b></p><pre>{_e(run.prompt)}</pre>"
+        f"{_branch_line(run)}<br>{settings}</p>{system}<p><b>Prompt</b></p><pre>{_e(run.prompt)}</pre>"
         f"<p><b>Answer</b> <span class='legend'></span> unlikely → likely (hover a token)</p>"
         f"<div class='tokens'>{token_spans(run)}</div>{error}"
         f"<div class='charts'>{''.join(charts)}</div>{stats}"
     )
+
+
+def _branch_line(run: RunLog) -> str:
+    """ " · branch of run X at step K (chosen token | sampled)", or "" for a plain run."""
+    b = run.branch
+    if not b:
+        return ""
+    how = "a chosen token" if b.get("kind") == "forced" else "sampled"
+    return f" · branch of run {_e(b['parent'])} at step {b['step']} ({how})"
 
 
 def to_html(session: SessionLog, runs: list[RunLog] | None = None) -> str:
@@ -359,7 +368,10 @@ def to_html(session: SessionLog, runs: list[RunLog] | None = None) -> str:
         The whole HTML document.
     """
     runs = session.visible_runs if runs is None else runs
+    from engine.sessions.export_tree import branches_html
+
     body = "".join(run_section(r) for r in runs) or "<p>No runs.</p>"
+    body += branches_html(runs, _e)
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>Logitscope · {_e(session.session_id)}</title><style>{CSS}</style></head>"
