@@ -326,6 +326,8 @@ class CompareWindow(QMainWindow):
                     text = "not reported" if lane.state.done else "—"
                 else:
                     text = fmt.format(value) if lane.state.n or attr == "finish_reason" else "—"
+                    if s.forced and attr in ("mean_prob", "perplexity"):
+                        text += f" (excl. {s.forced} chosen)"  # the model's own choices
                 self.table.setItem(row, col, QTableWidgetItem(text))
         self._draw_overlay()
 

@@ -29,6 +29,7 @@ class RunState(RunResult):
     earlier: list = field(default_factory=list)  # (answer start, end) of earlier turns
     kv_growth: list = field(default_factory=list)  # KV cache bytes after each earlier turn
     sent: object = None  # what the engine was sent (a conversation's messages), if not `prompt`
+    branch: dict | None = None  # a branch: {"parent" run id, "step", "kind"} (journal field)
     _cap: int = 256
 
     def __post_init__(self):
@@ -92,9 +93,19 @@ class RunState(RunResult):
         """Prompt tokens (0 while unknown: a server that does not report them)."""
         if self.done is not None:
             return self.done.prompt_tokens or 0
-        if self.prefill is not None:
-            return self.prefill.total
+        if self.prefill is not None:  # a branch's prefill counts its shared prefix too
+            return self.prefill.total - (self.branch_step or 0)
         return self.estimated_prompt[0] if self.estimated_prompt else 0
+
+    @property
+    def branch_step(self) -> int | None:
+        """The answer step a branch continued from (None: not a branch)."""
+        return self.branch["step"] if self.branch else None
+
+    @property
+    def forced_steps(self) -> int:
+        """How many tokens the person chose (forced) rather than the model."""
+        return sum(1 for t in self.tokens if getattr(t, "forced", False))
 
     @property
     def system_tokens(self) -> int:

@@ -60,9 +60,38 @@ class SessionSignals(QObject):
         return out
 
     def run_ended(self) -> str | None:
+        shown = self.session.shown
         message = self.session.run_ended()
+        if self.session.shown is not shown:  # a failed branch: its parent again
+            self.shown_changed.emit(self.session.shown)
         self.conversation_changed.emit()
         return message
+
+    def begin_branch(self, parent, step: int, kind: str, state: RunState):
+        """Start `state` as a branch of answer `parent` at `step` (Session.begin_branch)."""
+        out = self.session.begin_branch(parent, step, kind, state)
+        self.shown_changed.emit(state)
+        self.conversation_changed.emit()
+        return out
+
+    def show_answer(self, answer) -> RunState | None:
+        """Show one run of a turn (a branch or its parent); every view follows."""
+        state = self.session.show_answer(answer)
+        if state is not None:
+            self.shown_changed.emit(state)
+        self.conversation_changed.emit()
+        return state
+
+    def delete_branch(self, answer) -> bool:
+        """Take a run out of its turn (the journal's bin keeps it); False if it is the
+        turn's only run."""
+        shown = self.session.shown
+        if self.session.delete_branch(answer) is None:
+            return False
+        if self.session.shown is not shown:
+            self.shown_changed.emit(self.session.shown)
+        self.conversation_changed.emit()
+        return True
 
     def show_turn(self, turn: int) -> RunState | None:
         state = self.session.show_turn(turn)

@@ -17,20 +17,24 @@ class RunSummary:
     ttft_s: float | None
     prefill_tps: float | None
     decode_tps: float | None
-    mean_prob: float | None  # mean chosen-token probability (raw, T=1)
+    mean_prob: float | None  # mean chosen-token probability (raw, T=1), own choices
     perplexity: float | None  # exp(-mean chosen logprob), end-of-sequence step included
     mean_entropy: float | None  # nats
     finish_reason: str
+    forced: int = 0  # tokens chosen by the person (a branch), left out of mean p and perplexity
 
 
 def summarize(tokens: list[TokenRecord], done: DoneRecord | None) -> RunSummary:
-    """Every step counts, the end-of-sequence one too (choosing to stop is a choice)."""
+    """Every step the model chose counts, the end-of-sequence one too (choosing to stop
+    is a choice); a token forced by the person (a branch) is not the model's choice
+    and is left out of mean p and perplexity (`forced` says how many were)."""
     from engine.series import decode_rate
 
-    n = len(tokens)
+    own = [t for t in tokens if not getattr(t, "forced", False)]
+    n = len(own)
     # Means only over what every step reports: a server that leaves a value out
     # gives "not reported", never a mean over part of the run.
-    lps, probs, ents = ([getattr(t, k) for t in tokens] for k in ("logprob", "prob", "entropy"))
+    lps, probs, ents = ([getattr(t, k) for t in own] for k in ("logprob", "prob", "entropy"))
     whole = lambda xs: n and all(x is not None for x in xs)  # noqa: E731
     mean_lp = sum(lps) / n if whole(lps) else None
     return RunSummary(
@@ -43,6 +47,7 @@ def summarize(tokens: list[TokenRecord], done: DoneRecord | None) -> RunSummary:
         perplexity=math.exp(-mean_lp) if mean_lp is not None else None,
         mean_entropy=sum(ents) / n if whole(ents) else None,
         finish_reason=done.finish_reason if done else "—",
+        forced=len(tokens) - n,
     )
 
 

@@ -1,8 +1,9 @@
 """The conversation as a tree of turns, without Qt.
 
 A Turn is one place in the conversation. It holds one or more Answers: sibling
-runs of that place (a regenerate, an edit of the message, later a branch), one
-of them current. Each Answer knows the message it answered, its run (a RunState,
+runs of that place (a regenerate, an edit of the message, a branch), one of them
+current. A branch knows its parent answer and the step it continued from, so a
+turn's answers form a tree (engine/sessions/branch_tree.py draws it). Each Answer knows the message it answered, its run (a RunState,
 or only its text when reopened from a journal that lacks the run) and the turn
 that followed it, so switching to a sibling brings back its own continuation.
 The conversation on screen is the path of current answers from the root.
@@ -28,6 +29,10 @@ class Answer:
     state: RunState | None  # None: known only from a reopened run's messages
     answer_text: str = ""  # used when `state` is None
     next: Turn | None = None  # the turn that followed this answer
+    parent: Answer | None = None  # a branch: the answer it continued
+    branch_step: int | None = None  # a branch: the answer step it continued from
+    branch_kind: str = ""  # forced (a token chosen by the person) | sample
+    name: str = ""  # given in the Branches view
 
     @property
     def answer(self) -> str:
@@ -44,6 +49,20 @@ class Answer:
         return s.prompt_tokens, s.prompt_tokens + s.output_steps
 
 
+def reparent(child: Answer, gone: Answer) -> None:
+    """`gone` (the parent of `child`) leaves the tree: `child` hangs from `gone`'s parent,
+    from the first step where the two differ (min of the two branch steps; a root
+    leaves its branches roots)."""
+    if gone.parent is None:
+        child.parent, child.branch_step, child.branch_kind = None, None, ""
+        return
+    if gone.branch_step is not None and child.branch_step is not None:
+        if gone.branch_step < child.branch_step:
+            child.branch_kind = gone.branch_kind
+        child.branch_step = min(gone.branch_step, child.branch_step)
+    child.parent = gone.parent
+
+
 @dataclass(eq=False)
 class Turn:
     """A place in the conversation: its sibling answers, one current."""
@@ -54,6 +73,27 @@ class Turn:
     @property
     def answer(self) -> Answer:
         return self.answers[self.current]
+
+    def add_branch(self, parent: Answer, step: int, kind: str, state: RunState | None) -> Answer:
+        """A branch of `parent` (one of this turn's answers) from answer step `step`:
+        a sibling run of this turn, made current."""
+        if parent not in self.answers:
+            raise ValueError("a branch's parent must be an answer of the same turn")
+        answer = Answer(parent.user, state, parent=parent, branch_step=step, branch_kind=kind)
+        self.answers.append(answer)
+        self.current = len(self.answers) - 1
+        return answer
+
+    def delete(self, answer: Answer) -> None:
+        """Take `answer` out of this turn (its branches hang from its parent now); the
+        current answer stays current, or the one before it when it was `answer`."""
+        current = self.answer
+        self.answers.remove(answer)
+        for other in self.answers:
+            if other.parent is answer:
+                reparent(other, answer)
+        keep = self.answers.index(current) if current in self.answers else self.current - 1
+        self.current = max(0, min(keep, len(self.answers) - 1))
 
 
 @dataclass
@@ -141,6 +181,15 @@ class Conversation:
             turn.current = len(turn.answers) - 1
         return answer
 
+    def turn_of(self, answer: Answer) -> int | None:
+        """The index on the path of the turn holding `answer` (None: not on the path)."""
+        turn, i = self.root, 0
+        while turn is not None and turn.answers:
+            if answer in turn.answers:
+                return i
+            turn, i = turn.answer.next, i + 1
+        return None
+
     def siblings(self, index: int) -> tuple[list[Answer], int]:
         """The answers of turn `index` and which one is current."""
         turn = self.turn_at(index)
@@ -160,8 +209,7 @@ class Conversation:
         parent, turn = None, self.root
         while turn is not None:
             if answer in turn.answers:
-                turn.answers.remove(answer)
-                turn.current = max(0, min(turn.current, len(turn.answers) - 1))
+                turn.delete(answer)
                 if not turn.answers:
                     if parent is None:
                         self.root = None

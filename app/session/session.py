@@ -14,7 +14,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.run_state import RunState
-from app.session.conversation import Answer, Conversation
+from app.session.conversation import Answer, Conversation, Turn
+
+
+@dataclass
+class SampleBatch:
+    """Sample N: the futures still to run from one branch point of one answer."""
+
+    parent: Answer
+    step: int
+    seeds: list  # the seeds of the samples still to run, in order
+    total: int
+
+    @property
+    def started(self) -> int:
+        return self.total - len(self.seeds)
 
 
 @dataclass
@@ -40,6 +54,8 @@ class Session:
         self.ab_result: tuple | None = None  # (cold DoneRecord, cached DoneRecord)
         self.journal = None  # this session's Journal, created at the first run
         self._running: Answer | None = None  # the answer whose run is streaming
+        self.raw_turn: Turn | None = None  # the last raw-completion run and its branches
+        self.sampling: SampleBatch | None = None  # Sample N in progress
 
     # -- the run on screen ----------------------------------------------------------------
     def show(self, state: RunState, turn: int | None = None, viewing=None) -> None:
@@ -71,6 +87,7 @@ class Session:
         self.shown = RunState(model=self.model)
         self.shown_turn = self.editing_turn = self.viewing = None
         self.ab = None
+        self.raw_turn = self.sampling = None
 
     def next_turn(self, text: str) -> int:
         """The turn Run would give `text`: the turn being edited, the last turn again
@@ -117,7 +134,11 @@ class Session:
         if state.model is None:
             state.model = self.model
         info = conv.journal_info(turn) if chat else None
-        self._running = conv.add_run(turn, text, state) if chat else None
+        if chat:
+            self._running = conv.add_run(turn, text, state)
+        else:  # raw completion: a turn of its own, outside the conversation
+            self._running = Answer(text, state)
+            self.raw_turn = Turn([self._running])
         self.show(state, turn if chat else None)
         self.editing_turn = None
         return prompt, info
@@ -129,9 +150,21 @@ class Session:
         failed = state.error is not None or (
             state.done is not None and state.done.finish_reason == "cancelled"
         )
-        if not failed or state.tokens or answer is None or answer.state is not state:
+        if not failed or answer is None or answer.state is not state:
             return None
-        self.conversation.remove(answer)
+        if answer.parent is not None:  # a branch that failed: back to its parent
+            if not state.tokens[state.branch_step or 0 :]:
+                home = self.home_of(answer)
+                if home is not None:
+                    home.delete(answer)
+                    self.show_answer(home.answer)
+            return None
+        if state.tokens:
+            return None
+        if self.raw_turn is not None and answer in self.raw_turn.answers:
+            self.raw_turn = None
+        else:
+            self.conversation.remove(answer)
         self.shown_turn = None
         return answer.user
 
@@ -171,6 +204,68 @@ class Session:
         state.earlier = conv.earlier_spans(turn)
         state.kv_growth = conv.kv_growth(turn)
         self.show(state, turn, viewing=run)
+
+    # -- branches -----------------------------------------------------------------------------
+    def home(self) -> Turn | None:
+        """The turn holding the run on screen (a conversation turn or the raw run's)."""
+        if self.shown_turn is not None and self.shown_turn < len(self.conversation):
+            return self.conversation.turn_at(self.shown_turn)
+        raw = self.raw_turn
+        if raw is not None and any(a.state is self.shown for a in raw.answers):
+            return raw
+        return None
+
+    def home_of(self, answer: Answer) -> Turn | None:
+        """The turn holding `answer`: the raw run's, or one on the conversation's path."""
+        if self.raw_turn is not None and answer in self.raw_turn.answers:
+            return self.raw_turn
+        index = self.conversation.turn_of(answer)
+        return self.conversation.turn_at(index) if index is not None else None
+
+    def shown_answer(self) -> Answer | None:
+        """The answer whose run is on screen, if it is in a turn."""
+        home = self.home()
+        if home is None:
+            return None
+        return next((a for a in home.answers if a.state is self.shown), None)
+
+    def begin_branch(self, parent: Answer, step: int, kind: str, state: RunState):
+        """Start `state` as a branch of `parent` at answer `step`: a sibling run of
+        its turn with the parent's prompt, made current and shown. Returns (what the
+        engine is sent, the journal's conversation field)."""
+        home = self.home_of(parent)
+        if home is None:
+            raise ValueError("the run to branch from is not in this conversation")
+        ps = parent.state
+        state.sent, state.earlier, state.kv_growth = ps.sent, ps.earlier, ps.kv_growth
+        state.branch = {"parent": ps.run_id, "step": step, "kind": kind}
+        if state.model is None:
+            state.model = ps.model
+        self._running = home.add_branch(parent, step, kind, state)
+        turn = None if home is self.raw_turn else self.conversation.turn_of(self._running)
+        info = self.conversation.journal_info(turn) if turn is not None else None
+        self.show(state, turn)
+        return ps.engine_prompt, info
+
+    def show_answer(self, answer: Answer) -> RunState | None:
+        """Show `answer` (a run of a turn: a branch or its parent), making it current."""
+        home = self.home_of(answer)
+        if home is None or answer.state is None:
+            return None
+        home.current = home.answers.index(answer)
+        turn = None if home is self.raw_turn else self.conversation.turn_of(answer)
+        self.show(answer.state, turn)
+        return answer.state
+
+    def delete_branch(self, answer: Answer) -> Answer | None:
+        """Take a run out of its turn (History's bin keeps it); the turn's remaining
+        current answer is shown. None when it was the turn's only run."""
+        home = self.home_of(answer)
+        if home is None or len(home.answers) < 2:
+            return None
+        home.delete(answer)
+        self.show_answer(home.answer)
+        return home.answer
 
     # -- cold vs cached A/B -------------------------------------------------------------------
     def start_ab(self) -> int | None:

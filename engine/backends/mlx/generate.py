@@ -240,7 +240,7 @@ def generate_records(
     branch of an answer (engine/continuation.py): the prompt and the answer's first
     K tokens are fed (from the KV cache where it holds them) and the records start
     at step K, with the forced token, if any, as step K. Prefill records count the
-    tokens fed (prompt and prefix). Raises SettingsError (from `plan_run`, or a
+    prompt and the shared prefix (their `cached_tokens` may include the forced token). Raises SettingsError (from `plan_run`, or a
     forced text that is not one token) before any record is yielded.
     """
     lm.token_bytes(0)  # the vocabulary's byte table, built once, before any clock starts
@@ -256,17 +256,18 @@ def generate_records(
         raise
     mx.reset_peak_memory()
     enc, n_fed = plan.enc, len(plan.ids)
+    total = len(enc.ids) + cont.step  # prompt and shared prefix (not a forced token)
     run = RunRecords(lm, enc, plan.seed, t0, plan.cache, cont.prefix)
     t_prefill = time.perf_counter()
     n_sys = enc.system_tokens
-    yield PrefillRecord(0, n_fed, t_prefill - t0, n_sys)
+    yield PrefillRecord(0, total, t_prefill - t0, n_sys)
     done = cached = plan.reuse.cached
     if cached:
-        yield PrefillRecord(cached, n_fed, time.perf_counter() - t0, n_sys, cached)
+        yield PrefillRecord(cached, total, time.perf_counter() - t0, n_sys, cached)
     for done, elapsed in prefill(
         lm, plan.prompt_ids, plan.cache, settings.prefill_chunk, should_stop, t0, cached
     ):
-        yield PrefillRecord(done, n_fed, elapsed, n_sys, cached)
+        yield PrefillRecord(min(done, total), total, elapsed, n_sys, cached)
     if n_fed - done > 1:  # prefill stopped early
         finish(lm, plan.reuse, plan.ids, done)
         yield run.done("cancelled", t_prefill, cached, n_fed)
@@ -280,7 +281,7 @@ def generate_records(
             mx.eval(y, out)
             known = _unpacked(plan, out)
         t_known = time.perf_counter()
-        yield PrefillRecord(n_fed, n_fed, t_known - t0, n_sys, cached)
+        yield PrefillRecord(total, total, t_known - t0, n_sys, cached)
         record = run.token(known, t_known, forced in eos, forced=True)
         yield record
         first = mx.array([forced])
@@ -288,7 +289,7 @@ def generate_records(
     steps = decode_steps(plan.step, first, plan.max_steps, plan.on_device, not plan.on_device)
     for stats, t_known in [] if reason else steps:
         if run.n_timed == 0 and forced is None:
-            yield PrefillRecord(n_fed, n_fed, t_known - t0, n_sys, cached)
+            yield PrefillRecord(total, total, t_known - t0, n_sys, cached)
         record = run.token(stats, t_known, stats.token_id in eos)
         yield record
         if record.eos:
