@@ -1,6 +1,7 @@
 """Turning a prompt and settings into token ids (chat template or raw text).
 
-The same function runs in the engine and in the window's token counter. In
+The same function runs in the engine and in the window's token counter; both
+render chat templates with `engine.chat_template`. In
 chat mode the ids are split into the system part (everything the template puts
 before the user's turn: a system prompt, or a default system block the template
 inserts by itself, with its wrapper tokens; where the template puts the system
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.chat_template import apply
 from engine.errors import SettingsError
 from engine.settings import SamplingSettings
 
@@ -42,9 +44,7 @@ def check_text(prompt) -> str:
 
 def _render(tokenizer, messages, generation_prompt: bool) -> str:
     try:
-        return tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=generation_prompt
-        )
+        return apply(tokenizer, messages, generation_prompt)
     except Exception as e:  # noqa: BLE001 - jinja errors, raise_exception(), bad templates
         first = (str(e).splitlines() or [type(e).__name__])[0][:200]
         raise SettingsError(
@@ -62,17 +62,15 @@ def system_prefix(tokenizer, system: str | None) -> str | None:
     """
     head = [{"role": "system", "content": system}] if system else []
     try:
-        one = tokenizer.apply_chat_template(
-            [*head, {"role": "user", "content": _USER}], tokenize=False
-        )
-        two = tokenizer.apply_chat_template(
+        one = apply(tokenizer, [*head, {"role": "user", "content": _USER}])
+        two = apply(
+            tokenizer,
             [
                 *head,
                 {"role": "user", "content": _USER},
                 {"role": "assistant", "content": _ASSISTANT},
                 {"role": "user", "content": _NEXT},
             ],
-            tokenize=False,
         )
     except Exception:  # noqa: BLE001 - a template that refuses this shape: no split
         return None

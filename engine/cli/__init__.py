@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for module in _PARSERS:
         importlib.import_module(module).add_parser(sub)
+    from engine.cli.help_text import finish
+
+    finish(p)  # every option's default and an example, on every command's --help
     return p
 
 

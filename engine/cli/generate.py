@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
 
 from engine.cli.args import api_key, model_spec, read_prompt, server_args, settings_from
+from engine.cli.progress import ProgressDisplay
 from engine.errors import SettingsError
+from engine.openai_chunks import ChunkWriter
 from engine.settings import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_MIN_P,
@@ -36,6 +39,12 @@ def add_parser(sub) -> None:
     g.add_argument("--raw", action="store_true", help="raw completion, no chat template")
     g.add_argument("--top-n", type=int, default=DEFAULT_TOP_N, help="alternatives kept")
     g.add_argument("--json", action="store_true", help="one JSON record per line")
+    g.add_argument(
+        "--format",
+        choices=["logitscope", "openai"],
+        default="logitscope",
+        help="with --json: Logitscope's records, or OpenAI chat.completion.chunk objects",
+    )
     g.add_argument("--no-log", action="store_true", help="do not record the run in history")
 
 
@@ -51,17 +60,32 @@ def cmd_generate(args) -> int:
     spec, key = model_spec(args), api_key(args)
     from engine.cli.run_log import RunLogger
 
+    if args.format == "openai" and not args.json:
+        raise SettingsError("--format openai needs --json (it prints JSON chunks)")
     log = RunLogger(None if args.no_log else (prompt, settings.to_dict()))
     client = EngineClient()
     status, shown = 0, 0
+    bar = ProgressDisplay(plain=args.json)
+    chunks = ChunkWriter(uuid.uuid4().hex[:24]) if args.format == "openai" else None
     try:
         for record in client.generate(prompt, settings, spec, api_key=key):
             log.record(record)
-            if args.json:
+            fresh = record.type != "token" or record.step >= shown  # re-sent tokens: once
+            shown = record.step + 1 if record.type == "token" and fresh else shown
+            if record.type == "progress" and chunks is None and args.json:
                 print(json.dumps(to_dict(record), ensure_ascii=False), flush=True)
-            elif record.type != "token" or record.step >= shown:  # re-sent tokens: once
+                continue
+            if record.type == "progress":  # one bar on a terminal, else plain lines
+                bar(record.message, record.fraction)
+                continue
+            bar.close()
+            if chunks is not None:
+                for chunk in chunks.chunks(record) if fresh else ():
+                    print(json.dumps(chunk, ensure_ascii=False), flush=True)
+            elif args.json:
+                print(json.dumps(to_dict(record), ensure_ascii=False), flush=True)
+            elif fresh:
                 _print_plain(record)
-                shown = record.step + 1 if record.type == "token" else shown
             if record.type == "error":
                 if not args.json:
                     print(f"logitscope: error: {record.message}", file=sys.stderr)
@@ -71,6 +95,7 @@ def cmd_generate(args) -> int:
                     print(f"logitscope: error: {record.error or 'the run failed'}", file=sys.stderr)
                 status = 1
     finally:
+        bar.close()
         client.close()
         log.close()
     return status
@@ -80,8 +105,6 @@ def _print_plain(record) -> None:
     if record.type == "token":
         sys.stdout.write(record.text)
         sys.stdout.flush()
-    elif record.type == "progress":
-        print(f"[{record.fraction:4.0%}] {record.message}", file=sys.stderr)
     elif record.type == "done":
         sys.stdout.write("\n")
         from engine.units import fmt_mb, fmt_or_na

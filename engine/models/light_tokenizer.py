@@ -4,15 +4,16 @@ The window counts prompt tokens as the user types and shows the prompt split
 into tokens; loading mlx-lm there would pull MLX into the GUI process. This
 reads `tokenizer.json` with `tokenizers`, takes the chat template from
 `tokenizer_config.json` or `chat_template.jinja` (as `mlx_lm.convert` writes
-it), and renders it in transformers' own Jinja environment (its globals such as
-`strftime_now`, filters such as a non-escaping `tojson`, loop controls), so
-`engine.prompt.encode_prompt` gives the same ids as the engine.
+it), and renders it with `engine.chat_template` (transformers' environment,
+jinja2 alone), so `engine.prompt.encode_prompt` gives the same ids as the engine.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from engine.chat_template import SPECIAL_TOKEN_KEYS, apply, pick_template
 
 
 class LightTokenizer:
@@ -25,19 +26,17 @@ class LightTokenizer:
         self._tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
         cfg_path = folder / "tokenizer_config.json"
         cfg = json.loads(cfg_path.read_text()) if cfg_path.exists() else {}
-        self._special = {
+        map_path = folder / "special_tokens_map.json"  # older folders keep them apart
+        mapped = json.loads(map_path.read_text()) if map_path.exists() else {}
+        self.special_tokens_map = {
             k: (v["content"] if isinstance(v, dict) else v)
-            for k, v in cfg.items()
-            if k in ("bos_token", "eos_token", "unk_token", "pad_token")
+            for k, v in {**mapped, **cfg}.items()
+            if k in SPECIAL_TOKEN_KEYS and v is not None
         }
-        template = cfg.get("chat_template")
-        if isinstance(template, list):  # named templates: take the default one
-            template = next((t["template"] for t in template if t.get("name") == "default"), None)
+        self.chat_template = pick_template(cfg.get("chat_template"))
         jinja_file = folder / "chat_template.jinja"
-        if not template and jinja_file.exists():
-            template = jinja_file.read_text(encoding="utf-8")
-        self.chat_template = template
-        self._compiled = None
+        if not self.chat_template and jinja_file.exists():
+            self.chat_template = jinja_file.read_text(encoding="utf-8")
 
     @property
     def has_chat_template(self) -> bool:
@@ -69,33 +68,5 @@ class LightTokenizer:
 
     def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=False):
         """Render `messages` with the chat template; token ids if `tokenize`, else text."""
-        if self._compiled is None:
-            self._compiled = _compile(self.chat_template)
-        text = self._compiled.render(
-            messages=messages, add_generation_prompt=add_generation_prompt, **self._special
-        )
+        text = apply(self, messages, add_generation_prompt)
         return self.encode(text, add_special_tokens=False) if tokenize else text
-
-
-def _compile(template: str):
-    """transformers' own chat-template environment; a plain sandbox if it is missing."""
-    import os
-
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no "PyTorch not found"
-    try:
-        from transformers.utils.chat_template_utils import _compile_jinja_template
-
-        return _compile_jinja_template(template)
-    except ImportError:
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-        env = ImmutableSandboxedEnvironment(
-            trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"]
-        )
-
-        def raise_exception(message):
-            """The templates' `raise_exception`: raises ValueError(message)."""
-            raise ValueError(message)
-
-        env.globals["raise_exception"] = raise_exception
-        return env.from_string(template)

@@ -111,8 +111,9 @@ def to_csv(session: SessionLog, runs: list[RunLog] | None = None) -> str:
     """One row per token step, for a spreadsheet.
 
     The end-of-sequence step is flagged (`eos`); `top` holds the alternatives as
-    JSON; `token` is never empty: a partial UTF-8 token is shown as its bytes, as
-    in the app. Values not recorded are empty cells, never 0.
+    JSON, named as in the JSON records (`token_id`, `text`, `logprob`, `bytes`);
+    `token` is never empty: a partial UTF-8 token is shown as its bytes, as in the app.
+    Values not recorded are empty cells, never 0.
 
     Args:
         session: the session.
@@ -127,8 +128,14 @@ def to_csv(session: SessionLog, runs: list[RunLog] | None = None) -> str:
     writer.writerow(CSV_COLUMNS)
     for r in runs:
         for t in r.tokens:
+            # The same keys as a token record's `top` in --json and JSONL (one naming).
             top = [
-                {"token": c.text, "token_id": c.token_id, "probability": _p(c.logprob)}
+                {
+                    "token_id": c.token_id,
+                    "text": c.text,
+                    "logprob": c.logprob,
+                    "bytes": list(c.bytes) if c.bytes is not None else None,
+                }
                 for c in t.top
             ]
             raw = " ".join(f"{b:02x}" for b in t.bytes) if t.bytes is not None else ""

@@ -171,6 +171,10 @@ def test_jsonl_and_csv_exports(session_file):
         assert float(row["probability"]) == pytest.approx(t.prob, rel=1e-5)
         assert float(row["entropy"]) == pytest.approx(t.entropy, rel=1e-5)
         assert [c["token_id"] for c in json.loads(row["top"])] == [c.token_id for c in t.top]
+        # One naming: the CSV's candidates are the JSON record's `top`, key for key.
+        from engine.records import to_dict
+
+        assert json.loads(row["top"]) == json.loads(json.dumps(to_dict(t)["top"]))
 
 
 class _Collector(HTMLParser):

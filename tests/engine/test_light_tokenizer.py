@@ -1,5 +1,5 @@
 """The window's tokenizer: chat templates from chat_template.jinja, rendered in
-transformers' own Jinja environment, give the engine's ids."""
+transformers' Jinja environment (engine.chat_template), give the engine's ids."""
 
 from __future__ import annotations
 

@@ -58,10 +58,10 @@ def bare_setup(folder):
     """
     from mlx_lm import load
 
+    from engine.chat_template import apply
+
     model, tokenizer = load(str(folder))
-    prompt_text = tokenizer.apply_chat_template(
-        [{"role": "user", "content": BENCH_PROMPT}], add_generation_prompt=True, tokenize=False
-    )
+    prompt_text = apply(tokenizer, [{"role": "user", "content": BENCH_PROMPT}], True)
     long_ids = tokenizer.encode(_FILLER * 12, add_special_tokens=False)[:PREFILL_TOKENS]
     long_text = tokenizer.decode(long_ids)
     long_ids = tokenizer.encode(long_text, add_special_tokens=False)  # what the engine sees

@@ -1,5 +1,5 @@
-"""The streamed answer of an OpenAI-compatible server: Server-Sent Events read on
-their own thread, so a cancel, a stalled server (no content for the stall
+"""The streamed answer of an OpenAI-compatible server: Server-Sent Events (parsed
+by sse_events.py) read on their own thread, so a cancel, a stalled server (no content for the stall
 deadline, however many keep-alives it sends) or an endless event is noticed at
 once and ends the run with one clear message."""
 
@@ -15,13 +15,14 @@ from collections.abc import Callable, Iterator
 import httpx
 
 from engine.backends.openai.http import CONNECT_S, auth_headers, describe_exception, describe_status
+from engine.backends.openai.sse_events import SSEEvent, iter_events
 from engine.errors import ServerError
 from engine.sessions.sanitize import clean_text
 
 POLL_S = 0.05
 HEARTBEAT_S = 5.0
-MAX_EVENT_BYTES = 32 * 2**20  # one SSE line: room for a 1 MB token, its bytes listed twice
-QUEUE_LINES = 256  # lines read ahead of the consumer; a flooding server waits
+MAX_EVENT_BYTES = 32 * 2**20  # one SSE event: room for a 1 MB token, its bytes listed twice
+QUEUE_EVENTS = 256  # events read ahead of the consumer; a flooding server waits
 ERROR_BODY_BYTES = 64 * 1024  # of an HTTP error's body, enough for its message
 
 
@@ -55,7 +56,7 @@ class SSEStream:
     ):
         self.client, self.url, self.body, self.api_key = client, url, body, api_key
         self.stall_s, self.max_event_bytes = stall_s, max_event_bytes
-        self._q: queue.Queue = queue.Queue(maxsize=QUEUE_LINES)  # a flood waits for us
+        self._q: queue.Queue = queue.Queue(maxsize=QUEUE_EVENTS)  # a flood waits for us
         self._response = None
         self._closed = threading.Event()
         self._last_content = time.monotonic()
@@ -96,8 +97,8 @@ class SSEStream:
                     body = _bounded_body(r, ERROR_BODY_BYTES)
                     self._put(("error", describe_status(r.status_code, body, self.url)))
                     return
-                for line in sse_lines(r.iter_bytes(), self.max_event_bytes):
-                    if not self._put(("line", line)):
+                for event in iter_events(r.iter_bytes(), self.max_event_bytes):
+                    if not self._put(("event", event)):
                         return
             self._put(("end", None))
         except ServerError as e:
@@ -139,7 +140,7 @@ class SSEStream:
                 if now - beat > HEARTBEAT_S:
                     beat = now
                     yield quiet
-                if kind is None or kind == "line" and (event := _event(value)) is None:
+                if kind is None or kind == "event" and (event := _event(value)) is None:
                     continue
                 if kind == "error":
                     raise ServerError(value)
@@ -148,35 +149,6 @@ class SSEStream:
                 yield event
         finally:
             self.close()
-
-
-def sse_lines(chunks: Iterator[bytes], max_bytes: int) -> Iterator[str]:
-    """The lines of a byte stream, decoded (bad UTF-8 replaced), none over `max_bytes`.
-
-    Raises:
-        ServerError: a line (one event's data) longer than `max_bytes`, or a last
-            line cut off by the end of the stream.
-    """
-    buf = bytearray()
-    for chunk in chunks:
-        buf += chunk
-        start = 0
-        while (end := buf.find(b"\n", start)) >= 0:
-            if end - start > max_bytes:
-                break
-            yield bytes(buf[start:end]).rstrip(b"\r").decode("utf-8", "replace")
-            start = end + 1
-        del buf[:start]
-        if len(buf) > max_bytes:
-            raise ServerError(
-                f"the server sent one event of more than {max_bytes / 2**20:g} MB and the "
-                "request was stopped; the partial answer is kept"
-            )
-    if buf.strip():  # an event without its end: the connection was cut inside it
-        raise ServerError(
-            "the server closed the connection mid-answer (inside an event); the partial "
-            "answer is kept"
-        )
 
 
 def _bounded_body(r: httpx.Response, limit: int) -> str:
@@ -192,11 +164,12 @@ def _bounded_body(r: httpx.Response, limit: int) -> str:
 _DONE = object()
 
 
-def _event(line: str):
-    """The JSON of a `data:` line; None for comments, blank lines and other fields."""
-    if not line.startswith("data:"):
-        return None  # `: keep-alive`, `event: ...`, blank separators
-    data = line[5:].strip()
+def _event(sse: SSEEvent):
+    """The JSON object of an event; None for an empty one, _DONE for `[DONE]`."""
+    data = sse.data.strip()
+    if sse.event == "error":  # a server naming the event an error: its data says why
+        msg = clean_text(" ".join(data.split())[:200])[0]
+        raise ServerError(f"the server reported an error mid-answer: {msg}")
     if data == "[DONE]":
         return _DONE
     if not data:
