@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from app.file_dialogs import ask_export_path, ask_import_path
 from app.history_tree import RUN_ROLE, RunTree, run_item, session_name
 from app.journal_events import journal_changes
+from app.theme import current_scale
 from engine.atomic import write_atomic
 from engine.errors import LogitscopeError
 from engine.sessions.export import render
@@ -287,7 +288,9 @@ class HistoryPanel(QWidget):
             self.message.emit("Select a run or a session to export first.")
             return False
         try:
-            write_atomic(Path(path), render(fmt, session, [run] if run else None), overwrite)
+            write_atomic(
+                Path(path), render(fmt, session, [run] if run else None, current_scale()), overwrite
+            )
         except (LogitscopeError, FileExistsError) as e:
             self.message.emit(str(e))
             return False

@@ -23,12 +23,14 @@ def main(argv: list[str] | None = None) -> int:
         return pip_main(argv[2:])
     from PySide6.QtWidgets import QApplication
 
+    from app.appearance import apply_theme
     from app.window import PlaygroundWindow
 
     self_test = "--self-test" in argv
     app = QApplication([a for a in argv if a != "--self-test"])
     app.setApplicationName("Logitscope")
     app.setOrganizationName("Logitscope")
+    apply_theme()  # the remembered theme (System follows the platform's palette)
     window = PlaygroundWindow(load_on_start=not self_test)
     window.show()
     if self_test:

@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from app.theme import MUTED
+
 HINT = "Hover: read values · double-click: enlarge"
 
 
@@ -37,7 +39,7 @@ class ChartFrame(QFrame):
         self.enlarge_button.setToolTip("Enlarge this chart (double-click it too); again to restore")
         self.enlarge_button.setCheckable(True)
         self.readout = QLabel(HINT)
-        self.readout.setStyleSheet("color: #555; font-size: 8pt;")
+        self.readout.setStyleSheet(f"color: {MUTED}; font-size: 8pt;")
         self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
         self.readout.setMinimumHeight(self.readout.sizeHint().height())
         head = QHBoxLayout()
