@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextEdit, QToolTip
 
+from app.rendered_view import add_copy_actions
 from app.theme import prob_color, prob_text_color
 from engine.records import TokenRecord
 from engine.run_result import add_token
@@ -133,6 +134,7 @@ class TokenView(QTextEdit):
                     self.inspect_requested.emit(step),
                 )
             )
+        add_copy_actions(menu, self.plain_text())  # Copy answer / Copy as Markdown
         menu.exec(event.globalPos())
 
     def mouseMoveEvent(self, event):

@@ -25,6 +25,7 @@ from app.appearance import LEGEND_NAME, paint_legend
 from app.controls import SamplingPanel
 from app.conversation_view import ConversationView, TurnLabel
 from app.history import HistoryPanel
+from app.rendered_view import RenderedView
 from app.theme import MUTED
 from app.thinking_view import AnswerViews, ThinkingBlock
 from app.token_view import TokenView
@@ -121,6 +122,8 @@ class Center:
     transcript: ConversationView
     turn_label: TurnLabel
     ab_label: QLabel
+    answer_tabs: QTabWidget | None = None
+    rendered: RenderedView | None = None
 
 
 def _button(text: str, tip: str, enabled: bool = True) -> QPushButton:
@@ -186,7 +189,8 @@ def build_center(prompt_panel) -> Center:
     cl.addLayout(prompt_bar)
     for w in (banner, ab_label, viewing, turn_label, thinking):
         cl.addWidget(w)
-    cl.addWidget(output, 5)
+    answer_tabs, rendered = answer_tabs_of(output)
+    cl.addWidget(answer_tabs, 5)
     cl.addWidget(legend_widget())
     return Center(
         center,
@@ -203,7 +207,23 @@ def build_center(prompt_panel) -> Center:
         transcript,
         turn_label,
         ab_label,
+        answer_tabs,
+        rendered,
     )
+
+
+def answer_tabs_of(output: TokenView) -> tuple[QTabWidget, RenderedView]:
+    """Tokens (the default, shaded by probability) | Rendered (the answer as Markdown)."""
+    tabs = QTabWidget()
+    tabs.setDocumentMode(True)
+    tabs.setTabPosition(QTabWidget.South)
+    rendered = RenderedView(output.plain_text)
+    tabs.addTab(output, "Tokens")
+    tabs.addTab(rendered, "Rendered")
+    tabs.setTabToolTip(0, "The answer token by token, shaded by probability")
+    tabs.setTabToolTip(1, "The answer as Markdown: formatting, code blocks with Copy")
+    output.textChanged.connect(rendered.schedule)
+    return tabs, rendered
 
 
 def build_split(side: QWidget, center: QWidget, charts: QWidget, controls) -> QSplitter:
