@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from app import settings_store
 from engine.models.catalogue import list_models
 from engine.models.default_model import DEFAULT_MODEL_NAME
+from engine.models.display_name import display_name, short_model_id
 from engine.records import ModelRecord
 from engine.settings import COMPUTE_PREFERENCES
 
@@ -27,7 +28,7 @@ def describe(m: ModelRecord) -> str:
     size = f"{m.size_bytes / 1e6:.0f} MB" if m.size_bytes else "size not reported"
     ctx = f"context {m.context_length:,}" if m.context_length else "context not reported"
     if m.backend != "mlx":
-        return f"{m.name} · {ctx} · {size} · {m.device}"
+        return f"{short_model_id(m.name)} · {ctx} · {size} · {m.device}"
     runs = f" · runs {m.compute.split(':', 1)[0]}" if m.compute else ""
     params = f"{m.parameters / 1e6:,.0f} M params · " if m.parameters else ""
     return f"{m.architecture} · {params}{m.quantization}{runs} · {size} · {ctx} · {m.device}"
@@ -61,7 +62,7 @@ def _label(spec: str) -> str:
     if is_remote(spec):
         base, _, model = spec.partition("#")
         host = base.split("://", 1)[-1].split("/", 1)[0]
-        return f"{model.rsplit('/', 1)[-1] or 'first model'} @ {host}"
+        return f"{short_model_id(model) if model else 'first model'} @ {host}"
     return spec.rstrip("/").rsplit("/", 1)[-1] or spec
 
 
@@ -75,14 +76,16 @@ def fill_models(combo: QComboBox) -> None:
     if not any(m.name == DEFAULT_MODEL_NAME for m in models):
         combo.addItem(f"{DEFAULT_MODEL_NAME} (downloads on first use)", None)
     for m in models:
-        combo.addItem(m.name, m.path)
-        combo.setItemData(combo.count() - 1, f"{m.details()}\n{m.path}", Qt.ToolTipRole)
+        combo.addItem(display_name(m.name, m.path, m.quantization, m.parameters), m.path)
+        tip = f"{m.name}\n{m.details()}\n{m.path}"
+        combo.setItemData(combo.count() - 1, tip, Qt.ToolTipRole)
     remote = server_models()
     if remote:
         combo.insertSeparator(combo.count())
     for label, spec in remote:
         combo.addItem(label, spec)
-        combo.setItemData(combo.count() - 1, spec.split("#", 1)[0], Qt.ToolTipRole)
+        base, _, model_id = spec.partition("#")
+        combo.setItemData(combo.count() - 1, f"{model_id}\non {base}", Qt.ToolTipRole)
 
 
 class ModelPicker(QWidget):

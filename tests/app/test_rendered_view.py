@@ -18,8 +18,18 @@ def _tokens(text: str, size: int = 5) -> list[TokenRecord]:
     pieces = [text[i : i + size] for i in range(0, len(text), size)]
     return [
         TokenRecord(
-            step=i, token_id=i, text=t, logprob=None, prob=0.5, sampled_logprob=None, top=(),
-            sampled_top=(), entropy=None, sampled_entropy=None, elapsed_s=0.0, latency_s=0.0,
+            step=i,
+            token_id=i,
+            text=t,
+            logprob=None,
+            prob=0.5,
+            sampled_logprob=None,
+            top=(),
+            sampled_top=(),
+            entropy=None,
+            sampled_entropy=None,
+            elapsed_s=0.0,
+            latency_s=0.0,
             context_tokens=i,
         )  # fmt: skip
         for i, t in enumerate(pieces)
