@@ -17,6 +17,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget
 
 from app import window_state
+from app.accessibility import watch
 from app.bridge import EngineBridge, error_text
 from app.charts.panel import ChartsPanel
 from app.child_windows import ChildWindows
@@ -65,6 +66,7 @@ class PlaygroundWindow(QMainWindow):
             lambda: (self.model_record, self.prompt.toPlainText(), self.controls.settings()),
         )
         self._connect()
+        watch(self)  # accessible names for every control (app/accessibility.py)
         self._fit_to_screen()
         _restored, side = window_state.restore(
             self.store, self.prompt, self.controls, self.picker, self, self.split
