@@ -8,7 +8,6 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -90,6 +89,8 @@ def fill_models(combo: QComboBox) -> None:
 
 class ModelPicker(QWidget):
     model_chosen = Signal(object)  # str path, or None for the default model
+    model_opened = Signal(str)  # a model opened from a file or folder (File ▸ Open Recent)
+    session_chosen = Signal(str)  # the Open dialog picked a session export
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -173,11 +174,13 @@ class ModelPicker(QWidget):
         self._on_open()
 
     def _on_open(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open a GGUF file (or cancel to pick a folder)", "", "GGUF models (*.gguf)"
-        )
-        if not path:
-            path = QFileDialog.getExistingDirectory(self, "Open an MLX model folder")
-        if path:
+        """One dialog: a .gguf, a session export, or a file inside an MLX model folder."""
+        from app.file_drop import ask_open_path, kind_of
+
+        path = ask_open_path(self)
+        if path and kind_of(path) == "session":
+            self.session_chosen.emit(path)
+        elif path:
             self.refresh(select=path)
+            self.model_opened.emit(path)
             self.model_chosen.emit(path)

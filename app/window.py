@@ -22,6 +22,7 @@ from app.bridge import EngineBridge, error_text
 from app.charts.panel import ChartsPanel
 from app.child_windows import ChildWindows
 from app.conversation_flow import FlowUi, TurnFlow, state_of
+from app.file_drop import install as install_file_handling
 from app.journal_sink import journal_session_run, open_journal
 from app.main import quit_app
 from app.menus import build_menus
@@ -67,6 +68,7 @@ class PlaygroundWindow(QMainWindow):
         )
         self._connect()
         watch(self)  # accessible names for every control (app/accessibility.py)
+        install_file_handling(self)  # drops, Open Recent (app/file_drop.py)
         self._fit_to_screen()
         _restored, side = window_state.restore(
             self.store, self.prompt, self.controls, self.picker, self, self.split
