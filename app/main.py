@@ -22,6 +22,12 @@ def main(argv: list[str] | None = None) -> int:
         from pip._internal.cli.main import main as pip_main
 
         return pip_main(argv[2:])
+    from app.platform_check import check as check_platform
+
+    problem = check_platform()
+    if problem:  # rather than Qt's abort: which packages to install
+        print(problem, file=sys.stderr)
+        return 2
     from PySide6.QtWidgets import QApplication
 
     from app.appearance import apply_theme
