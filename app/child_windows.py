@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.accessibility import name_controls
+
 
 class ChildWindows:
     def __init__(
@@ -63,6 +65,7 @@ class ChildWindows:
 
 
 def _raise(window):
+    name_controls(window)  # lanes and views added since get accessible names too
     window.show()
     window.raise_()
     return window

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from app.charts.base import pen
+from app.charts.base import pen, track
 from app.controls import SamplingPanel
 from app.model_picker import fill_models
 from app.run_state import RunState
@@ -92,6 +92,7 @@ class CompareLane(QFrame):
         self.strip.setMouseEnabled(x=False, y=False)
         self.strip.setYRange(0, 1.02, padding=0)
         self.strip.getAxis("left").setWidth(28)
+        track(self.strip.getPlotItem())  # the theme's background and axes
         self.prob_curve = self.strip.plot(pen=pen(RAW, 1))
         self.entropy_curve = self.strip.plot(pen=pen(ENTROPY, 1))  # scaled to 0..1
         self.div_line = pg.InfiniteLine(angle=90, pen=pen("#e45756", 1))

@@ -102,7 +102,6 @@ class TurnLabel(QLabel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setWordWrap(True)
-        self.setStyleSheet("color: #333;")
         self.linkActivated.connect(self._on_link)
         self.hide()
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QGridLayout,
     QInputDialog,
     QLabel,
@@ -20,9 +21,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import settings_store
 from app.file_dialogs import ask_export_path, ask_import_path
 from app.history_tree import RUN_ROLE, RunTree, run_item, session_name
 from app.journal_events import journal_changes
+from app.theme import current_scale
 from engine.atomic import write_atomic
 from engine.errors import LogitscopeError
 from engine.sessions.export import render
@@ -30,6 +33,7 @@ from engine.sessions.journal import Journal, RunLog, SessionLog, list_sessions, 
 from engine.sessions.session_import import import_json
 
 BIN = "__bin__"
+HIDE_FAILED_KEY = "history/hide_failed"
 COALESCE_MS = 100  # a burst of journal events (an import, four lanes ending) refreshes once
 
 
@@ -64,6 +68,10 @@ class HistoryPanel(QWidget):
         self.notice = QLabel()
         self.notice.setWordWrap(True)
         self.notice.hide()
+        self.hide_failed = QCheckBox("Hide failed runs")
+        self.hide_failed.setToolTip("Runs that failed (a typo, a refused connection) are marked ✗")
+        self.hide_failed.setChecked(settings_store.value(HIDE_FAILED_KEY, "false") == "true")
+        self.hide_failed.toggled.connect(self._on_hide_failed)
         buttons = QGridLayout()  # rows of three: six buttons do not fit one narrow row
         self.buttons = {}
         for key, label, tip in (
@@ -81,6 +89,7 @@ class HistoryPanel(QWidget):
             buttons.addWidget(b, len(self.buttons) // 3, len(self.buttons) % 3)
             self.buttons[key] = b
         layout = QVBoxLayout(self)
+        layout.addWidget(self.hide_failed)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.notice)
         layout.addLayout(buttons)
@@ -118,6 +127,10 @@ class HistoryPanel(QWidget):
         if ours and not self._pending.isActive():
             self._pending.start()
 
+    def _on_hide_failed(self, hide: bool) -> None:
+        settings_store.set_value(HIDE_FAILED_KEY, "true" if hide else "false")
+        self._refresh_keep_selection()
+
     def _refresh_keep_selection(self) -> None:
         item = self.tree.currentItem()
         sid, run_id = item.data(0, RUN_ROLE) if item is not None else (None, None)
@@ -151,7 +164,7 @@ class HistoryPanel(QWidget):
             for r in s.runs:
                 if r.deleted:
                     binned.append((s, r))
-                else:
+                elif not (r.error and self.hide_failed.isChecked()):
                     top.addChild(run_item(s, r))
             self.tree.addTopLevelItem(top)
             top.setExpanded(s.session_id in expanded)
@@ -287,7 +300,9 @@ class HistoryPanel(QWidget):
             self.message.emit("Select a run or a session to export first.")
             return False
         try:
-            write_atomic(Path(path), render(fmt, session, [run] if run else None), overwrite)
+            write_atomic(
+                Path(path), render(fmt, session, [run] if run else None, current_scale()), overwrite
+            )
         except (LogitscopeError, FileExistsError) as e:
             self.message.emit(str(e))
             return False

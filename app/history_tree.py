@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem
 
 from engine.sessions.journal import RunLog, SessionLog
@@ -73,6 +74,10 @@ class RunTree(QTreeWidget):
         self.fit_columns()
 
 
+FAILED_MARK = "✗ failed · "
+FAILED_COLOR = "#c0392b"  # readable on light and dark rows (>= 4.5:1 on white)
+
+
 def run_item(session: SessionLog, r: RunLog) -> QTreeWidgetItem:
     """One run's row: time, lane (for comparison runs), star and the prompt's first words."""
     d = r.done
@@ -83,15 +88,22 @@ def run_item(session: SessionLog, r: RunLog) -> QTreeWidgetItem:
     elif r.conversation and r.conversation.get("turn"):
         lane = f"[turn {int(r.conversation['turn']) + 1}] "
     tps = d.decode_tps if d else None
+    failed = FAILED_MARK if r.error else ""
     item = QTreeWidgetItem(
         [
-            f"{when}  {lane}{'★ ' if r.starred else ''}{r.title}",
-            (r.model or {}).get("name", "?"),
+            f"{when}  {lane}{failed}{'★ ' if r.starred else ''}{r.title}",
+            (r.model or {}).get("name", "—" if r.error else "?"),
             str(sum(not t.eos for t in r.tokens)),
-            f"{tps:.1f}" if tps is not None else ("error" if r.error else "—"),
+            f"{tps:.1f}" if tps is not None else ("failed" if r.error else "—"),
         ]
     )
-    item.setToolTip(0, f"{r.run_id}\n{r.prompt[:300]}")
+    why = f"\nFailed: {r.error.message}" if r.error else ""
+    item.setToolTip(0, f"{r.run_id}\n{r.prompt[:300]}{why}")
+    if r.error:
+        for col in range(4):
+            item.setForeground(col, QColor(FAILED_COLOR))
+        for col in (2, 3):
+            item.setToolTip(col, f"Failed: {r.error.message}")
     item.setToolTip(1, (r.model or {}).get("path") or (r.model or {}).get("name", ""))
     item.setData(0, RUN_ROLE, (session.session_id, r.run_id))
     return item

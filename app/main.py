@@ -1,6 +1,7 @@
 """Entry point of the desktop app (also of the frozen build).
 
 Logitscope                open the playground
+Logitscope FILE…          open a .gguf, an MLX model folder or a session export in it
 Logitscope --self-test    open it, load the default model, run one short
                           generation, print the result and exit (0 = passed)
 """
@@ -21,16 +22,27 @@ def main(argv: list[str] | None = None) -> int:
         from pip._internal.cli.main import main as pip_main
 
         return pip_main(argv[2:])
+    from app.platform_check import check as check_platform
+
+    problem = check_platform()
+    if problem:  # rather than Qt's abort: which packages to install
+        print(problem, file=sys.stderr)
+        return 2
     from PySide6.QtWidgets import QApplication
 
+    from app.appearance import apply_theme
+    from app.file_drop import model_arguments, open_arguments
     from app.window import PlaygroundWindow
 
     self_test = "--self-test" in argv
+    files = [a for a in argv[1:] if not a.startswith("-")]  # logitscope-app FILE…
     app = QApplication([a for a in argv if a != "--self-test"])
     app.setApplicationName("Logitscope")
     app.setOrganizationName("Logitscope")
-    window = PlaygroundWindow(load_on_start=not self_test)
+    apply_theme()  # the remembered theme (System follows the platform's palette)
+    window = PlaygroundWindow(load_on_start=not self_test and not model_arguments(files))
     window.show()
+    open_arguments(window, files)
     if self_test:
         window.load_model(None)  # the default model, whatever the picker remembers
         return _self_test(app, window)

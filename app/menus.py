@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtGui import QAction, QKeySequence
 
 from app import window_state
+from app.appearance import add_view_actions
 
 
 def _action(menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
@@ -107,6 +108,8 @@ def build_menus(bar, do: dict) -> dict[str, QAction]:
     acts["side"].setCheckable(True)
     acts["side"].setChecked(True)
     acts["tokens"] = _action(view, "Prompt as &tokens", do["tokens"], "Ctrl+T")
+    view.addSeparator()
+    acts.update(add_view_actions(view))  # Theme, Probability colours
     window = bar.addMenu("&Window")
     acts["compare"] = _action(window, "&Compare runs…", do["compare"], "Ctrl+K")
     acts["inside"] = _action(

@@ -8,7 +8,6 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -19,6 +18,7 @@ from PySide6.QtWidgets import (
 from app import settings_store
 from engine.models.catalogue import list_models
 from engine.models.default_model import DEFAULT_MODEL_NAME
+from engine.models.display_name import display_name, short_model_id
 from engine.records import ModelRecord
 from engine.settings import COMPUTE_PREFERENCES
 
@@ -27,7 +27,7 @@ def describe(m: ModelRecord) -> str:
     size = f"{m.size_bytes / 1e6:.0f} MB" if m.size_bytes else "size not reported"
     ctx = f"context {m.context_length:,}" if m.context_length else "context not reported"
     if m.backend != "mlx":
-        return f"{m.name} · {ctx} · {size} · {m.device}"
+        return f"{short_model_id(m.name)} · {ctx} · {size} · {m.device}"
     runs = f" · runs {m.compute.split(':', 1)[0]}" if m.compute else ""
     params = f"{m.parameters / 1e6:,.0f} M params · " if m.parameters else ""
     return f"{m.architecture} · {params}{m.quantization}{runs} · {size} · {ctx} · {m.device}"
@@ -61,7 +61,7 @@ def _label(spec: str) -> str:
     if is_remote(spec):
         base, _, model = spec.partition("#")
         host = base.split("://", 1)[-1].split("/", 1)[0]
-        return f"{model.rsplit('/', 1)[-1] or 'first model'} @ {host}"
+        return f"{short_model_id(model) if model else 'first model'} @ {host}"
     return spec.rstrip("/").rsplit("/", 1)[-1] or spec
 
 
@@ -75,18 +75,22 @@ def fill_models(combo: QComboBox) -> None:
     if not any(m.name == DEFAULT_MODEL_NAME for m in models):
         combo.addItem(f"{DEFAULT_MODEL_NAME} (downloads on first use)", None)
     for m in models:
-        combo.addItem(m.name, m.path)
-        combo.setItemData(combo.count() - 1, f"{m.details()}\n{m.path}", Qt.ToolTipRole)
+        combo.addItem(display_name(m.name, m.path, m.quantization, m.parameters), m.path)
+        tip = f"{m.name}\n{m.details()}\n{m.path}"
+        combo.setItemData(combo.count() - 1, tip, Qt.ToolTipRole)
     remote = server_models()
     if remote:
         combo.insertSeparator(combo.count())
     for label, spec in remote:
         combo.addItem(label, spec)
-        combo.setItemData(combo.count() - 1, spec.split("#", 1)[0], Qt.ToolTipRole)
+        base, _, model_id = spec.partition("#")
+        combo.setItemData(combo.count() - 1, f"{model_id}\non {base}", Qt.ToolTipRole)
 
 
 class ModelPicker(QWidget):
     model_chosen = Signal(object)  # str path, or None for the default model
+    model_opened = Signal(str)  # a model opened from a file or folder (File ▸ Open Recent)
+    session_chosen = Signal(str)  # the Open dialog picked a session export
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -170,11 +174,13 @@ class ModelPicker(QWidget):
         self._on_open()
 
     def _on_open(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open a GGUF file (or cancel to pick a folder)", "", "GGUF models (*.gguf)"
-        )
-        if not path:
-            path = QFileDialog.getExistingDirectory(self, "Open an MLX model folder")
-        if path:
+        """One dialog: a .gguf, a session export, or a file inside an MLX model folder."""
+        from app.file_drop import ask_open_path, kind_of
+
+        path = ask_open_path(self)
+        if path and kind_of(path) == "session":
+            self.session_chosen.emit(path)
+        elif path:
             self.refresh(select=path)
+            self.model_opened.emit(path)
             self.model_chosen.emit(path)

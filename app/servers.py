@@ -14,6 +14,7 @@ import json
 
 from app import settings_store
 from engine.backends.base import is_remote, parse_remote
+from engine.models.display_name import short_model_id
 
 KEYRING_SERVICE = "Logitscope"
 _memory_keys: dict[str, str] = {}  # base URL -> key, where no keychain is available
@@ -60,7 +61,8 @@ def server_models() -> list[tuple[str, str]]:
         host = s["base_url"].split("://", 1)[-1].split("/", 1)[0]
         for m in s["models"]:
             if isinstance(m, str):
-                out.append((f"{m} · {s.get('label', 'server')} @ {host}", f"{s['base_url']}#{m}"))
+                label = f"{short_model_id(m)} · {s.get('label', 'server')} @ {host}"
+                out.append((label, f"{s['base_url']}#{m}"))  # the full id: in the tooltip
     return out
 
 

@@ -28,7 +28,9 @@ class ThinkingBlock(QWidget):
         self.header.setToolTip("The model's reasoning before its answer: click to fold or unfold")
         self.view = TokenView()
         self.view.setPlaceholderText("")
-        self.view.setStyleSheet("QTextEdit { background: #faf6ec; border: 1px solid #e2d6b5; }")
+        self.view.setStyleSheet(
+            "QTextEdit { background: #faf6ec; color: #222; border: 1px solid #e2d6b5; }"
+        )
         self.view.setMaximumHeight(160)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

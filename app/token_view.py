@@ -6,10 +6,11 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextEdit, QToolTip
 
-from app.theme import prob_color
+from app.rendered_view import add_copy_actions
+from app.theme import prob_color, prob_text_color
 from engine.records import TokenRecord
 from engine.run_result import add_token
 
@@ -94,9 +95,8 @@ class TokenView(QTextEdit):
         for r in records:
             fmt = QTextCharFormat()
             fmt.setBackground(prob_color(r.prob))
+            fmt.setForeground(prob_text_color(r.prob))  # readable on its shading (WCAG)
             fmt.setProperty(STEP_PROPERTY, r.step)
-            if r.eos or not r.text:
-                fmt.setForeground(QColor("#555555"))
             cursor.insertText(visible(r), fmt)
             self._records.append(r)
         cursor.endEditBlock()
@@ -134,6 +134,7 @@ class TokenView(QTextEdit):
                     self.inspect_requested.emit(step),
                 )
             )
+        add_copy_actions(menu, self.plain_text())  # Copy answer / Copy as Markdown
         menu.exec(event.globalPos())
 
     def mouseMoveEvent(self, event):

@@ -17,10 +17,12 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget
 
 from app import window_state
+from app.accessibility import watch
 from app.bridge import EngineBridge, error_text
 from app.charts.panel import ChartsPanel
 from app.child_windows import ChildWindows
 from app.conversation_flow import FlowUi, TurnFlow, state_of
+from app.file_drop import install as install_file_handling
 from app.journal_sink import journal_session_run, open_journal
 from app.main import quit_app
 from app.menus import build_menus
@@ -65,6 +67,8 @@ class PlaygroundWindow(QMainWindow):
             lambda: (self.model_record, self.prompt.toPlainText(), self.controls.settings()),
         )
         self._connect()
+        watch(self)  # accessible names for every control (app/accessibility.py)
+        install_file_handling(self)  # drops, Open Recent (app/file_drop.py)
         self._fit_to_screen()
         _restored, side = window_state.restore(
             self.store, self.prompt, self.controls, self.picker, self, self.split

@@ -21,10 +21,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.appearance import LEGEND_NAME, paint_legend
 from app.controls import SamplingPanel
 from app.conversation_view import ConversationView, TurnLabel
 from app.history import HistoryPanel
-from app.theme import gradient_stops
+from app.rendered_view import RenderedView
+from app.theme import MUTED
 from app.thinking_view import AnswerViews, ThinkingBlock
 from app.token_view import TokenView
 
@@ -34,16 +36,22 @@ SIDE_MIN, CENTER_MIN, CHARTS_MIN = 270, 300, 320  # px: no panel is ever dragged
 SIDE_WIDTH = 360
 
 
-def legend_widget() -> QLabel:
-    stops = ", ".join(f"stop:{p} {c}" for p, c in gradient_stops())
-    label = QLabel("unlikely  ·  chosen-token probability  ·  likely")
-    label.setAlignment(Qt.AlignCenter)
-    label.setToolTip("Each token is shaded by the probability the model gave it (0 → 1)")
-    label.setStyleSheet(
-        "QLabel { background: qlineargradient(x1:0, y1:0, x2:1, y2:0, " + stops + ");"
-        " border-radius: 3px; padding: 2px 6px; font-size: 8pt; color: #222; }"
-    )
-    return label
+def legend_widget() -> QWidget:
+    """The probability legend: 'unlikely', the current scale's gradient, 'likely' (the
+    words sit beside the colours, readable on any scale and theme)."""
+    box = QWidget()
+    box.setToolTip("Each token is shaded by the probability the model gave it (0 → 1)")
+    box.setAccessibleName("Probability legend: unlikely to likely")
+    row = QHBoxLayout(box)
+    row.setContentsMargins(0, 0, 0, 0)
+    bar = QLabel()
+    bar.setObjectName(LEGEND_NAME)
+    bar.setFixedHeight(10)
+    paint_legend(bar)
+    row.addWidget(QLabel("unlikely"))
+    row.addWidget(bar, 1)
+    row.addWidget(QLabel("likely · chosen-token probability"))
+    return box
 
 
 @dataclass
@@ -114,6 +122,8 @@ class Center:
     transcript: ConversationView
     turn_label: TurnLabel
     ab_label: QLabel
+    answer_tabs: QTabWidget | None = None
+    rendered: RenderedView | None = None
 
 
 def _button(text: str, tip: str, enabled: bool = True) -> QPushButton:
@@ -163,13 +173,13 @@ def build_center(prompt_panel) -> Center:
     )
     banner.hide()
     viewing = QLabel()
-    viewing.setStyleSheet("color: #555; font-style: italic;")
+    viewing.setStyleSheet(f"color: {MUTED}; font-style: italic;")
     viewing.setWordWrap(True)
     output, thinking = TokenView(), ThinkingBlock()
     transcript, turn_label = ConversationView(), TurnLabel()
     ab_label = QLabel()
     ab_label.setWordWrap(True)
-    ab_label.setStyleSheet("background:#eef4fb; border:1px solid #c9dbef; padding:4px;")
+    ab_label.setStyleSheet("background:#eef4fb; color:#222; border:1px solid #c9dbef; padding:4px;")
     ab_label.hide()
     center = QWidget()
     cl = QVBoxLayout(center)
@@ -179,7 +189,8 @@ def build_center(prompt_panel) -> Center:
     cl.addLayout(prompt_bar)
     for w in (banner, ab_label, viewing, turn_label, thinking):
         cl.addWidget(w)
-    cl.addWidget(output, 5)
+    answer_tabs, rendered = answer_tabs_of(output)
+    cl.addWidget(answer_tabs, 5)
     cl.addWidget(legend_widget())
     return Center(
         center,
@@ -196,7 +207,23 @@ def build_center(prompt_panel) -> Center:
         transcript,
         turn_label,
         ab_label,
+        answer_tabs,
+        rendered,
     )
+
+
+def answer_tabs_of(output: TokenView) -> tuple[QTabWidget, RenderedView]:
+    """Tokens (the default, shaded by probability) | Rendered (the answer as Markdown)."""
+    tabs = QTabWidget()
+    tabs.setDocumentMode(True)
+    tabs.setTabPosition(QTabWidget.South)
+    rendered = RenderedView(output.plain_text)
+    tabs.addTab(output, "Tokens")
+    tabs.addTab(rendered, "Rendered")
+    tabs.setTabToolTip(0, "The answer token by token, shaded by probability")
+    tabs.setTabToolTip(1, "The answer as Markdown: formatting, code blocks with Copy")
+    output.textChanged.connect(rendered.schedule)
+    return tabs, rendered
 
 
 def build_split(side: QWidget, center: QWidget, charts: QWidget, controls) -> QSplitter:

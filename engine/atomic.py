@@ -11,9 +11,12 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 from engine.errors import LogitscopeError
+
+_UMASK_LOCK = threading.Lock()
 
 
 class WriteError(LogitscopeError):
@@ -61,6 +64,7 @@ def write_atomic(path: Path | str, data: str | bytes, overwrite: bool = True) ->
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.fchmod(fd, _mode_for(path, exists))  # mkstemp's 0600 would hide exports
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()
@@ -79,6 +83,22 @@ def write_atomic(path: Path | str, data: str | bytes, overwrite: bool = True) ->
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
     return path
+
+
+def current_umask() -> int:
+    """The process's umask (read by setting it and putting it back at once)."""
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def _mode_for(path: Path, exists: bool) -> int:
+    """A replaced file keeps its mode; a new one gets the user's usual 0666 & ~umask."""
+    if exists:
+        with contextlib.suppress(OSError):
+            return path.stat().st_mode & 0o7777
+    return 0o666 & ~current_umask()
 
 
 def _link_no_replace(tmp: str, path: Path) -> None:

@@ -2,6 +2,7 @@
 lanes, every lane's settings open), Inside and the lab at three screen sizes,
 after a short real run, to PNG (offscreen; no display).
 Each window fills the screen size, so the shots show what fits and what scrolls.
+Every shot is taken in the light theme and the dark one (`…-dark.png`).
 
 python scripts/screenshot_windows.py [OUT_DIR]        (default: docs/)
 
@@ -25,11 +26,19 @@ PROMPT = "Write a haiku about the sea."
 
 
 def shoot(app, window, path: Path, screen) -> None:
-    """The window filling a screen of that size (as if maximised)."""
+    """The window filling a screen of that size (as if maximised), in the light theme
+    (`path`) and the dark one (`NAME-dark.png`)."""
+    from app.appearance import apply_theme
+
     window.resize(*screen)
-    settle(app)
-    window.grab().save(str(path))
-    print(f"wrote {path} ({window.width()}x{window.height()})")
+    for theme, target in (("dark", path.with_name(f"{path.stem}-dark.png")), ("light", path)):
+        apply_theme(theme)
+        settle(app)
+        if hasattr(window, "run_view"):
+            window.run_view.redraw()
+            settle(app)
+        window.grab().save(str(target))
+        print(f"wrote {target} ({window.width()}x{window.height()})")
 
 
 def main() -> int:
@@ -46,6 +55,7 @@ def main() -> int:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication([])
+    app.setStyle("Fusion")  # the same look on every platform, light and dark
     win = PlaygroundWindow(load_on_start=False)
     win.show()
     win.load_model(None)

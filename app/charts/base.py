@@ -1,14 +1,22 @@
-"""Shared look for every chart: white background, legible axes, a title."""
+"""Shared look for every chart: the theme's background, legible axes, a title.
+
+Every styled plot is remembered (weakly), so a change of theme repaints them all
+(`paint_all`); a plot made later reads the palette in use when it is styled.
+"""
 
 from __future__ import annotations
 
+import weakref
+
 import pyqtgraph as pg
+import shiboken6
 from PySide6.QtCore import QSizeF, Qt
 from PySide6.QtGui import QFont, QTextOption
 
-from app.theme import AXIS, PLOT_BG
+from app.theme import AXIS, PLOT_BG, chart_colors
 
 pg.setConfigOptions(antialias=False, background=PLOT_BG, foreground=AXIS)
+_PLOTS: weakref.WeakSet = weakref.WeakSet()
 TITLE_SIZE = "10pt"
 TITLE_MIN_ROW = 30  # px: pyqtgraph's own title row height
 
@@ -20,7 +28,6 @@ def style_plot(plot: pg.PlotItem, title: str, left: str = "", bottom: str = "") 
     for name in ("left", "bottom", "right"):
         axis = plot.getAxis(name)
         axis.setTickFont(font)
-        axis.setTextPen(AXIS)
         axis.enableAutoSIPrefix(False)
     if left:
         plot.setLabel("left", left, **{"font-size": "8pt"})
@@ -28,6 +35,42 @@ def style_plot(plot: pg.PlotItem, title: str, left: str = "", bottom: str = "") 
         plot.setLabel("bottom", bottom, **{"font-size": "8pt"})
     plot.showGrid(x=True, y=True, alpha=0.15)
     plot.setMenuEnabled(False)
+    track(plot)
+
+
+def track(plot: pg.PlotItem) -> None:
+    """Paint `plot` in the theme's colours now and again whenever the theme changes."""
+    _PLOTS.add(plot)
+    paint_plot(plot)
+
+
+def paint_plot(plot: pg.PlotItem) -> None:
+    """The theme's chart background, axis lines, axis text, title and legend on `plot`."""
+    bg, fg = chart_colors()
+    pg.setConfigOptions(background=bg, foreground=fg)  # for legends and views made later
+    for view in plot.scene().views() if plot.scene() is not None else ():
+        view.setBackground(bg)
+    for name in ("left", "bottom", "right", "top"):
+        axis = plot.getAxis(name)
+        axis.setPen(fg)
+        axis.setTextPen(fg)
+    if plot.titleLabel.text:
+        plot.titleLabel.setText(plot.titleLabel.text, color=fg)
+        _fit_title_row(plot)
+    legend = plot.legend
+    if legend is not None:
+        legend.setLabelTextColor(fg)
+        legend.setBrush(pg.mkBrush(bg + "c0" if bg.startswith("#") else (255, 255, 255, 192)))
+        legend.setPen(pg.mkPen(fg))
+
+
+def paint_all() -> None:
+    """Repaint every styled plot in the theme's colours (after a change of theme)."""
+    for plot in list(_PLOTS):
+        if shiboken6.isValid(plot):
+            paint_plot(plot)
+        else:  # its widget was closed and deleted
+            _PLOTS.discard(plot)
 
 
 def set_title(plot: pg.PlotItem, title: str, detail: str = "") -> None:
@@ -43,7 +86,7 @@ def set_title(plot: pg.PlotItem, title: str, detail: str = "") -> None:
     if getattr(plot, "_logitscope_title", None) != html:  # text layout is costly
         plot._logitscope_title = html
         _wrap_title(plot)
-        plot.setTitle(html, size=TITLE_SIZE, color=AXIS)
+        plot.setTitle(html, size=TITLE_SIZE, color=chart_colors()[1])
         plot._logitscope_title_row = None  # setTitle put the row back to pyqtgraph's 30 px
         _fit_title_row(plot)
 

@@ -11,7 +11,17 @@ from PySide6.QtCore import Qt
 
 from app.charts.base import NOT_REPORTED, empty_text, set_title, show_empty, style_plot, view_point
 from app.run_state import RunState
-from app.theme import AXIS, EARLIER_ANSWER, EARLIER_USER, FREE, OUTPUT, PROMPT, SYSTEM, THINKING
+from app.theme import (
+    AXIS,
+    EARLIER_ANSWER,
+    EARLIER_USER,
+    FREE,
+    OUTPUT,
+    PROMPT,
+    SYSTEM,
+    THINKING,
+    chart_colors,
+)
 from engine.ticks import nice_ticks
 from engine.units import human_bytes
 
@@ -196,7 +206,8 @@ class ContextChart(pg.PlotWidget):
         self.used_ticks = [(v * zoom, f"{v:,}") for v in ticks]
         axis.setTicks([self.used_ticks, []])
         label = f"{USED_AXIS} (×{zoom:,.0f} stretched)" if zoom > 1.5 else USED_AXIS
-        self.getPlotItem().setLabel("bottom", label, **{"font-size": "8pt"})
+        style = {"font-size": "8pt", "color": chart_colors()[1]}  # setLabel drops the theme's
+        self.getPlotItem().setLabel("bottom", label, **style)
 
     def readout(self, scene_pos) -> str | None:
         """Which part of the context the token position under the cursor belongs to."""

@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from app.theme import MUTED
+
 HINT = "Hover: read values · double-click: enlarge"
 
 
@@ -32,12 +34,16 @@ class ChartFrame(QFrame):
         self.help_button = QToolButton()
         self.help_button.setText("?")
         self.help_button.setToolTip(f"What am I looking at? ({title})")
+        self.help_button.setAccessibleName(f"Explain the {title} chart")
         self.enlarge_button = QToolButton()
         self.enlarge_button.setText("⤢")
         self.enlarge_button.setToolTip("Enlarge this chart (double-click it too); again to restore")
         self.enlarge_button.setCheckable(True)
+        self.enlarge_button.setAccessibleName(f"Enlarge the {title} chart")
+        chart.setAccessibleName(f"{title} chart")
+        chart.setAccessibleDescription("Hover to read values; the line below shows them")
         self.readout = QLabel(HINT)
-        self.readout.setStyleSheet("color: #555; font-size: 8pt;")
+        self.readout.setStyleSheet(f"color: {MUTED}; font-size: 8pt;")
         self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
         self.readout.setMinimumHeight(self.readout.sizeHint().height())
         head = QHBoxLayout()

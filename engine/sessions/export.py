@@ -284,13 +284,16 @@ def _code(value) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def render(fmt: str, session: SessionLog, runs: list[RunLog] | None = None) -> str:
+def render(
+    fmt: str, session: SessionLog, runs: list[RunLog] | None = None, scale: str | None = None
+) -> str:
     """A session in one of the export formats.
 
     Args:
         fmt: one of FORMATS (json | jsonl | csv | md | html).
         session: the session.
         runs: the runs to export; None: its visible runs.
+        scale: the HTML report's probability colour scale (None: the default).
 
     Returns:
         The exported text.
@@ -299,9 +302,10 @@ def render(fmt: str, session: SessionLog, runs: list[RunLog] | None = None) -> s
         ValueError: an unknown format.
     """
     if fmt == "html":
+        from engine.prob_scale import scale_name
         from engine.sessions.export_html import to_html
 
-        return to_html(session, runs)
+        return to_html(session, runs, scale_name(scale))
     table = {"json": to_json, "jsonl": to_jsonl, "csv": to_csv, "md": to_markdown}
     if fmt not in table:
         raise ValueError(f"unknown format '{fmt}': choose one of {', '.join(FORMATS)}")

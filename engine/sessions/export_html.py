@@ -12,6 +12,7 @@ import html
 import math
 import time
 
+from engine.prob_scale import DEFAULT_SCALE, gradient_stops, hex_rgb, prob_rgb, text_rgb
 from engine.series import rolling_tps
 from engine.sessions.journal import RunLog, SessionLog
 from engine.sessions.report_rows import problems
@@ -19,7 +20,6 @@ from engine.ticks import nice_ticks
 from engine.units import fmt_or_na as _unit
 from engine.units import to_mb
 
-_STOPS = ((0.0, (248, 105, 107)), (0.5, (255, 235, 132)), (1.0, (99, 190, 123)))
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 560, 200, 48, 44, 26, 32
 
 CSS = """
@@ -41,21 +41,20 @@ svg text { font: 11px system-ui, sans-serif; fill: #444; }
 table.stats td { padding: 1px 10px 1px 0; }
 details.thinking { background: #faf6ec; border: 1px solid #e2d6b5; padding: 4px 8px;
   margin-bottom: 8px; } details.thinking summary { color: #6b5320; font: 600 13px system-ui; }
-.legend { display: inline-block; width: 240px; height: 12px; vertical-align: middle;
-  background: linear-gradient(90deg, #f8696b, #ffeb84, #63be7b); }
+.legend { display: inline-block; width: 240px; height: 12px; vertical-align: middle; }
 """
 
 
-def _rgb(p: float | None) -> str:
-    if p is None:
-        return "#eeeeee"  # not reported by the server: neutral, never a made-up shade
-    p = min(max(p, 0.0), 1.0)
-    for (p0, c0), (p1, c1) in zip(_STOPS, _STOPS[1:], strict=False):
-        if p <= p1:
-            f = (p - p0) / (p1 - p0)
-            r, g, b = (round(a + (b - a) * f) for a, b in zip(c0, c1, strict=True))
-            return f"#{r:02x}{g:02x}{b:02x}"
-    return "#63be7b"
+def _shade(p: float | None, scale: str) -> str:
+    """The inline style of a token: its shading and a text colour readable on it
+    (grey where the probability was not reported, never a made-up shade)."""
+    rgb = prob_rgb(p, scale)
+    return f"background:{hex_rgb(rgb)};color:{hex_rgb(text_rgb(rgb))}"
+
+
+def _legend(scale: str) -> str:
+    stops = ", ".join(f"{c} {p:.0%}" for p, c in gradient_stops(scale))
+    return f"<span class='legend' style='background:linear-gradient(90deg, {stops})'></span>"
 
 
 def _e(text) -> str:
@@ -67,11 +66,12 @@ def _pct(p) -> str:
     return "not recorded" if p is None else f"{p:.1%}"
 
 
-def token_spans(run: RunLog) -> str:
+def token_spans(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
     """The answer's tokens shaded by probability; thinking tokens in a folding block.
 
     Args:
         run: the run.
+        scale: the probability colour scale (engine.prob_scale.SCALES).
 
     Returns:
         HTML: one span per token, its step, probability, entropy and top eight
@@ -90,7 +90,7 @@ def token_spans(run: RunLog) -> str:
         alt = f"<span class='alt'>{head}<table>{rows}</table></span>"
         shown = _e(t.text) if t.text else f"<span class='mark'>{'⏎ end' if t.eos else '·'}</span>"
         (thought if t.thinking else out).append(
-            f"<span class='tok' style='background:{_rgb(t.prob)}' "
+            f"<span class='tok' style='{_shade(t.prob, scale)}' "
             f"data-step='{_e(t.step)}'>{shown}{alt}</span>"
         )
     if thought:
@@ -243,11 +243,12 @@ def svg_distribution(run: RunLog) -> str:
     return "".join(parts)
 
 
-def run_section(run: RunLog) -> str:
+def run_section(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
     """One run's part of the report.
 
     Args:
         run: the run.
+        scale: the probability colour scale of the tokens.
 
     Returns:
         HTML: title, settings, system prompt and earlier turns, prompt, shaded
@@ -342,8 +343,8 @@ def run_section(run: RunLog) -> str:
         f"<p class='meta'>{_e(run.run_id)} · {_e(time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(run.started)))}"
         f" · {_e(m.get('name', '?'))} ({_e(m.get('quantization', '?'))}, {_e(m.get('device', '?'))})"
         f"{_branch_line(run)}<br>{settings}</p>{system}<p><b>Prompt</b></p><pre>{_e(run.prompt)}</pre>"
-        f"<p><b>Answer</b> <span class='legend'></span> unlikely → likely (hover a token)</p>"
-        f"<div class='tokens'>{token_spans(run)}</div>{error}"
+        f"<p><b>Answer</b> {_legend(scale)} unlikely → likely (hover a token)</p>"
+        f"<div class='tokens'>{token_spans(run, scale)}</div>{error}"
         f"<div class='charts'>{''.join(charts)}</div>{stats}"
     )
 
@@ -357,12 +358,15 @@ def _branch_line(run: RunLog) -> str:
     return f" · branch of run {_e(b['parent'])} at step {b['step']} ({how})"
 
 
-def to_html(session: SessionLog, runs: list[RunLog] | None = None) -> str:
+def to_html(
+    session: SessionLog, runs: list[RunLog] | None = None, scale: str = DEFAULT_SCALE
+) -> str:
     """A self-contained HTML report of a session (no script, no external resource).
 
     Args:
         session: the session.
         runs: the runs to include; None: its visible runs.
+        scale: the probability colour scale of the tokens (engine.prob_scale.SCALES).
 
     Returns:
         The whole HTML document.
@@ -370,7 +374,7 @@ def to_html(session: SessionLog, runs: list[RunLog] | None = None) -> str:
     runs = session.visible_runs if runs is None else runs
     from engine.sessions.export_tree import branches_html
 
-    body = "".join(run_section(r) for r in runs) or "<p>No runs.</p>"
+    body = "".join(run_section(r, scale) for r in runs) or "<p>No runs.</p>"
     body += branches_html(runs, _e)
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
