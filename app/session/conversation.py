@@ -3,9 +3,10 @@
 A Turn is one place in the conversation. It holds one or more Answers: sibling
 runs of that place (a regenerate, an edit of the message, a branch), one of them
 current. A branch knows its parent answer and the step it continued from, so a
-turn's answers form a tree (engine/sessions/branch_tree.py draws it). Each Answer knows the message it answered, its run (a RunState,
-or only its text when reopened from a journal that lacks the run) and the turn
-that followed it, so switching to a sibling brings back its own continuation.
+turn's answers form a tree (engine/sessions/branch_tree.py draws it). Each Answer
+knows the message it answered, its run (a RunState, or only its text when
+reopened from a journal that lacks the run) and the turn that followed it, so
+switching to a sibling brings back its own continuation.
 The conversation on screen is the path of current answers from the root.
 
 The next prompt is sent as that path's messages plus the new one; the engine's

@@ -240,8 +240,9 @@ def generate_records(
     branch of an answer (engine/continuation.py): the prompt and the answer's first
     K tokens are fed (from the KV cache where it holds them) and the records start
     at step K, with the forced token, if any, as step K. Prefill records count the
-    prompt and the shared prefix (their `cached_tokens` may include the forced token). Raises SettingsError (from `plan_run`, or a
-    forced text that is not one token) before any record is yielded.
+    prompt and the shared prefix (their `cached_tokens` may include the forced
+    token). Raises SettingsError (from `plan_run`, or a forced text that is not one
+    token) before any record is yielded.
     """
     lm.token_bytes(0)  # the vocabulary's byte table, built once, before any clock starts
     t0 = time.perf_counter()
