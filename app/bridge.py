@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from app.model_picker import compute_preference
 from app.servers import api_key_for
 from engine.client import EngineClient
+from engine.continuation import with_prefix
 from engine.records import ErrorRecord
 from engine.settings import SamplingSettings
 
@@ -56,13 +57,28 @@ class EngineBridge(QObject):
         return self._run(lambda: self.client.load(model, api_key=key, prefer=prefer))
 
     def generate(
-        self, prompt: str, settings: SamplingSettings, model: str | None, sink=None
+        self,
+        prompt: str,
+        settings: SamplingSettings,
+        model: str | None,
+        sink=None,
+        continuation=None,
+        parent_tokens=(),
     ) -> bool:
         """Start a run; `sink(record)` is called on the background thread for every
-        record as it arrives (the session journal), before the window sees it."""
+        record as it arrives (the session journal), before the window sees it. With a
+        `continuation` the run branches the answer `parent_tokens` at its step: the
+        parent's first tokens come first, so the run reads as a whole answer."""
         key = api_key_for(model)  # a server's key goes to the engine only, never the journal
         prefer = compute_preference()
-        return self._run(lambda: self.client.generate(prompt, settings, model, key, prefer), sink)
+
+        def start():
+            records = self.client.generate(prompt, settings, model, key, prefer, continuation)
+            if continuation is None:
+                return records
+            return with_prefix(list(parent_tokens), continuation.step, records)
+
+        return self._run(start, sink)
 
     def inspect(self, prompt, settings: SamplingSettings, request: dict, model: str | None) -> bool:
         """Look inside the model at one step (see engine/backends/mlx/inspect_step.py)."""

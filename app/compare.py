@@ -368,6 +368,28 @@ class CompareWindow(QMainWindow):
             )
         self.divergence_info.setText(" · ".join(notes) or "No two lanes share a prompt and model.")
 
+    def show_runs(self, states: list) -> None:
+        """Show finished runs (e.g. two branches of one answer) as lanes: their
+        statistics side by side and where they first diverge. Nothing is run."""
+        if self.running is not None or not states:
+            return
+        self.set_lane_count(max(2, min(len(states), MAX_LANES)))
+        self.same_prompt.setChecked(len({s.prompt for s in states}) == 1)
+        self.shared_prompt.setPlainText(states[0].prompt)
+        for lane, state in zip(self.lanes, states, strict=False):
+            lane.reset(state.prompt, state.settings)
+            lane.prompt.setPlainText(state.prompt)
+            lane.state.model, lane.state.sent = state.model, state.sent
+            lane.add_tokens(list(state.tokens))
+            lane.state.done, lane.state.error = state.done, state.error
+            label = state.run_id or "run"
+            if state.branch_step is not None:
+                label += f" · branch at step {state.branch_step}"
+            lane.status.setText(label)
+            lane.redraw()
+        self._refresh_summary()
+        self._compare()
+
     def show_step(self, lane: CompareLane, step: int) -> None:
         """The distributions at `step` of every lane in `lane`'s group, on one chart."""
         lanes = self.pair if self.pair and lane in self.pair else (lane,)

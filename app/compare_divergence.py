@@ -18,7 +18,13 @@ RAW_COLOR = "#9e9e9e"
 
 def comparable(a, b) -> bool:
     """Two lanes ran the same prompt on the same model: their tokens can be compared."""
-    return a.state.prompt == b.state.prompt and a.model_path() == b.model_path()
+    return a.state.prompt == b.state.prompt and _model(a) == _model(b)
+
+
+def _model(lane) -> str | None:
+    """The model a lane's run used (its own record), else the one its picker names."""
+    m = lane.state.model
+    return m.path if m is not None else lane.model_path()
 
 
 def lane_pairs(lanes):

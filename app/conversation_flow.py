@@ -235,6 +235,7 @@ def state_of(run) -> RunState:
     state.add_tokens(run.tokens)
     state.done, state.error, state.prefill = run.done, run.error, run.last_prefill
     state.run_id = run.run_id
+    state.branch = run.branch
     if run.messages:
         state.sent = [*run.messages, {"role": "user", "content": run.prompt}]
     return state

@@ -21,9 +21,10 @@ def start_journaled_run(
     notify: Callable[[str], None],
     comparison: dict | None = None,
     conversation: dict | None = None,
+    branch: dict | None = None,
 ):
     """Start a run in `journal`; returns (run_id, sink) or (None, None) if it cannot."""
-    writer = RunWriter(journal, prompt, settings, model, notify, comparison, conversation)
+    writer = RunWriter(journal, prompt, settings, model, notify, comparison, conversation, branch)
     return (writer.run_id, writer.record) if writer.run_id else (None, None)
 
 
@@ -48,8 +49,15 @@ def journal_session_run(session, state, conversation: dict | None, notify):
     if journal is None:
         return None
     model = to_dict(state.model) if state.model else None
+    branch = state.branch if state.branch and state.branch.get("parent") else None
     run_id, sink = start_journaled_run(
-        journal, state.prompt, state.settings.to_dict(), model, notify, conversation=conversation
+        journal,
+        state.prompt,
+        state.settings.to_dict(),
+        model,
+        notify,
+        conversation=conversation,
+        branch=branch,
     )
     state.run_id = run_id
     return sink

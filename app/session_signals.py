@@ -107,6 +107,12 @@ class SessionSignals(QObject):
         self.conversation_changed.emit()
         return state
 
+    def restore_raw(self, run, state: RunState, same_session_runs, state_of) -> None:
+        """Reopen a raw-completion run (and its branches) from History."""
+        self.session.restore_raw(run, state, same_session_runs, state_of)
+        self.shown_changed.emit(state)
+        self.conversation_changed.emit()
+
     def restore(self, run, state: RunState, same_session_runs, state_of) -> None:
         self.session.restore(run, state, same_session_runs, state_of)
         self.shown_changed.emit(state)

@@ -55,8 +55,9 @@ def alternatives_html(record: TokenRecord, limit: int = 8) -> str:
         if rows
         else "<br><i>no candidates reported by this server</i>"
     )
+    who = "<b>you</b> chose (not sampled)" if record.forced else "chose"
     return (
-        f"<b>step {record.step}</b> · chose {what}<code>{html.escape(repr(record.label))}"
+        f"<b>step {record.step}</b> · {who} {what}<code>{html.escape(repr(record.label))}"
         f"</code> p={p} · entropy {h}{table}"
     )
 
@@ -66,6 +67,8 @@ class TokenView(QTextEdit):
 
     step_clicked = Signal(int)
     inspect_requested = Signal(int)  # "Inspect this step" from the context menu
+    branches = None  # BranchRequests: the menu offers branch actions when set
+    why_no_branch = staticmethod(lambda: None)  # why branching cannot run now (None: it can)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -97,6 +100,9 @@ class TokenView(QTextEdit):
             fmt.setBackground(prob_color(r.prob))
             fmt.setForeground(prob_text_color(r.prob))  # readable on its shading (WCAG)
             fmt.setProperty(STEP_PROPERTY, r.step)
+            if getattr(r, "forced", False):  # chosen by the person: overlined, italic
+                fmt.setFontOverline(True)
+                fmt.setFontItalic(True)
             cursor.insertText(visible(r), fmt)
             self._records.append(r)
         cursor.endEditBlock()
@@ -134,15 +140,25 @@ class TokenView(QTextEdit):
                     self.inspect_requested.emit(step),
                 )
             )
+            if self.branches is not None:
+                from app.branch_menu import add_branch_actions
+
+                menu.addSeparator()
+                record = self._records[step]
+                add_branch_actions(menu, record, self.branches, self.why_no_branch)
         add_copy_actions(menu, self.plain_text())  # Copy answer / Copy as Markdown
         menu.exec(event.globalPos())
 
     def mouseMoveEvent(self, event):
         step = self.step_at(event.position().toPoint())
         if step is not None and step < len(self._records):
-            QToolTip.showText(
-                event.globalPosition().toPoint(), alternatives_html(self._records[step]), self
-            )
+            record = self._records[step]
+            tip = alternatives_html(record)
+            if self.branches is not None:
+                from app.branch_menu import branch_hint
+
+                tip += branch_hint(record)
+            QToolTip.showText(event.globalPosition().toPoint(), tip, self)
         else:
             QToolTip.hideText()
         super().mouseMoveEvent(event)

@@ -18,6 +18,8 @@ from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget
 
 from app import window_state
 from app.accessibility import watch
+from app.branch_flow import BranchUi
+from app.branch_wiring import wire_branches
 from app.bridge import EngineBridge, error_text
 from app.charts.panel import ChartsPanel
 from app.child_windows import ChildWindows
@@ -65,6 +67,16 @@ class PlaygroundWindow(QMainWindow):
             lambda: open_journal(self.session, self._on_journal_failed),
             self.prompt.toPlainText,
             lambda: (self.model_record, self.prompt.toPlainText(), self.controls.settings()),
+        )
+        self.branch_flow, self.branches_view = wire_branches(
+            self.model,
+            self.bridge,
+            self.controls,
+            self.side_tabs,
+            (self.output, self.dist_chart),
+            BranchUi(self.show_error, self.hide_error, self.show_notice, self.begin_run),
+            self.open_compare,
+            lambda: open_journal(self.session, self._on_journal_failed),
         )
         self._connect()
         watch(self)  # accessible names for every control (app/accessibility.py)
@@ -254,13 +266,14 @@ class PlaygroundWindow(QMainWindow):
         `cold`: prefill it all (no reuse of the KV cache)."""
         self.flow.run_box(cold)
 
-    def begin_run(self, state, prompt, conversation: dict | None) -> None:
+    def begin_run(self, state, prompt, conversation, continuation=None, parent=()) -> None:
         """Start the engine on `prompt` (text or messages); `state`, already on screen
-        (TurnFlow put it there through the session), shows it as it streams."""
+        (TurnFlow or BranchFlow put it there through the session), shows it as it
+        streams. A branch continues `parent` (token records) at its continuation."""
         self._save()
         model = self.model_record.path if self.model_record else self.picker.current()
         sink = journal_session_run(self.session, state, conversation, self.journal_failed.emit)
-        self.bridge.generate(prompt, state.settings, model, sink=sink)
+        self.bridge.generate(prompt, state.settings, model, sink, continuation, parent)
 
     def _on_journal_failed(self, message: str) -> None:
         self.show_error(f"This run is shown but not saved: {message[:1].upper()}{message[1:]}.")
@@ -277,8 +290,8 @@ class PlaygroundWindow(QMainWindow):
             same = [s for s in self.history.sessions if s.session_id == run.session_id]
             self.model.restore(run, state, same[0].runs if same else (), state_of)
         else:
-            self.model.new_conversation()
-            self.model.show(state, viewing=run)
+            same = [s for s in self.history.sessions if s.session_id == run.session_id]
+            self.model.restore_raw(run, state, same[0].runs if same else (), state_of)
         if run.error:
             self.show_error(f"This run ended with an error: {run.error.message}")
 
@@ -340,6 +353,7 @@ class PlaygroundWindow(QMainWindow):
         if not busy:
             self._progress_idle()
             self.flow.on_run_ended()
+            self.branch_flow.on_run_ended()
 
     def _on_progress(self, message: str, fraction: float) -> None:
         self.progress.setVisible(True)

@@ -14,7 +14,7 @@ journal) gets a whole answer. Nothing here knows about MLX or Qt.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.errors import SettingsError
 from engine.records import Record, TokenRecord, to_dict
@@ -119,11 +119,12 @@ def with_prefix(
 ) -> Iterator[Record]:
     """The parent's first `step` token records, then `records` (the engine's, from
     `step` on), so a branch reads as a whole answer. The prefix goes in before the
-    run's first prefill, token or done record (a run refused at once gets none)."""
+    run's first prefill, token or done record (a run refused at once gets none),
+    stamped at 0 s with no latency: this run reused them, it did not generate them."""
     sent = False
     for r in records:
         if not sent and r.type in ("prefill", "token", "done"):
-            yield from parent[:step]
+            yield from (replace(t, elapsed_s=0.0, latency_s=0.0) for t in parent[:step])
             sent = True
         yield r
 

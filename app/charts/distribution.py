@@ -51,10 +51,15 @@ class DistributionChart(pg.PlotWidget):
         self.raw_probs = np.zeros(0)
         self.sampled_probs = np.zeros(0)
         self.token_ids: list[int] = []
+        self.record: TokenRecord | None = None
+        self.branches = None  # BranchRequests: a click on a bar offers to continue with it
+        self.why_no_branch = lambda: None
+        self.scene().sigMouseClicked.connect(self._clicked)
         self.show_record(None)
 
     def show_record(self, record: TokenRecord | None) -> None:
         plot = self.getPlotItem()
+        self.record = record
         if record is None:
             self._set([], [], [], [])
             set_title(plot, "Next-token distribution", _LEGEND)
@@ -102,11 +107,8 @@ class DistributionChart(pg.PlotWidget):
 
     def readout(self, scene_pos) -> str | None:
         """The candidate under the cursor: its raw and sampled-from probabilities."""
-        p = view_point(self.getPlotItem(), scene_pos)
-        if p is None or not self.token_ids:
-            return None
-        i = int(round(p.y()))
-        if not 0 <= i < len(self.token_ids):
+        i = self.bar_at(scene_pos)
+        if i is None:
             return None
         samp, raw = self.sampled_probs[i], self.raw_probs[i]
         shown = "not recorded" if math.isnan(samp) else f"{samp:.1%}"
@@ -114,6 +116,46 @@ class DistributionChart(pg.PlotWidget):
         tid = self.token_ids[i]
         ident = f"id {tid}" if tid >= 0 else "no id from the server"
         return f"{self.texts[i]!r} ({ident}): raw {raw_shown} · sampled from {shown}"
+
+    def bar_at(self, scene_pos) -> int | None:
+        """The index of the candidate bar row under `scene_pos` (None: none)."""
+        p = view_point(self.getPlotItem(), scene_pos)
+        if p is None or not self.token_ids:
+            return None
+        i = int(round(p.y()))
+        return i if 0 <= i < len(self.token_ids) else None
+
+    def _clicked(self, event) -> None:
+        """A click on a candidate's bar: a menu to continue the answer with it."""
+        i = self.bar_at(event.scenePos())
+        if self.branches is None or self.record is None or i is None:
+            return
+        self.branch_menu(i).popup(event.screenPos().toPoint())
+        event.accept()
+
+    def branch_menu(self, i: int):
+        """The menu for candidate `i` of the step shown: continue with it, or sample."""
+        from PySide6.QtWidgets import QMenu
+
+        from app.branch_menu import SAMPLE_N
+
+        step, tid, text = self.record.step, self.token_ids[i], self.texts[i]
+        reason = self.why_no_branch()
+        menu = QMenu(self)
+        menu.setToolTipsVisible(True)
+        if tid != self.record.token_id and tid >= 0:
+            act = menu.addAction(f"Continue with {text!r} from step {step}")
+            act.triggered.connect(lambda: self.branches.branch.emit(step, tid))
+        else:
+            act = menu.addAction(f"{text!r} is the token chosen at step {step}")
+            act.setEnabled(False)
+        sample = menu.addAction(f"Sample {SAMPLE_N} futures from step {step}")
+        sample.triggered.connect(lambda: self.branches.sample.emit(step))
+        if reason is not None:
+            for a in menu.actions():
+                a.setEnabled(False)
+            menu.addAction(reason).setEnabled(False)
+        return menu
 
     def _set(self, ids, texts, raw, samp) -> None:
         n = len(ids)

@@ -59,7 +59,8 @@ class ThroughputChart(pg.PlotWidget):
         self.times = np.array(t)
         self.tps = rolling_tps(t)
         self.curve.setData(t, self.tps, connect="finite")
-        top = float(np.nanmax(self.tps)) * 1.2 if n > 1 else 10.0
+        finite = np.isfinite(self.tps).any()
+        top = float(np.nanmax(self.tps)) * 1.2 if n > 1 and finite else 10.0
         self.prefill_label.setPos(0, top)
         if not empty:
             right = max(float(t[-1]) if n else 0, prefill_end, 1.0)

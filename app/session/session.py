@@ -198,12 +198,21 @@ class Session:
             same = c.get("conversation_id") == conv.conversation_id and 0 <= j < len(turns)
             if same and turns[j].user == other.prompt and other.done is not None:
                 turns[j].state = state_of(other)
-        conv.add_run(len(turns), run.prompt, state)
+        answer = conv.add_run(len(turns), run.prompt, state)
         self.conversation = conv
         turn = len(turns)
         state.earlier = conv.earlier_spans(turn)
         state.kv_growth = conv.kv_growth(turn)
+        add_family(conv.turn_at(turn), answer, run, same_session_runs, state_of)
         self.show(state, turn, viewing=run)
+
+    def restore_raw(self, run, state: RunState, same_session_runs, state_of) -> None:
+        """Reopen a raw-completion run from History, with its branches."""
+        self.new_conversation()
+        answer = Answer(run.prompt, state)
+        self.raw_turn = Turn([answer])
+        add_family(self.raw_turn, answer, run, same_session_runs, state_of)
+        self.show(state, None, viewing=run)
 
     # -- branches -----------------------------------------------------------------------------
     def home(self) -> Turn | None:
@@ -291,3 +300,47 @@ class Session:
         ab.cached = done
         self.ab_result, self.ab = (ab.cold, ab.cached), None
         return "result"
+
+
+def family(run, runs) -> list:
+    """The runs (RunLogs, file order) in `run`'s branch tree within `runs`: its root
+    (following parents) and every run that descends from it, none in the bin."""
+    by_id = {r.run_id: r for r in runs if not getattr(r, "deleted", False)}
+    by_id[run.run_id] = run
+    root, seen = run, set()
+    parent = lambda r: (getattr(r, "branch", None) or {}).get("parent")  # noqa: E731
+    while parent(root) in by_id and root.run_id not in seen:
+        seen.add(root.run_id)
+        root = by_id[parent(root)]
+    members, ids, grew = [], {root.run_id}, True
+    while grew:
+        grew = False
+        for r in by_id.values():
+            if r.run_id not in ids and parent(r) in ids:
+                ids.add(r.run_id)
+                grew = True
+    members = [r for r in by_id.values() if r.run_id in ids]
+    return sorted(members, key=lambda r: getattr(r, "started", 0.0))
+
+
+def add_family(turn: Turn, answer: Answer, run, runs, state_of) -> None:
+    """Put `run`'s branch tree (see `family`) into `turn`, whose only answer is `run`'s
+    own (`answer`): its relatives become sibling answers linked to their parents;
+    `run` stays current."""
+    members = family(run, list(runs))
+    if len(members) < 2:
+        return
+    answers = {run.run_id: answer}
+    for r in members:
+        if r.run_id not in answers:
+            answers[r.run_id] = Answer(r.prompt, state_of(r))
+    ordered = [answers[r.run_id] for r in members]
+    for r in members:
+        b = getattr(r, "branch", None) or {}
+        me = answers[r.run_id]
+        if b.get("parent") in answers:
+            me.parent, me.branch_step = answers[b["parent"]], b.get("step")
+            me.branch_kind = b.get("kind", "")
+        me.name = r.name
+    turn.answers = ordered
+    turn.current = ordered.index(answer)

@@ -156,6 +156,7 @@ def test_a_reopened_run_brings_its_conversation_and_its_own_model():
             self.prompt, self.messages, self.done = prompt, messages, state.done
             self.conversation = {"conversation_id": cid, "turn": turn, "messages": messages}
             self.state = state
+            self.run_id, self.branch, self.deleted = f"s/{turn}-{prompt}", None, False
 
     s = Session()
     s.set_model(model("loaded", "/models/loaded"))
