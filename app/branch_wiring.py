@@ -10,7 +10,9 @@ from app.branch_menu import BranchRequests
 from app.branches_view import BranchesView
 
 
-def wire_branches(model, bridge, controls, side_tabs, views, ui: BranchUi, open_compare, journal):
+def wire_branches(
+    model, bridge, controls, side_tabs, views, ui: BranchUi, open_compare, journal, show_side
+):
     """Build the BranchFlow and the Branches tab and connect them.
 
     Args:
@@ -22,6 +24,7 @@ def wire_branches(model, bridge, controls, side_tabs, views, ui: BranchUi, open_
         ui: what the flow may ask of the window.
         open_compare: () -> the Compare window.
         journal: () -> the session's Journal, or None.
+        show_side: () -> None, shows the side panel (hidden by the person).
 
     Returns:
         (BranchFlow, BranchesView).
@@ -36,9 +39,10 @@ def wire_branches(model, bridge, controls, side_tabs, views, ui: BranchUi, open_
     tree.setToolTip("The runs of this turn as a tree of branch points")
 
     def show_tree():
+        show_side()
         side_tabs.setCurrentWidget(tree)
-        if not side_tabs.isVisible():
-            side_tabs.show()
+
+    tree.reveal = show_tree
 
     def branch(step: int, token_id: int) -> None:
         if flow.branch(step, token_id):

@@ -64,12 +64,17 @@ class BranchesView(QWidget):
         self.tree.setSelectionMode(QTreeWidget.ExtendedSelection)
         self.tree.setContextMenuPolicy(Qt.CustomContextMenu)
         self.tree.setAccessibleName("Branches of this turn")
+        self.tree.setIndentation(12)
         header = self.tree.header()
         header.setSectionResizeMode(0, QHeaderView.Stretch)
         for i in range(1, len(COLUMNS)):
             header.setSectionResizeMode(i, QHeaderView.ResizeToContents)
         self.empty = QLabel(EMPTY)
         self.empty.setWordWrap(True)
+        self.details = QLabel()  # the run on screen: whole preview and statistics
+        self.details.setWordWrap(True)
+        self.details.setTextFormat(Qt.PlainText)
+        self.details.setAccessibleName("The branch on screen")
         self.compare_button = QPushButton("Compare selected")
         self.compare_button.setToolTip("Open the two selected runs in Compare (Ctrl+click two)")
         self.rename_button = QPushButton("Rename…")
@@ -83,6 +88,7 @@ class BranchesView(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.empty)
         layout.addWidget(self.tree, 1)
+        layout.addWidget(self.details)
         layout.addLayout(buttons)
         self.tree.itemClicked.connect(self._clicked)
         self.tree.itemSelectionChanged.connect(self._selection)
@@ -102,6 +108,7 @@ class BranchesView(QWidget):
         answers = home.answers if home is not None else []
         self.tree.clear()
         self.items: dict = {}
+        self.summaries: dict = {}  # answer -> (node, summary)
         roots = build_tree(nodes_of(answers))
         for root in roots:
             self.tree.addTopLevelItem(self._item(root))
@@ -111,24 +118,27 @@ class BranchesView(QWidget):
             self.tree.setCurrentItem(self.items[shown])
         branched = len(answers) > 1
         self.empty.setVisible(not branched)
+        self.details.setVisible(branched and shown in self.summaries)
+        if shown in self.summaries:
+            self.details.setText(details_text(*self.summaries[shown]))
         self._selection()
 
     def _item(self, node: BranchNode) -> QTreeWidgetItem:
         s = summarise(node)
         answer = node.key
+        self.summaries[answer] = (node, s)
         if node.step is None:
-            label = node.name or f"run · {s.preview}"
-        else:
-            how = "" if s.forced else "sampled "
-            label = f"{how}{s.token!r} → {s.preview}"
-            if node.name:
-                label = f"{node.name}: {label}"
+            label = s.preview
+        else:  # ✎: a token chosen by the person
+            label = f"{'✎ ' if s.forced else ''}{s.token!r} → {s.preview[len(s.token.strip()) :]}"
+        if node.name:
+            label = f"{node.name}: {label}"
         running = answer.state is not None and answer.state.done is None
         values = (
             label + (" (running…)" if running else ""),
-            f"{s.prob:.3g}" if s.prob is not None else "",
+            _percent(s.prob),
             str(s.length),
-            f"{s.joint_logprob:.2f}" if s.joint_logprob is not None else "",
+            f"{s.joint_logprob:.1f}" if s.joint_logprob is not None else "",
             f"{s.mean_p:.2f}" if s.mean_p is not None else "",
         )
         item = QTreeWidgetItem(list(values))
@@ -143,7 +153,7 @@ class BranchesView(QWidget):
         self.items[answer] = item
         for step, children in node.points:
             before = " ".join(text_before(node.tokens, step).split())[-30:]
-            point = QTreeWidgetItem([f"at step {step}, after '…{before}'"])
+            point = QTreeWidgetItem([f"at step {step}, after “…{before}”"])
             point.setFlags(Qt.ItemIsEnabled)  # a place, not a run: not selectable
             point.setToolTip(0, f"{len(children)} branch(es) continue from step {step}")
             for child in children:
@@ -229,3 +239,28 @@ class BranchesView(QWidget):
 def text_before(tokens, step: int) -> str:
     """The answer's text before `step`."""
     return "".join(t.text for t in tokens[:step])
+
+
+def _percent(p: float | None) -> str:
+    """A probability as a short percentage ("" when unknown)."""
+    if p is None:
+        return ""
+    return f"{p:.0%}" if p >= 0.095 else f"{p:.1%}" if p >= 0.001 else f"{p:.0e}"
+
+
+def details_text(node: BranchNode, s) -> str:
+    """The run on screen, in words: where it branched, how, what followed."""
+    stats = [f"{s.length} tokens"]
+    if s.joint_logprob is not None:
+        stats.append(
+            f"log p {s.joint_logprob:.2f}" + (" from the branch point" if node.step else "")
+        )
+    if s.mean_p is not None:
+        stats.append(f"mean p {s.mean_p:.2f}" + (" (the model's own choices)" if s.forced else ""))
+    if node.step is None:
+        head = "The original run"
+    else:
+        how = "chosen by you" if s.forced else "sampled"
+        head = f"Branch at step {node.step}: {s.token!r} ({how}, p {_percent(s.prob)})"
+    name = f"{node.name} · " if node.name else ""
+    return f"{name}{head}\n“{s.preview}”\n{' · '.join(stats)}"

@@ -77,6 +77,7 @@ class PlaygroundWindow(QMainWindow):
             BranchUi(self.show_error, self.hide_error, self.show_notice, self.begin_run),
             self.open_compare,
             lambda: open_journal(self.session, self._on_journal_failed),
+            lambda: self.toggle_side_panel(True),
         )
         self._connect()
         watch(self)  # accessible names for every control (app/accessibility.py)
