@@ -1,6 +1,6 @@
 """Render the Branches view after a real session (an answer, a branch with the model's
 second choice, a token typed by the person, Sample 8), light and dark, and the
-session's HTML report with its branch tree (headless Chromium, when installed).
+session's HTML report's branch tree (headless Chromium, when installed).
 
 python scripts/screenshot_branches.py [OUT_DIR]        (default: docs/)
 """
@@ -66,8 +66,11 @@ def main() -> int:
     win.select_step(2)
     shoot(app, win, out / f"branches-{SIZE[0]}x{SIZE[1]}.png", SIZE)
     session = read_session(win.journal.path)
-    html = out / "branches-report.html"
-    html.write_text(render("html", session), encoding="utf-8")
+    full = render("html", session)  # the report's own page, cut to its Branches section
+    head, _, _ = full.partition("<body>")
+    tree = full[full.index("<section class='branches'>") :]
+    html = Path(tempfile.mkdtemp()) / "branches-report.html"
+    html.write_text(f"{head}<body>{tree}", encoding="utf-8")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium:
         subprocess.run(
@@ -76,7 +79,7 @@ def main() -> int:
                 "--headless",
                 "--no-sandbox",
                 "--disable-gpu",
-                "--window-size=1200,2600",
+                "--window-size=1000,560",
                 f"--screenshot={out / 'branches-report.png'}",
                 html.resolve().as_uri(),
             ],
