@@ -50,12 +50,13 @@ class BranchFlow:
             return "Wait for the current run to finish (or stop it) before branching."
         if not state.tokens:
             return "Run a prompt first: a branch continues an answer from one of its tokens."
-        if state.remote or not state.can("branch"):
+        if state.remote and state.settings.chat_template:
             return (
-                "This run came from a server, which cannot continue from given tokens: "
-                "branching needs a local model's own tokens and KV cache."
+                "A server's chat answer cannot be continued from a step: the server applies "
+                "its own chat template to whole messages. Run the prompt in raw completion "
+                "mode to branch it on the server, or use a local model."
             )
-        if any(t.token_id < 0 for t in state.tokens):
+        if not state.remote and any(t.token_id < 0 for t in state.tokens):
             return "This run's token ids are unknown, so it cannot be continued from a step."
         if s.shown_answer() is None:
             return "This run is not part of the conversation on screen: reopen it from History."

@@ -41,6 +41,7 @@ class Continuation:
     forced: int | None = None
     forced_text: str | None = None
     at_step: dict | None = None
+    prefix_text: str = ""  # the prefix as text (a server continues from text)
 
     @property
     def step(self) -> int:
@@ -57,6 +58,7 @@ class Continuation:
             "forced": self.forced,
             "forced_text": self.forced_text,
             "at_step": self.at_step,
+            "prefix_text": self.prefix_text,
         }
 
     @classmethod
@@ -69,17 +71,20 @@ class Continuation:
         if d is None:
             return None
         prefix = d.get("prefix") or ()
-        if not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in prefix):
-            raise SettingsError("a branch's prefix must be token ids (non-negative integers)")
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in prefix):
+            raise SettingsError("a branch's prefix must be token ids (integers)")
         forced = d.get("forced")
-        if forced is not None and (not isinstance(forced, int) or forced < 0):
+        if forced is not None and (not isinstance(forced, int) or isinstance(forced, bool)):
             raise SettingsError(
                 f"the forced token id must be a non-negative integer, not {forced!r}"
             )
         text = d.get("forced_text")
         if text is not None and (not isinstance(text, str) or not text):
             raise SettingsError("the forced token's text is empty: type the token to continue with")
-        return cls(tuple(prefix), forced, text, d.get("at_step"))
+        prefix_text = d.get("prefix_text") or ""
+        if not isinstance(prefix_text, str):
+            raise SettingsError("a branch's prefix text must be text")
+        return cls(tuple(prefix), forced, text, d.get("at_step"), prefix_text)
 
 
 def continuation_from(
@@ -96,22 +101,29 @@ def continuation_from(
         token_id: the token to force at `step`; None with `text` None: sample.
         text: the token to force, as text (resolved by the engine).
 
+    A local model continues from the prefix's token ids, a server from its text
+    (`prefix_text`, and the forced candidate's text): server runs may name tokens by
+    text only (negative stand-in ids).
+
     Raises:
-        SettingsError: a step outside the answer, or a parent whose token ids are
-            unknown (a server that reports text only).
+        SettingsError: a step outside the answer.
     """
     if not 0 <= step <= len(tokens):
         raise SettingsError(
             f"step {step} is outside the answer: choose a step from 0 to {len(tokens)}"
         )
     prefix = tuple(t.token_id for t in tokens[:step])
-    if any(i < 0 for i in prefix):
-        raise SettingsError(
-            "this run's token ids are unknown (its server reported text only): "
-            "it cannot be continued from a step"
-        )
+    raw = [t.bytes for t in tokens[:step]]
+    if all(b is not None for b in raw):
+        prefix_text = b"".join(bytes(b) for b in raw if b).decode("utf-8", "replace")
+    else:
+        prefix_text = "".join(t.text for t in tokens[:step])
     at = to_dict(tokens[step]) if step < len(tokens) else None
-    return Continuation(prefix, token_id, text, at)
+    if token_id is not None and text is None and step < len(tokens):
+        for c in tokens[step].top:  # its text too, for a server (which has no ids)
+            if c.token_id == token_id:
+                text = bytes(c.bytes).decode("utf-8", "replace") if c.bytes else c.text
+    return Continuation(prefix, token_id, text, at, prefix_text)
 
 
 def with_prefix(

@@ -145,18 +145,12 @@ class _Worker:
     def op_generate(self, rid: int, msg: dict) -> None:
         """Run a generation, sending each record as it comes."""
         from engine.continuation import Continuation
-        from engine.errors import SettingsError
         from engine.settings import SamplingSettings
 
         settings = SamplingSettings.from_dict(msg["settings"]).validate()
         cont = Continuation.from_dict(msg.get("continuation"))
         backend = self.backend(rid, msg)
         stop = lambda: rid in self.cancelled  # noqa: E731
-        if cont is not None and not backend.local:
-            raise SettingsError(
-                "branching needs the model's own tokens and KV cache: open a local model "
-                "(this server continues only from its own chat turns)"
-            )
         more = {"continuation": cont} if cont is not None else {}
         for record in backend.generate(msg["prompt"], settings, stop, **more):
             self.send_record(rid, record)

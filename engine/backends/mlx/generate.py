@@ -331,6 +331,11 @@ def resolve_forced(lm: LoadedModel, cont: Continuation) -> int | None:
         SettingsError: an id outside the vocabulary, or a text that is not exactly
             one token (the message says how it tokenizes).
     """
+    if any(not 0 <= i < lm.vocab_size for i in cont.prefix):
+        raise SettingsError(
+            "this answer's token ids are not this model's (a server's run, or another "
+            "model's): continue it on the model that wrote it"
+        )
     if cont.forced is not None:
         if not 0 <= cont.forced < lm.vocab_size:
             raise SettingsError(

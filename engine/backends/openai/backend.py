@@ -150,8 +150,10 @@ class OpenAIBackend:
         else:
             raise ModelError("a conversation needs chat mode: turn the chat template on")
         if top_n > 0:
-            body["logprobs"] = True if s.chat_template else top_n
-            if s.chat_template:
+            # OpenAI's completions route takes a number; mlx_lm.server's takes chat's shape
+            chat_shape = s.chat_template or flavour == "mlx_lm"
+            body["logprobs"] = True if chat_shape else top_n
+            if chat_shape:
                 body["top_logprobs"] = top_n
         if stream:
             body["stream_options"] = {"include_usage": True}
@@ -176,9 +178,21 @@ class OpenAIBackend:
         return f"{self.info.base_url}/{route}"
 
     def generate(
-        self, prompt: Prompt, settings: SamplingSettings, should_stop: Callable[[], bool]
+        self,
+        prompt: Prompt,
+        settings: SamplingSettings,
+        should_stop: Callable[[], bool],
+        continuation=None,
     ) -> Iterator[Record]:
-        """One streamed generation on the server; see Backend.generate."""
+        """One streamed generation on the server; see Backend.generate. With a
+        `continuation`, a branch of a raw-completion answer (openai/branch.py)."""
+        if continuation is not None:
+            from engine.backends.openai.branch import continue_on_server
+
+            yield from continue_on_server(
+                self.generate, prompt, settings, should_stop, continuation
+            )
+            return
         if self.info is None:
             raise ModelError("no server model is loaded")
         seed = settings.seed if settings.seed is not None else random.randrange(2**31)
