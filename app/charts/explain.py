@@ -74,9 +74,15 @@ def timeline(state: RunState, _t: float = 0.0) -> str:
     probs = [t.prob for t in state.tokens]
     if any(p is None for p in probs):
         return f"{lead}\n\nThis run's server did not report the probabilities of its tokens."
-    low = min(range(state.n), key=probs.__getitem__)
+    own = [i for i, t in enumerate(state.tokens) if not t.forced]  # the model's choices
+    if not own:
+        return f"{lead}\n\nEvery token of this run was chosen by you."
+    low = min(own, key=probs.__getitem__)
+    mean = sum(probs[i] for i in own) / len(own)
+    forced = state.n - len(own)
+    note = f" (the model's own choices: {forced} chosen by you left out)" if forced else ""
     return (
-        f"{lead}\n\nThis run: {state.n} steps, mean probability {_pct(sum(probs) / state.n)};"
+        f"{lead}\n\nThis run: {state.n} steps, mean probability {_pct(mean)}{note};"
         f" the least confident step was {low} ({state.tokens[low].label!r} at "
         f"{_pct(probs[low])})."
     )
