@@ -95,11 +95,14 @@ def run_pass(model, ids: list[int]) -> Pass:
     return p
 
 
-def attention_weights(p: Pass, layer: int) -> np.ndarray:
-    """Attention weights of `layer`: (heads, T, T) float32, rows summing to 1."""
+def attention_weights(p: Pass, layer: int, last_only: bool = False) -> np.ndarray:
+    """Attention weights of `layer`: (heads, T, T) float32, rows summing to 1; with
+    `last_only`, the last query's row alone, (heads, 1, T)."""
     if not 0 <= layer < len(p.queries):
         raise SettingsError(f"layer {layer} does not exist: the model has {len(p.queries)}")
     q = p.queries[layer][0].astype(mx.float32)  # (H, T, D)
+    if last_only:
+        q = q[:, -1:, :]  # (H, 1, D)
     k = p.keys[layer][0].astype(mx.float32)  # (KV, T, D)
     heads, kv = q.shape[0], k.shape[0]
     if heads != kv:
@@ -109,10 +112,11 @@ def attention_weights(p: Pass, layer: int) -> np.ndarray:
     mask = p.masks[layer]
     causal = mx.arange(t_k)[None, :] <= (mx.arange(t_q)[:, None] + t_k - t_q)
     if isinstance(mask, mx.array):
+        mask = mask.reshape(mask.shape[-2:])[-t_q:]  # the rows of the queries kept
         if mask.dtype == mx.bool_:
-            causal = causal & mask.reshape(mask.shape[-2:])
+            causal = causal & mask
         else:
-            scores = scores + mask.reshape(mask.shape[-2:]).astype(mx.float32)
+            scores = scores + mask.astype(mx.float32)
     scores = mx.where(causal, scores, -mx.inf)
     return np.array(mx.softmax(scores, axis=-1))
 

@@ -14,10 +14,11 @@ from engine.errors import SettingsError
 from engine.prompt import encode_prompt
 from engine.records import InspectRecord, token_label
 
-WHATS = ("attention", "lens")
+WHATS = ("attention", "lens", "journey", "position")
 
 
-def _ids(backend, prompt, settings, request: dict) -> tuple[list[int], int | None, int | None]:
+def _ids(backend, prompt, settings, request: dict):
+    """(prompt and answer tokens before the step, the step, its chosen token, prompt length)."""
     enc = encode_prompt(backend.lm.tokenizer, prompt, settings)
     continuation = [int(i) for i in request.get("continuation") or [] if int(i) >= 0]
     step = request.get("step")
@@ -25,11 +26,13 @@ def _ids(backend, prompt, settings, request: dict) -> tuple[list[int], int | Non
         raise SettingsError(f"step {step} is outside the run's {len(continuation)} tokens")
     before = continuation[: int(step)] if step is not None else []
     chosen = continuation[int(step)] if step is not None and int(step) < len(continuation) else None
-    return list(enc.ids) + before, (int(step) if step is not None else None), chosen
+    step = int(step) if step is not None else None
+    return list(enc.ids) + before, step, chosen, len(enc.ids)
 
 
 def inspect_step(backend, prompt, settings, request: dict) -> InspectRecord:
-    """Attention or the logit lens at one step of a run (or of the prompt alone).
+    """Attention, the logit lens, the journey of the step's token or attention by
+    position, at one step of a run (or of the prompt alone).
 
     Raises:
         SettingsError: an unknown view, a layer or head the model does not have.
@@ -39,19 +42,28 @@ def inspect_step(backend, prompt, settings, request: dict) -> InspectRecord:
         raise SettingsError(f"unknown view '{what}': choose one of {', '.join(WHATS)}")
     if backend.inspection is None:
         backend.inspection = Inspection(backend.lm.model)
-    ids, step, chosen = _ids(backend, prompt, settings, request)
+    ids, step, chosen, n_prompt = _ids(backend, prompt, settings, request)
+    if what == "journey":
+        from engine.backends.mlx.journey import journey_record
+
+        return journey_record(backend.lm, ids, n_prompt, step, chosen, settings)
+    full = len(ids)
     p = backend.inspection.get(ids)
     ids = p.ids  # the last MAX_POSITIONS of them
     layers = len(p.hidden)
     heads = int(p.queries[0].shape[1]) if p.queries else 0
-    if what == "attention" and len(p.queries) != layers:
+    if what in ("attention", "position") and len(p.queries) != layers:
         raise SettingsError(
             "this architecture computes attention its own way (not through MLX's fused "
             "attention), so its weights cannot be shown; the logit lens still works"
         )
     labels = tuple(token_label(backend.lm.token_bytes(i)) for i in ids)
     data: dict = {"truncated": len(ids) == MAX_POSITIONS, "chosen": chosen}
-    if what == "attention":
+    if what == "position":
+        from engine.backends.mlx.position import attention_by_position
+
+        data.update(attention_by_position(p, n_prompt - (full - len(ids))))
+    elif what == "attention":
         layer = int(request.get("layer", 0))
         head = request.get("head")
         weights = attention_weights(p, layer)  # (H, T, T)

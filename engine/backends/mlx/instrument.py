@@ -112,16 +112,22 @@ def temperature_sweep_np(logprobs: np.ndarray) -> tuple[list[float], list[float]
     return logz.tolist(), ent.tolist()
 
 
-def make_filters(settings: SamplingSettings):
-    """The mlx-lm masks (top-p, min-p, top-k) active for these settings, in order."""
+def named_filters(settings: SamplingSettings) -> list[tuple[str, object]]:
+    """The mlx-lm masks active for these settings, named, in the order mlx-lm's
+    `make_sampler` chains them: top-p, min-p, top-k (all on T=1 log-probabilities)."""
     filters = []
     if 0 < settings.top_p < 1.0:
-        filters.append(lambda x: apply_top_p(x, settings.top_p))
+        filters.append(("top-p", lambda x: apply_top_p(x, settings.top_p)))
     if settings.min_p > 0:
-        filters.append(lambda x: apply_min_p(x, settings.min_p, 1))
+        filters.append(("min-p", lambda x: apply_min_p(x, settings.min_p, 1)))
     if settings.top_k > 0:
-        filters.append(lambda x: apply_top_k(x, settings.top_k))
+        filters.append(("top-k", lambda x: apply_top_k(x, settings.top_k)))
     return filters
+
+
+def make_filters(settings: SamplingSettings):
+    """The mlx-lm masks (top-p, min-p, top-k) active for these settings, in order."""
+    return [f for _name, f in named_filters(settings)]
 
 
 def repetition_penalty(logits: mx.array, history: mx.array | None, penalty: float):
