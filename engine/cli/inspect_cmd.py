@@ -1,7 +1,12 @@
 """`logitscope inspect`: the numbers the *Inside the model* views show.
 
-    logitscope inspect --prompt TEXT [--model M] [--step N] --what attention|lens|tokens
+    logitscope inspect --prompt TEXT [--model M] [--step N]
+                       --what attention|lens|tokens|journey|position
                        [--layer L] [--head H] [--raw] [--system S] [--json]
+                       [--temp T --top-p P --sample-top-k K --min-p M --repetition-penalty R]
+
+The sampling options only shape the journey's sampler funnel (what those settings
+would do to the step's distribution); the answer inspected is greedy.
 
 With --step N the prompt is first answered greedily for N + 1 tokens (as the
 window's run would be at T = 0) and step N of that answer is inspected; without
@@ -25,13 +30,21 @@ def add_parser(sub) -> None:
     i.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
     i.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
     i.add_argument("--step", type=int, default=None, help="step of the greedy answer")
-    i.add_argument("--what", required=True, choices=["attention", "lens", "tokens"])
+    i.add_argument(
+        "--what", required=True, choices=["attention", "lens", "tokens", "journey", "position"]
+    )
     i.add_argument("--layer", type=int, default=0, help="attention: the layer (0-based)")
     i.add_argument("--head", type=int, default=None, help="attention: the head (default: mean)")
     i.add_argument("--top-k", type=int, default=5, help="lens: predictions kept per layer")
     i.add_argument("--system", default=None, help="system prompt")
     i.add_argument("--raw", action="store_true", help="raw completion, no chat template")
     i.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    f = i.add_argument_group("journey: the sampler funnel's settings (the answer stays greedy)")
+    f.add_argument("--temp", type=float, default=0.0, help="temperature (0 = greedy)")
+    f.add_argument("--top-p", type=float, default=1.0, help="top-p (1 = off)")
+    f.add_argument("--sample-top-k", type=int, default=0, help="top-k (0 = off)")
+    f.add_argument("--min-p", type=float, default=0.0, help="min-p (0 = off)")
+    f.add_argument("--repetition-penalty", type=float, default=1.0, help="1 = off")
 
 
 def cmd_inspect(args) -> int:
@@ -44,8 +57,11 @@ def cmd_inspect(args) -> int:
     if args.step is not None and args.step < 0:
         raise SettingsError("--step counts the answer's tokens from 0")
     settings = SamplingSettings(
-        temperature=0.0,
-        max_tokens=(args.step or 0) + 1,
+        temperature=args.temp,
+        top_p=args.top_p,
+        top_k=args.sample_top_k,
+        min_p=args.min_p,
+        repetition_penalty=args.repetition_penalty,
         system_prompt=args.system,
         chat_template=not args.raw,
         seed=0,
@@ -128,6 +144,11 @@ def _folder(model: str | None):
 def _print(record) -> None:
     d = record.data
     where = "the prompt" if record.step is None else f"step {record.step}"
+    if record.what in ("journey", "position"):
+        from engine.cli.journey_text import print_journey, print_position
+
+        (print_journey if record.what == "journey" else print_position)(record, where)
+        return
     if record.what == "attention":
         head = "mean of heads" if d["head"] is None else f"head {d['head']}"
         print(f"attention · layer {d['layer']} of {record.layers} · {head} · {where}")
