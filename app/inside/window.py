@@ -1,5 +1,6 @@
-"""Inside the model: one window, four tabs (tokenizer, attention, logit lens,
-hardware), following the playground's run and selected step.
+"""Inside the model: one window, six tabs (tokenizer, attention, logit lens,
+hardware, the journey of one token, attention by position), following the
+playground's run and selected step.
 
 Attention and the lens are computed on demand in an engine process of this
 window's own (never on the GUI thread), one request at a time, cancellable;
@@ -26,13 +27,16 @@ from PySide6.QtWidgets import (
 from app.bridge import EngineBridge, error_text
 from app.inside.attention_view import AttentionView
 from app.inside.hardware_view import HardwareView
+from app.inside.journey_view import JourneyView
 from app.inside.lens_view import LensView
+from app.inside.position_view import PositionView
 from app.inside.tokenizer_view import TokenizerView
 from app.main import add_quit_shortcut
 from app.window_fit import place, remember
 from engine.hardware_timeline import timeline
 
-TABS = ("tokenizer", "attention", "lens", "hardware")
+TABS = ("tokenizer", "attention", "lens", "hardware", "journey", "position")
+COMPUTED = ("attention", "lens", "journey", "position")  # tabs the engine computes
 
 DEFAULT_SIZE = (1200, 800)  # shrunk to fit the screen (app/window_fit.py)
 GEOMETRY_KEY = "inside"
@@ -50,11 +54,15 @@ class InsideWindow(QWidget):
         self.attention = AttentionView()
         self.lens = LensView()
         self.hardware = HardwareView()
+        self.journey = JourneyView()
+        self.position = PositionView()
         for view, name in (
             (self.tokenizer, "Tokenizer"),
             (self.attention, "Attention"),
             (self.lens, "Logit lens"),
             (self.hardware, "Prefill vs decode"),
+            (self.journey, "Journey of a token"),
+            (self.position, "Attention by position"),
         ):
             self.tabs.addTab(view, name)
         self.where = QLabel("Run a prompt in the playground, then pick a token to inspect.")
@@ -86,6 +94,8 @@ class InsideWindow(QWidget):
         self._asked: tuple | None = None  # the request in flight
         self.tabs.currentChanged.connect(lambda _i: self.refresh())
         self.attention.request.connect(lambda *_: self.refresh())
+        self.journey.layer_clicked.connect(self._on_journey_layer)
+        self.journey.step_requested.connect(self._on_journey_step)
         self.bridge.inspected.connect(self._on_record)
         self.bridge.failed.connect(self._on_error)
         self.bridge.busy_changed.connect(self._on_busy)
@@ -154,7 +164,7 @@ class InsideWindow(QWidget):
 
     def _key(self) -> tuple | None:
         name = TABS[self.tabs.currentIndex()]
-        if name not in ("attention", "lens") or self.state is None:
+        if name not in COMPUTED or self.state is None:
             return None
         layer, head = self.attention.layer.value(), self.attention.head.currentData()
         detail = (layer, head) if name == "attention" else ()
@@ -188,7 +198,8 @@ class InsideWindow(QWidget):
             "what": key[3],
             "step": self.step,
             "top_k": 5,
-            "continuation": [t.token_id for t in s.tokens if not t.eos],
+            # the journey's last step may be the stop token itself
+            "continuation": [t.token_id for t in s.tokens if key[3] == "journey" or not t.eos],
             "layer": self.attention.layer.value(),
             "head": self.attention.head.currentData(),
         }
@@ -202,7 +213,18 @@ class InsideWindow(QWidget):
             self._show(record)
 
     def _show(self, record) -> None:
-        (self.attention if record.what == "attention" else self.lens).show_record(record)
+        views = {"attention": self.attention, "journey": self.journey, "position": self.position}
+        views.get(record.what, self.lens).show_record(record)
+
+    def _on_journey_layer(self, layer: int) -> None:
+        """The journey's layer chart was clicked: that layer's attention heatmap."""
+        self.attention.layer.setValue(layer)
+        self.tabs.setCurrentIndex(TABS.index("attention"))
+
+    def _on_journey_step(self, step: int) -> None:
+        """The journey's next-step button: follow the token just appended."""
+        if self.state is not None:
+            self.follow(self.state, step)
 
     def _on_error(self, error) -> None:
         self.where.setText(f"Could not look inside: {error.message}")

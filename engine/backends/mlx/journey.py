@@ -250,6 +250,8 @@ def journey(lm, ids: list[int], n_prompt: int, chosen, settings, history: list[i
     shown = ids + ([chosen] if chosen is not None else [])
     eos = set(lm.tokenizer.eos_token_ids)
     step = len(ids) - n_prompt
+    stop = chosen is not None and chosen in eos
+    at_limit = chosen is not None and step + 1 >= settings.max_tokens
     return {
         "tokenization": {
             "tokens": [
@@ -271,9 +273,9 @@ def journey(lm, ids: list[int], n_prompt: int, chosen, settings, history: list[i
             "context_length": lm.context_length,
             "kv_bytes_before": bytes_before,
             "kv_bytes_added": bytes_after - bytes_before,
-            "stop_token": chosen is not None and chosen in eos,
-            "length_limit": chosen is not None and step + 1 >= settings.max_tokens,
-            "next_step": step + 1 if chosen is not None and chosen not in eos else None,
+            "stop_token": stop,
+            "length_limit": at_limit,
+            "next_step": step + 1 if chosen is not None and not (stop or at_limit) else None,
         },
     }
 

@@ -1,0 +1,237 @@
+"""The journey of one token: the seven steps of inference for the selected step, each
+a section with that step's real numbers (an InspectRecord with what = "journey",
+computed in the engine: engine/backends/mlx/journey.py).
+
+Clicking a layer in the residual-stream chart asks for that layer's attention
+heatmap (`layer_clicked`); the iteration section's button asks for the next step
+(`step_requested`). The sampling funnel's order is mlx-lm's, which the view says.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QGroupBox,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.charts.base import pen, set_title, short, style_plot, view_point
+from app.inside.funnel_table import FunnelTable
+from app.theme import CHOSEN, OUTPUT, RAW
+
+MAX_TOKENS_SHOWN = 160  # the tokenization section shows the context's last tokens
+BAR = 0.38  # width of each of a layer's two bars
+
+
+def _section(title: str, *widgets) -> QGroupBox:
+    box = QGroupBox(title)
+    layout = QVBoxLayout(box)
+    for w in widgets:
+        layout.addWidget(w)
+    return box
+
+
+def _label() -> QLabel:
+    label = QLabel()
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.RichText)
+    label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    return label
+
+
+def _plot(title: str, left: str, bottom: str, height: int = 190) -> pg.PlotWidget:
+    w = pg.PlotWidget()
+    style_plot(w.getPlotItem(), title, left=left, bottom=bottom)
+    w.getPlotItem().setMouseEnabled(x=False, y=False)
+    w.setMinimumHeight(height)
+    return w
+
+
+class JourneyView(QScrollArea):
+    """Seven sections; `show_record` fills them from one journey record."""
+
+    layer_clicked = Signal(int)  # show this layer's attention heatmap
+    step_requested = Signal(int)  # inspect this step next
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.record = None
+        self.tokens = _label()
+        self.embed_text = _label()
+        self.strip = _plot("Embedding vector", "", "dimension", 110)
+        self.strip.getPlotItem().hideAxis("left")
+        self.strip_image = pg.ImageItem(axisOrder="row-major")
+        self.strip_image.setLookupTable(pg.colormap.get("CET-D1").getLookupTable(nPts=256))
+        self.strip.getPlotItem().addItem(self.strip_image)
+        self.layers = _plot("Residual stream, layer by layer", "‖Δh‖ / ‖h‖", "layer", 230)
+        item = self.layers.getPlotItem()
+        item.addLegend(offset=(-10, 10))
+        self.attn_bars = pg.BarGraphItem(x=[], height=[], width=BAR, brush=RAW, name="attention")
+        self.ffn_bars = pg.BarGraphItem(
+            x=[], height=[], width=BAR, brush=OUTPUT, name="feed-forward"
+        )
+        item.addItem(self.attn_bars)
+        item.addItem(self.ffn_bars)
+        item.legend.addItem(self.attn_bars, "attention")
+        item.legend.addItem(self.ffn_bars, "feed-forward")
+        self.layers.scene().sigMouseClicked.connect(self._on_layers_click)
+        self.layers.setToolTip("Click a layer to open its attention heatmap")
+        self.residual_text = _label()
+        self.proj_text = _label()
+        self.lens = _plot("Chosen token's rank by layer (logit lens)", "rank", "layer", 170)
+        self.lens.getPlotItem().setLogMode(y=True)
+        self.lens.getPlotItem().invertY(True)
+        self.lens_curve = self.lens.getPlotItem().plot(
+            [], [], pen=pen(CHOSEN, 2), symbol="o", symbolSize=4, symbolBrush=CHOSEN
+        )
+        self.funnel = FunnelTable()
+        self.order = _label()
+        self.iter_text = _label()
+        self.next = QPushButton("Next step →")
+        self.next.setToolTip("Follow the token just appended: the journey of the next step")
+        self.next.clicked.connect(self._on_next)
+        self.next.setEnabled(False)
+        body = QWidget()
+        grid = QGridLayout(body)
+        grid.addWidget(_section("1 · Tokenization", self.tokens), 0, 0, 1, 2)
+        grid.addWidget(_section("2 · Embedding", self.embed_text, self.strip), 1, 0)
+        grid.addWidget(
+            _section("3–4 · Attention and feed-forward", self.layers, self.residual_text), 1, 1
+        )
+        grid.addWidget(_section("5 · Vocabulary projection", self.proj_text, self.lens), 2, 0)
+        grid.addWidget(_section("6 · Sampling", self.order, self.funnel), 2, 1)
+        grid.addWidget(_section("7 · Iteration", self.iter_text, self.next), 3, 0, 1, 2)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
+        self.setWidget(body)
+        self.tokens.setText("Pick a step of a local run to follow its token through the model.")
+
+    # -- filling ----------------------------------------------------------------
+    def show_record(self, record) -> None:
+        """Fill every section from a journey InspectRecord."""
+        self.record = record
+        d = record.data
+        names = d["token_labels"]
+        self._tokenization(d["tokenization"])
+        self._embedding(d["embedding"], record.labels[-1], names)
+        self._layers(d["layers"])
+        self._projection(d["projection"], names)
+        self.order.setText(f"<i>{escape(d['sampling']['order'])}.</i>")
+        self.funnel.show_stages(d["sampling"]["stages"], d["sampling"]["greedy"])
+        self._iteration(d["iteration"], record.step)
+
+    def _tokenization(self, tok: dict) -> None:
+        tokens, new, n_prompt = tok["tokens"], tok["new"], tok["prompt_tokens"]
+        first = max(0, len(tokens) - MAX_TOKENS_SHOWN)
+        spans = [f"… {first} earlier tokens … "] if first else []
+        for i in range(first, len(tokens)):
+            tid, label, _raw = tokens[i]
+            colour = "#c7dcf0" if i < n_prompt else "#fde0c2"
+            if i == new:
+                colour = "#ffd54f"
+            spans.append(
+                f'<span style="background:{colour}; color:#000">{escape(label)}</span>'
+                f'<sub style="color:#808080">{tid}</sub>'
+            )
+        text = " ".join(spans)
+        if new is not None:
+            tid, label, raw = tokens[new]
+            hexes = " ".join(f"{b:02x}" for b in raw)
+            text += (
+                f"<br>new token <b>{escape(repr(label))}</b> · id {tid} · bytes {hexes} · "
+                f"{len(tokens)} tokens ({n_prompt} of the prompt; blue: prompt, orange: answer)"
+            )
+        self.tokens.setText(text)
+
+    def _embedding(self, emb: dict, label: str, names: dict) -> None:
+        values = np.array(emb["values"], dtype=np.float32)[None, :]  # (1, D)
+        bound = float(np.abs(values).max()) or 1.0
+        self.strip_image.setImage(values, levels=(-bound, bound))
+        self.strip_image.setRect(0, 0, values.shape[1], 1)
+        near = ", ".join(
+            f"{escape(repr(short(names[str(i)], 14)))} {c:.3f}" for i, c in emb["neighbours"]
+        )
+        self.embed_text.setText(
+            f"input token <b>{escape(repr(label))}</b> (id {emb['token_id']}): "
+            f"{values.shape[1]} values, norm {emb['norm']:.3f}<br>"
+            f"nearest in the embedding table (cosine): {near}"
+        )
+
+    def _layers(self, rows: list[dict]) -> None:
+        x = np.arange(len(rows), dtype=float)
+        if rows and "attention" in rows[0]:
+            att = np.array([r["attention"] for r in rows])
+            ffn = np.array([r["ffn"] for r in rows])
+            self.attn_bars.setOpts(x=x - BAR / 2, height=att, width=BAR)
+            self.ffn_bars.setOpts(x=x + BAR / 2, height=ffn, width=BAR)
+            big_a, big_f = int(att.argmax()), int(ffn.argmax())
+            detail = f"largest: attention at layer {big_a}, feed-forward at layer {big_f}"
+        else:
+            self.attn_bars.setOpts(x=[], height=[])
+            self.ffn_bars.setOpts(x=[], height=[])
+            detail = "this architecture's feed-forward could not be separated"
+        set_title(self.layers.getPlotItem(), "Residual stream, layer by layer", detail)
+        if rows:
+            self.residual_text.setText(
+                f"‖h‖ grows from {rows[0]['norm_in']:.1f} (embedding) to "
+                f"{rows[-1]['norm_out']:.1f} after layer {len(rows) - 1}; "
+                "each bar is how much that step changed the residual stream. "
+                "Click a layer for its attention heatmap."
+            )
+
+    def _projection(self, proj: dict, names: dict) -> None:
+        top = ", ".join(
+            f"{escape(repr(short(names[str(i)], 12)))} {p:.3f}" for i, _l, p in proj["top"][:8]
+        )
+        c = proj["chosen"]
+        text = f"softmax of the final logits — top: {top}"
+        if c is not None:
+            text += (
+                f"<br>chosen <b>{escape(repr(names[str(c['token_id'])]))}</b>: logit "
+                f"{c['logit']:.3f}, p = {c['prob']:.4f}, rank {c['rank']}"
+            )
+            ranks = np.array([r["chosen_rank"] for r in proj["lens"]], dtype=float)
+            self.lens_curve.setData(np.arange(len(ranks)), ranks)
+        else:
+            text += "<br>the prompt alone: no token chosen yet"
+            self.lens_curve.setData([], [])
+        self.proj_text.setText(text)
+
+    def _iteration(self, it: dict, step) -> None:
+        end = (
+            "a stop token: the answer ends here"
+            if it["stop_token"]
+            else "the length limit: the answer ends here"
+            if it["length_limit"]
+            else "the answer goes on"
+        )
+        self.iter_text.setText(
+            f"the token is appended: context {it['context_tokens']:,} of "
+            f"{it['context_length']:,} tokens · KV cache +{it['kv_bytes_added']:,} bytes this "
+            f"step ({it['kv_bytes_before'] + it['kv_bytes_added']:,} in all) · {end}"
+        )
+        self.next.setEnabled(it["next_step"] is not None and step is not None)
+
+    # -- clicks -----------------------------------------------------------------
+    def _on_layers_click(self, event) -> None:
+        item = self.layers.getPlotItem()
+        point = view_point(item, event.scenePos())
+        if point is None or self.record is None:
+            return
+        layer = int(round(point.x()))
+        if 0 <= layer < len(self.record.data["layers"]):
+            self.layer_clicked.emit(layer)
+
+    def _on_next(self) -> None:
+        if self.record is not None and self.record.data["iteration"]["next_step"] is not None:
+            self.step_requested.emit(self.record.data["iteration"]["next_step"])
