@@ -1,10 +1,15 @@
-"""The sampler funnel as a table: one row per stage in the order the engine (and
+"""The sampler funnel as a table and a chart: one row (bar) per stage in the order the engine (and
 mlx-lm) applies them, with the tokens left, the probability mass kept and the
 chosen token's probability and rank in that stage's renormalised distribution."""
 
 from __future__ import annotations
 
+import numpy as np
+import pyqtgraph as pg
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+
+from app.charts.base import style_plot
+from app.theme import SAMPLED
 
 HEADERS = ("stage", "tokens left", "mass kept", "chosen p", "chosen rank")
 
@@ -23,7 +28,8 @@ class FunnelTable(QTableWidget):
         self.verticalHeader().hide()
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.horizontalHeader().setStretchLastSection(True)
-        self.setMinimumHeight(200)
+        self.setMinimumHeight(150)
+        self.setMaximumHeight(230)
         self.greedy = False
 
     def show_stages(self, stages: list[dict], greedy: bool) -> None:
@@ -41,3 +47,32 @@ class FunnelTable(QTableWidget):
                 item.setToolTip(s["detail"])
                 self.setItem(r, c, item)
         self.resizeRowsToContents()
+
+
+class FunnelChart(pg.PlotWidget):
+    """Tokens left after each stage as horizontal bars on a log axis, the first stage
+    on top, named on the left axis (the table beside it has the numbers)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        item = self.getPlotItem()
+        style_plot(item, "The funnel", bottom="tokens left (log scale)")
+        item.setMouseEnabled(x=False, y=False)
+        item.invertY(True)
+        self.bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.7, brush=SAMPLED)
+        item.addItem(self.bars)
+        self.setMinimumHeight(150)
+        self.setMaximumHeight(230)
+
+    def show_stages(self, stages: list[dict]) -> None:
+        """One bar per stage (the x axis is log10 of the count)."""
+        item = self.getPlotItem()
+        widths = np.log10(np.maximum([s["tokens"] for s in stages], 1)) + 0.05
+        y = np.arange(len(stages), dtype=float)
+        self.bars.setOpts(x0=np.zeros(len(stages)), y=y, width=widths, height=0.7)
+        item.getAxis("left").setTicks([[(float(i), s["stage"]) for i, s in enumerate(stages)]])
+        top = float(widths.max()) if len(widths) else 1.0
+        item.setXRange(0, top * 1.05, padding=0)
+        item.setYRange(-0.5, len(stages) - 0.5, padding=0)
+        ticks = [(k, f"{10**k:,}") for k in range(int(top) + 1)]
+        item.getAxis("bottom").setTicks([ticks])

@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QGridLayout,
     QGroupBox,
+    QHBoxLayout,
     QLabel,
     QPushButton,
     QScrollArea,
@@ -25,11 +26,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.charts.base import pen, set_title, short, style_plot, view_point
-from app.inside.funnel_table import FunnelTable
+from app.inside.funnel_table import FunnelChart, FunnelTable
 from app.theme import CHOSEN, OUTPUT, RAW
 
-MAX_TOKENS_SHOWN = 160  # the tokenization section shows the context's last tokens
+MAX_TOKENS_SHOWN = 100  # the tokenization section shows the context's last tokens
 BAR = 0.38  # width of each of a layer's two bars
+OUTLIER = 3.0  # a bar this many times the 90th percentile is cut, its value written on it
 
 
 def _section(title: str, *widgets) -> QGroupBox:
@@ -37,6 +39,7 @@ def _section(title: str, *widgets) -> QGroupBox:
     layout = QVBoxLayout(box)
     for w in widgets:
         layout.addWidget(w)
+    layout.addStretch(1)  # the section's content at its top
     return box
 
 
@@ -53,6 +56,7 @@ def _plot(title: str, left: str, bottom: str, height: int = 190) -> pg.PlotWidge
     style_plot(w.getPlotItem(), title, left=left, bottom=bottom)
     w.getPlotItem().setMouseEnabled(x=False, y=False)
     w.setMinimumHeight(height)
+    w.setMaximumHeight(height + 40)
     return w
 
 
@@ -68,22 +72,18 @@ class JourneyView(QScrollArea):
         self.record = None
         self.tokens = _label()
         self.embed_text = _label()
-        self.strip = _plot("Embedding vector", "", "dimension", 110)
+        self.strip = _plot("Embedding vector", "", "dimension", 120)
         self.strip.getPlotItem().hideAxis("left")
         self.strip_image = pg.ImageItem(axisOrder="row-major")
         self.strip_image.setLookupTable(pg.colormap.get("CET-D1").getLookupTable(nPts=256))
         self.strip.getPlotItem().addItem(self.strip_image)
         self.layers = _plot("Residual stream, layer by layer", "‖Δh‖ / ‖h‖", "layer", 230)
         item = self.layers.getPlotItem()
-        item.addLegend(offset=(-10, 10))
-        self.attn_bars = pg.BarGraphItem(x=[], height=[], width=BAR, brush=RAW, name="attention")
-        self.ffn_bars = pg.BarGraphItem(
-            x=[], height=[], width=BAR, brush=OUTPUT, name="feed-forward"
-        )
+        self.attn_bars = pg.BarGraphItem(x=[], height=[], width=BAR, brush=RAW)
+        self.ffn_bars = pg.BarGraphItem(x=[], height=[], width=BAR, brush=OUTPUT)
         item.addItem(self.attn_bars)
         item.addItem(self.ffn_bars)
-        item.legend.addItem(self.attn_bars, "attention")
-        item.legend.addItem(self.ffn_bars, "feed-forward")
+        self.cut_labels: list[pg.TextItem] = []
         self.layers.scene().sigMouseClicked.connect(self._on_layers_click)
         self.layers.setToolTip("Click a layer to open its attention heatmap")
         self.residual_text = _label()
@@ -95,6 +95,12 @@ class JourneyView(QScrollArea):
             [], [], pen=pen(CHOSEN, 2), symbol="o", symbolSize=4, symbolBrush=CHOSEN
         )
         self.funnel = FunnelTable()
+        self.funnel_chart = FunnelChart()
+        sampling = QWidget()
+        row = QHBoxLayout(sampling)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.funnel, 3)
+        row.addWidget(self.funnel_chart, 2)
         self.order = _label()
         self.iter_text = _label()
         self.next = QPushButton("Next step →")
@@ -103,16 +109,17 @@ class JourneyView(QScrollArea):
         self.next.setEnabled(False)
         body = QWidget()
         grid = QGridLayout(body)
-        grid.addWidget(_section("1 · Tokenization", self.tokens), 0, 0, 1, 2)
+        grid.addWidget(_section("1 · Tokenization", self.tokens), 0, 0, 1, 3)
         grid.addWidget(_section("2 · Embedding", self.embed_text, self.strip), 1, 0)
         grid.addWidget(
             _section("3–4 · Attention and feed-forward", self.layers, self.residual_text), 1, 1
         )
-        grid.addWidget(_section("5 · Vocabulary projection", self.proj_text, self.lens), 2, 0)
-        grid.addWidget(_section("6 · Sampling", self.order, self.funnel), 2, 1)
-        grid.addWidget(_section("7 · Iteration", self.iter_text, self.next), 3, 0, 1, 2)
-        grid.setColumnStretch(0, 1)
-        grid.setColumnStretch(1, 1)
+        grid.addWidget(_section("5 · Vocabulary projection", self.proj_text, self.lens), 1, 2)
+        grid.addWidget(_section("6 · Sampling", self.order, sampling), 2, 0, 1, 2)
+        grid.addWidget(_section("7 · Iteration", self.iter_text, self.next), 2, 2)
+        for col in range(3):
+            grid.setColumnStretch(col, 1)
+        grid.setRowStretch(3, 1)  # spare height below the sections, not inside them
         self.setWidget(body)
         self.tokens.setText("Pick a step of a local run to follow its token through the model.")
 
@@ -128,6 +135,7 @@ class JourneyView(QScrollArea):
         self._projection(d["projection"], names)
         self.order.setText(f"<i>{escape(d['sampling']['order'])}.</i>")
         self.funnel.show_stages(d["sampling"]["stages"], d["sampling"]["greedy"])
+        self.funnel_chart.show_stages(d["sampling"]["stages"])
         self._iteration(d["iteration"], record.step)
 
     def _tokenization(self, tok: dict) -> None:
@@ -174,8 +182,13 @@ class JourneyView(QScrollArea):
             ffn = np.array([r["ffn"] for r in rows])
             self.attn_bars.setOpts(x=x - BAR / 2, height=att, width=BAR)
             self.ffn_bars.setOpts(x=x + BAR / 2, height=ffn, width=BAR)
+            self._cut_outliers(x, att, ffn)
             big_a, big_f = int(att.argmax()), int(ffn.argmax())
-            detail = f"largest: attention at layer {big_a}, feed-forward at layer {big_f}"
+            detail = (
+                f'<span style="color:{RAW}">■</span> attention · '
+                f'<span style="color:{OUTPUT}">■</span> feed-forward · largest: '
+                f"attention at layer {big_a}, feed-forward at layer {big_f}"
+            )
         else:
             self.attn_bars.setOpts(x=[], height=[])
             self.ffn_bars.setOpts(x=[], height=[])
@@ -188,6 +201,27 @@ class JourneyView(QScrollArea):
                 "each bar is how much that step changed the residual stream. "
                 "Click a layer for its attention heatmap."
             )
+
+    def _cut_outliers(self, x, att, ffn) -> None:
+        """Keep the layers legible: a bar far above the rest (layer 0's feed-forward
+        often is, the embedding being small) is cut at the top and labelled."""
+        item = self.layers.getPlotItem()
+        for label in self.cut_labels:
+            item.removeItem(label)
+        self.cut_labels = []
+        both = np.concatenate([att, ffn])
+        top = float(np.percentile(both, 90)) * OUTLIER
+        if both.max() <= top:
+            item.enableAutoRange(axis="y")
+            return
+        item.setYRange(0, top, padding=0)
+        for xs, values in ((x - BAR / 2, att), (x + BAR / 2, ffn)):
+            for xi, v in zip(xs, values, strict=True):
+                if v > top:
+                    label = pg.TextItem(f"{v:.1f} ↑", color=CHOSEN, anchor=(0, 0))
+                    label.setPos(xi + BAR, top)
+                    item.addItem(label)
+                    self.cut_labels.append(label)
 
     def _projection(self, proj: dict, names: dict) -> None:
         top = ", ".join(

@@ -56,19 +56,28 @@ class PositionView(QWidget):
         self.curve = item.plot([], [], pen=pen(RAW))  # log scale: bars cannot start at 0
         self.prompt_end = pg.InfiniteLine(angle=90, pen=pen(OUTPUT, 1, Qt.DashLine))
         item.addItem(self.prompt_end)
+        self.regions = {}  # the first and last 10%, shaded along the context
+        for name in ("first 10%", "last 10%"):
+            region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(128, 128, 128, 40))
+            region.setZValue(-10)
+            for line in region.lines:
+                line.setPen(pg.mkPen(None))  # a shaded band, no draggable-looking edges
+            item.addItem(region)
+            self.regions[name] = region
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["bin", "positions", "mass"])
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.verticalHeader().hide()
         self.note = QLabel(
             "The first four bins split the context and sum to 100%; “recent 32” overlaps "
-            "the end. The dashed line is where the prompt ends and the answer begins."
+            "the end. Shaded: the first and last 10%. The dashed line is where the prompt "
+            "ends and the answer begins."
         )
         self.note.setWordWrap(True)
         self.note.setStyleSheet(f"color: {MUTED}")
         side = QWidget()
         side_layout = QVBoxLayout(side)
-        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.setContentsMargins(0, 0, 4, 8)
         side_layout.addWidget(self.table, 1)
         side_layout.addWidget(self.note)
         split = QSplitter(Qt.Horizontal)
@@ -121,6 +130,9 @@ class PositionView(QWidget):
             self.curve.setData([], [])
             self.bars.setOpts(x=x, height=mass, width=0.9)
         self.prompt_end.setPos(d["prompt_tokens"] - 0.5)
+        for name, region in self.regions.items():
+            a, b = d["edges"][name]
+            region.setRegion((a - 0.5, b - 0.5))
         item.setXRange(-0.5, len(mass) - 0.5, padding=0.01)
         self.table.setRowCount(len(bins))
         for r, (name, value) in enumerate(bins.items()):
