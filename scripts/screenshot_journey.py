@@ -41,6 +41,7 @@ PROMPT = (
 
 
 def main() -> int:
+    """Run the prompt, open Inside the model at STEP and shoot both tabs; exit status."""
     from engine.paths import models_dir
 
     os.environ["LOGITSCOPE_MODELS_DIR"] = str(models_dir())

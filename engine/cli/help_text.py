@@ -38,7 +38,11 @@ EXAMPLES = {
         "echo 'Tell a joke' | logitscope generate --prompt - --json --format openai",
         "logitscope generate --prompt Hi --endpoint http://127.0.0.1:8080/v1",
     ],
-    "inspect": ["logitscope inspect --prompt 'The capital of France is' --raw --what lens"],
+    "inspect": [
+        "logitscope inspect --prompt 'The capital of France is' --raw --what lens",
+        "logitscope inspect --prompt 'Name a colour.' --step 2 --what journey --temp 0.7",
+        'logitscope inspect --prompt "$(cat notes.txt)" --what position --json',
+    ],
     "lab": ["logitscope lab quant --prompt 'Why do ships float?' --bits 8,4"],
     "lab quant": ["logitscope lab quant --prompt 'Why do ships float?' --bits 8,4 --tokens 16"],
     "lab batch": ["logitscope lab batch --sizes 1,4 --tokens 8"],

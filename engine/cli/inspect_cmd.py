@@ -31,7 +31,10 @@ def add_parser(sub) -> None:
     i.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
     i.add_argument("--step", type=int, default=None, help="step of the greedy answer")
     i.add_argument(
-        "--what", required=True, choices=["attention", "lens", "tokens", "journey", "position"]
+        "--what",
+        required=True,
+        choices=["attention", "lens", "tokens", "journey", "position"],
+        help="the view: attention, lens, tokens, journey (seven steps), position",
     )
     i.add_argument("--layer", type=int, default=0, help="attention: the layer (0-based)")
     i.add_argument("--head", type=int, default=None, help="attention: the head (default: mean)")
