@@ -253,6 +253,12 @@ class JourneyView(QScrollArea):
             f"the token is appended: context {it['context_tokens']:,} of "
             f"{it['context_length']:,} tokens · KV cache +{it['kv_bytes_added']:,} bytes this "
             f"step ({it['kv_bytes_before'] + it['kv_bytes_added']:,} in all) · {end}"
+            + (
+                f"<br>{it['kv_layers_full']} sliding-window layers add nothing: their cache "
+                "is full and the oldest entry is overwritten"
+                if it.get("kv_layers_full")
+                else ""
+            )
         )
         self.next.setEnabled(it["next_step"] is not None and step is not None)
 

@@ -46,6 +46,10 @@ def print_journey(record, where: str) -> None:
         f"7 iteration: context {it['context_tokens']:,} of {it['context_length']:,} tokens, "
         f"KV cache +{it['kv_bytes_added']:,} bytes, {end}"
     )
+    if it.get("kv_layers_full"):
+        print(
+            f"  {it['kv_layers_full']} sliding-window layers full: they overwrite, adding nothing"
+        )
 
 
 def print_position(record, where: str) -> None:

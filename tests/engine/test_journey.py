@@ -358,3 +358,18 @@ def test_cli_journey_and_position_json(smollm, default_model_path):
     want = attention_by_position(run_pass(smollm.model, ids), len(ids) - 1)
     assert np.abs(np.array(pos["data"]["mean"]) - np.array(want["mean"])).max() < 1e-4
     assert pos["data"]["prompt_tokens"] == len(ids) - 1
+
+
+def test_kv_bytes_past_gemmas_sliding_window(gemma32):
+    """Past 512 tokens Gemma's 15 sliding-window layers overwrite their oldest entry:
+    only its 3 global layers add a token's keys and values."""
+    ids = (gemma32.tokenizer.encode(PROMPT) * 60)[:530]
+    s = SamplingSettings(temperature=0.0).validate()
+    it = journey(gemma32, ids, len(ids), None, s, ids)["iteration"]
+    a = gemma32.model.args
+    glob = a.num_hidden_layers // a.sliding_window_pattern
+    per_layer_token = 2 * a.num_key_value_heads * a.head_dim * 4
+    assert it["kv_layers_full"] == a.num_hidden_layers - glob == 15
+    assert it["kv_bytes_added"] == glob * per_layer_token
+    window = a.sliding_window
+    assert it["kv_bytes_before"] == per_layer_token * (15 * window + glob * (len(ids) - 1))

@@ -120,27 +120,30 @@ def _layer_caches(model, cap):
     return found
 
 
-def feed_step(model, ids: list[int]) -> tuple[StepCapture, list, int, int]:
-    """Feed `ids[:-1]` into a fresh KV cache, then `ids[-1]` with every block recorded.
+def feed_step(model, ids: list[int]) -> tuple[StepCapture, list, list[int], list[int]]:
+    """Feed `ids[:-2]` into a fresh KV cache as one chunk and `ids[-2]` alone (as
+    decoding had fed it: a sliding-window cache is back at its window then), then
+    `ids[-1]` alone with every block recorded.
 
     Returns:
-        (the capture, a copy of each layer's cache before the last token, KV bytes
-        before it, KV bytes after it)
+        (the capture, a copy of each layer's cache before the last token, each
+        layer's KV bytes before it, each layer's KV bytes after it)
     """
     from mlx_lm.models.cache import make_prompt_cache
 
     cache = make_prompt_cache(model)
-    if len(ids) > 1:
-        model(mx.array(ids[:-1])[None], cache=cache)
-        mx.eval([c.state for c in cache])
-    before_bytes = kv_cache_bytes(cache)
+    for chunk in (ids[:-2], ids[-2:-1]):
+        if chunk:
+            model(mx.array(chunk)[None], cache=cache)
+            mx.eval([c.state for c in cache])
+    before_bytes = [kv_cache_bytes([c]) for c in cache]
     before = copy.deepcopy(cache)
     cap = StepCapture()
     with _record_blocks(model, cap):
         logits = model(mx.array(ids[-1:])[None], cache=cache)
     cap.logits = logits[0, -1].astype(mx.float32)
     mx.eval(cap.logits, *cap.inputs, *cap.outputs, [c.state for c in cache])
-    return cap, before, before_bytes, kv_cache_bytes(cache)
+    return cap, before, before_bytes, [kv_cache_bytes([c]) for c in cache]
 
 
 def _norm(a: mx.array) -> float:
@@ -271,8 +274,10 @@ def journey(lm, ids: list[int], n_prompt: int, chosen, settings, history: list[i
         "iteration": {
             "context_tokens": len(shown),
             "context_length": lm.context_length,
-            "kv_bytes_before": bytes_before,
-            "kv_bytes_added": bytes_after - bytes_before,
+            "kv_bytes_before": sum(bytes_before),
+            "kv_bytes_added": sum(bytes_after) - sum(bytes_before),
+            # sliding-window layers whose cache is full: their oldest entry is overwritten
+            "kv_layers_full": sum(a == b for a, b in zip(bytes_after, bytes_before, strict=True)),
             "stop_token": stop,
             "length_limit": at_limit,
             "next_step": step + 1 if chosen is not None and not (stop or at_limit) else None,
