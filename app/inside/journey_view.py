@@ -260,7 +260,8 @@ class JourneyView(QScrollArea):
                 else ""
             )
         )
-        self.next.setEnabled(it["next_step"] is not None and step is not None)
+        # the prompt alone (no step selected) leads to the answer's first step
+        self.next.setEnabled(it["next_step"] is not None or step is None)
 
     # -- clicks -----------------------------------------------------------------
     def _on_layers_click(self, event) -> None:
@@ -273,5 +274,7 @@ class JourneyView(QScrollArea):
             self.layer_clicked.emit(layer)
 
     def _on_next(self) -> None:
-        if self.record is not None and self.record.data["iteration"]["next_step"] is not None:
-            self.step_requested.emit(self.record.data["iteration"]["next_step"])
+        if self.record is None:
+            return
+        step = self.record.data["iteration"]["next_step"]
+        self.step_requested.emit(0 if self.record.step is None else step)

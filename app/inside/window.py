@@ -223,7 +223,7 @@ class InsideWindow(QWidget):
 
     def _on_journey_step(self, step: int) -> None:
         """The journey's next-step button: follow the token just appended."""
-        if self.state is not None:
+        if self.state is not None and step < len(self.state.tokens):
             self.follow(self.state, step)
 
     def _on_error(self, error) -> None:
