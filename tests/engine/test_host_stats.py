@@ -30,19 +30,17 @@ def test_host_stats_equal_the_device_samplers(penalty, forced):
     mx.eval(token, packed)
     want = unpack(packed.tolist(), eager.n)
     lazy = greedy_sampler(s, V)
-    token2, (greedy, logz), raw = lazy(logits, history if penalty != 1 else None, forced)
+    token2, greedy, raw = lazy(logits, history if penalty != 1 else None, forced)
     mx.eval(token2, greedy, raw)
     got = greedy_stats(np.array(raw), int(token2.item()), int(greedy.item()), lazy.n)
-    as_mlx = greedy_stats(
-        np.array(raw), int(token2.item()), int(greedy.item()), lazy.n, logz.item()
-    )
-    assert as_mlx.logprob == pytest.approx(want.logprob, abs=2e-5)  # the same log Z as mlx-lm
+    bare = logits - mx.logsumexp(logits, axis=-1, keepdims=True)  # mlx-lm's own step
+    assert got.logprob == pytest.approx(bare[0, got.token_id].item(), abs=1e-6)
     assert got.token_id == want.token_id == int(token.item())
-    # The host works in float64: exact; the device's float32 sums differ by ~5e-5.
+    # Against float64 (the device's float32 log Z differs by ~5e-5).
     x = np.array(logits[0], dtype=np.float64)
     lp = x - x.max() - np.log(np.exp(x - x.max()).sum())
-    assert got.logprob == pytest.approx(lp[got.token_id], abs=1e-9)
-    assert got.entropy == pytest.approx(float(-(np.exp(lp) * lp).sum()), abs=1e-9)
+    assert got.logprob == pytest.approx(lp[got.token_id], abs=1e-4)
+    assert got.entropy == pytest.approx(float(-(np.exp(lp) * lp).sum()), abs=1e-6)
     assert got.logprob == pytest.approx(want.logprob, abs=1e-4)
     assert got.entropy == pytest.approx(want.entropy, abs=1e-4)
     assert got.top_ids == want.top_ids
@@ -50,12 +48,12 @@ def test_host_stats_equal_the_device_samplers(penalty, forced):
     assert got.sampled_logprob == want.sampled_logprob  # 0, or -inf for a forced token
     assert got.sampled_top_ids[0] == want.sampled_top_ids[0]
     assert got.sampled_probs == want.sampled_probs
-    # The sweep against float64 over the whole vocabulary (the device's float32 sums
-    # at T = 0.1 drift by ~5e-4; the host's binned tail stays within 2e-4).
+    # The sweep against float64 over the whole vocabulary, from the log-probabilities
+    # the record holds (the host's binned tail stays within 2e-4).
     from engine.records import SWEEP_TEMPERATURES
 
     t = np.array(SWEEP_TEMPERATURES)[:, None]
-    scaled = lp[None, :] / t
+    scaled = np.array(raw, dtype=np.float64)[None, :] / t  # the record's log-probabilities
     peak = scaled.max(axis=1, keepdims=True)
     logz = np.log(np.exp(scaled - peak).sum(axis=1)) + peak[:, 0]
     ent = logz - (np.exp(scaled - logz[:, None]) * scaled).sum(axis=1)

@@ -46,24 +46,19 @@ def decode_steps(step, first_input: mx.array, max_steps: int, pipelined: bool, s
     host = getattr(step, "host", False)
     y, out = step(first_input)
     if pipelined:
-        mx.async_eval(y, out)
+        mx.async_eval(y, *_leaves(out))
     for i in range(max_steps):
         if not pipelined:
-            mx.eval(y, out)
+            mx.eval(y, *_leaves(out))
         elif i + 1 < max_steps:
             next_y, next_out = step(y)
-            mx.async_eval(next_y, next_out)
+            mx.async_eval(next_y, *_leaves(next_out))
         t_known = time.perf_counter()
         if host:
-            (greedy, logz), raw = out
+            greedy, raw = out
             token_id = int(y.item())
             stats = sweeper().submit(
-                greedy_stats,
-                np.array(raw, copy=False),
-                token_id,
-                int(greedy.item()),
-                step.n,
-                float(logz.item()),
+                greedy_stats, np.array(raw, copy=False), token_id, int(greedy.item()), step.n
             )
         else:
             packed, raw = out
@@ -78,6 +73,13 @@ def decode_steps(step, first_input: mx.array, max_steps: int, pipelined: bool, s
             y, out = next_y, next_out
         else:
             y, out = step(y)
+
+
+def _leaves(out) -> list:
+    """The arrays of a step's output (nested tuples), to evaluate together."""
+    if isinstance(out, tuple | list):
+        return [a for part in out for a in _leaves(part)]
+    return [out]
 
 
 def _with_sweep(stats, raw: np.ndarray):

@@ -287,9 +287,8 @@ def generate_records(
 def _unpacked(plan: _Plan, out, token_id: int) -> StepStats:
     """StepStats of one evaluated step's output (the sweep on the CPU too)."""
     if plan.step.host:
-        (greedy, logz), raw = out
-        raw_np, n = np.array(raw, copy=False), plan.step.n
-        return greedy_stats(raw_np, token_id, int(greedy.item()), n, float(logz.item()))
+        greedy, raw = out
+        return greedy_stats(np.array(raw, copy=False), token_id, int(greedy.item()), plan.step.n)
     packed, raw = out
     stats = unpack(packed.tolist(), plan.step.n)
     if not plan.on_device:

@@ -18,11 +18,11 @@ from engine.backends.mlx.instrument import NEG_INF, StepStats, temperature_sweep
 
 
 def greedy_sampler(settings, vocab_size: int):
-    """`sample(logits (1, V), history, forced) -> (token (1,), (argmax, log Z), raw
-    logits (V,))` for a greedy run on the CPU: the argmax (after the repetition
-    penalty) and log Z on the device (mlx-lm computes the same log Z for its
-    log-probabilities, so the chosen token's equals bare mlx-lm's), the rest later
-    from `greedy_stats`."""
+    """`sample(logits (1, V), history, forced) -> (token (1,), argmax (1,),
+    log-probabilities (V,))` for a greedy run on the CPU: on the device exactly what
+    mlx-lm's own greedy step computes (logits - logsumexp, the argmax after the
+    repetition penalty), so the chosen token's log-probability is bare mlx-lm's; the
+    rest later from `greedy_stats`."""
     import mlx.core as mx
 
     from engine.backends.mlx.instrument import repetition_penalty
@@ -32,31 +32,27 @@ def greedy_sampler(settings, vocab_size: int):
 
     def sample(logits, history, forced: int | None = None):
         """Greedy pick (or `forced`); the raw logits go back for the host statistics."""
-        raw = logits.astype(mx.float32)[0]
-        pen = repetition_penalty(raw[None], history, penalty)[0] if penalty != 1.0 else raw
-        greedy = mx.argmax(pen, keepdims=True)
+        logits = logits.astype(mx.float32)
+        lp = logits - mx.logsumexp(logits, axis=-1, keepdims=True)  # as mlx-lm's step
+        pen = repetition_penalty(logits, history, penalty) if penalty != 1.0 else lp
+        greedy = mx.argmax(pen[0], keepdims=True)
         token = greedy if forced is None else mx.array([forced], dtype=mx.uint32)
-        return token, (greedy, mx.logsumexp(raw)), raw
+        return token, greedy, lp[0]
 
     sample.n = n
     sample.host = True
     return sample
 
 
-def greedy_stats(
-    raw: np.ndarray, token_id: int, greedy_id: int, n: int, logz: float | None = None
-) -> StepStats:
-    """A greedy step's StepStats from its raw logits (float32, (V,)): `token_id` was
-    chosen (the argmax `greedy_id`, unless the person forced another). `logz`: the
-    device's log Z (as mlx-lm's); None computes it here in float64."""
-    x = raw.astype(np.float64)
-    m = x.max()
-    e = np.exp(x - m)
-    if logz is None:
-        logz = float(np.log(e.sum()) + m)
-    lp = x - logz
-    p = e / e.sum()  # exact in float64 whatever log Z the log-probabilities use
-    entropy = float(-(p * (x - m - np.log(e.sum()))).sum())
+def greedy_stats(raw: np.ndarray, token_id: int, greedy_id: int, n: int) -> StepStats:
+    """A greedy step's StepStats from its log-probabilities as the device computed
+    them (float32, (V,); as mlx-lm's): `token_id` was chosen (the argmax `greedy_id`,
+    unless the person forced another). The entropy is computed in float64."""
+    lp = raw.astype(np.float64)
+    m = lp.max()
+    e = np.exp(lp - m)
+    z = e.sum()
+    entropy = float(-((e / z) * (lp - m - np.log(z))).sum())
     k = min(max(n, 1), lp.shape[0])
     idx = np.argpartition(-lp, k - 1)[:k]
     idx = idx[np.argsort(-lp[idx], kind="stable")]
@@ -65,7 +61,9 @@ def greedy_stats(
     chosen = float(lp[token_id])
     s_ids = [greedy_id, *top_ids[: k - 1]]
     s_lp = [0.0] + [NEG_INF] * (k - 1)
-    logz_t, ent_t = temperature_sweep_np(lp.astype(np.float32))
+    # From the same log-probabilities as the record's: the temperature chart divides
+    # one by the other, so a float32 log Z's error cancels.
+    logz_t, ent_t = temperature_sweep_np(raw)
     return StepStats(
         token_id=token_id,
         logprob=chosen,
