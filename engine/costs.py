@@ -162,5 +162,6 @@ def money(value: float | None, currency: str | None) -> str:
     """An amount with enough digits to see a fraction of a cent: '0.000012 USD'."""
     if value is None:
         return "not known"
-    digits = 2 if value >= 1 else min(8, max(2, 2 - math.floor(math.log10(value)) + 1)) if value else 2
+    small = 0 < value < 1
+    digits = min(10, 2 - math.floor(math.log10(value))) if small else 2  # 3 significant
     return f"{value:.{digits}f} {currency or ''}".strip()
