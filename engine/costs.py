@@ -60,12 +60,14 @@ class ApiPrice:
         return (prompt_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
 
 
-_OPENAI = "openai.com/api/pricing"
+# Examples to check: prices change; each row says where and when it was read.
+_OPENAI, _ANTHROPIC = "openai.com/api/pricing", "anthropic.com/pricing"
+_GOOGLE = "ai.google.dev/gemini-api/docs/pricing"
 EXAMPLE_PRICES = (
     ApiPrice("OpenAI", "gpt-4o-mini", 0.15, 0.60, source=_OPENAI, date="2024-07"),
     ApiPrice("OpenAI", "gpt-4o", 2.50, 10.00, source=_OPENAI, date="2024-10"),
-    ApiPrice("Anthropic", "claude-3-5-haiku", 0.80, 4.00, source="anthropic.com/pricing", date="2024-11"),
-    ApiPrice("Google", "gemini-1.5-flash", 0.075, 0.30, source="ai.google.dev/pricing", date="2024-10"),
+    ApiPrice("Anthropic", "claude-3-5-haiku", 0.80, 4.00, source=_ANTHROPIC, date="2024-11"),
+    ApiPrice("Google", "gemini-1.5-flash", 0.075, 0.30, source=_GOOGLE, date="2024-10"),
 )
 
 
