@@ -167,3 +167,26 @@ def money(value: float | None, currency: str | None) -> str:
     small = 0 < value < 1
     digits = min(10, 2 - math.floor(math.log10(value))) if small else 2  # 3 significant
     return f"{value:.{digits}f} {currency or ''}".strip()
+
+
+def prompt_costs(
+    tokens: dict[str, int], api: ApiPrice | None, seconds_per_token: float | None, watts: float
+) -> dict[str, dict]:
+    """What a million prompts of each language's sample would cost (the token economy).
+
+    Args:
+        tokens: language -> the sample's token count.
+        api: a hosted price row (its input price is used), or None.
+        seconds_per_token: this machine's prefill time per token (None: not measured).
+        watts: the power to turn that time into energy.
+
+    Returns:
+        language -> {"api": money or None, "local_j": joules per million prompts or None}.
+    """
+    return {
+        lang: {
+            "api": n * api.input_per_mtok if api else None,  # n tokens x 1M prompts / 1M
+            "local_j": n * seconds_per_token * watts * 1e6 if seconds_per_token else None,
+        }
+        for lang, n in tokens.items()
+    }
