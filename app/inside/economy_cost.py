@@ -48,7 +48,9 @@ def draw_cost(plot, bars: pg.BarGraphItem, local: pg.BarGraphItem, table: dict, 
         what += (
             f" · <span style='color:{LOCAL}'>■</span> electricity here (estimated from {watts:g} W)"
         )
-    sub = f"{what}; {worst}: {money(found[worst]['api'], api.currency if api else '')}"
+    base = found.get("English", {}).get("api")
+    times = f", {found[worst]['api'] / base:.1f}× English" if api and base else ""
+    sub = f"{what}<br>{worst}: {money(found[worst]['api'], api.currency if api else '')}{times}"
     set_title(plot, "Token economy: a million prompts of the same sentence", sub)
     unit = api.currency if api else settings.currency
     plot.setLabel("left", f"per 1M prompts ({unit})", **{"font-size": "8pt"})
