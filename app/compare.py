@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from app.bridge import EngineBridge
 from app.charts.base import pen, set_title, style_plot
+from app.compare_cost import COST_ROWS, LaneCosts
 from app.compare_divergence import comparable, draw_divergence, lane_pairs
 from app.compare_lane import CompareLane
 from app.journal_sink import start_journaled_run
@@ -75,6 +76,7 @@ class CompareWindow(QMainWindow):
         self.running: CompareLane | None = None
         self.comparison_id = None
         self.pair: tuple[CompareLane, ...] | None = None  # lanes of the divergence shown
+        self.costs = LaneCosts()  # every run's cost, per lane (app/compare_cost.py)
         self._build()
         self.set_lane_count(2)
         place(self, GEOMETRY_KEY, DEFAULT_SIZE)
@@ -110,8 +112,8 @@ class CompareWindow(QMainWindow):
         lanes.setFrameShape(QFrame.NoFrame)
         lanes.setWidget(lane_box)
         self.lane_columns = 0
-        self.table = QTableWidget(len(SUMMARY_ROWS), 0)
-        self.table.setVerticalHeaderLabels([r[0] for r in SUMMARY_ROWS])
+        self.table = QTableWidget(len(SUMMARY_ROWS) + len(COST_ROWS), 0)
+        self.table.setVerticalHeaderLabels([r[0] for r in SUMMARY_ROWS] + list(COST_ROWS))
         self.overlay = pg.PlotWidget()
         style_plot(
             self.overlay.getPlotItem(), "Probability timelines", left="p(chosen)", bottom="step"
@@ -293,6 +295,7 @@ class CompareWindow(QMainWindow):
     def _on_finished(self, record) -> None:
         if self.running is not None:
             self.running.state.done = record
+            self.costs.add(self.running, record)
             self.running.status.setText(record.finish_reason)
             self.running.redraw()
 
@@ -329,6 +332,7 @@ class CompareWindow(QMainWindow):
                     if s.forced and attr in ("mean_prob", "perplexity"):
                         text += f" (excl. {s.forced} chosen)"  # the model's own choices
                 self.table.setItem(row, col, QTableWidgetItem(text))
+        self.costs.fill(self.table, self.lanes, len(SUMMARY_ROWS))
         self._draw_overlay()
 
     def _draw_overlay(self) -> None:

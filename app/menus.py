@@ -7,6 +7,7 @@ from PySide6.QtGui import QAction, QKeySequence
 
 from app import window_state
 from app.appearance import add_view_actions
+from app.cost_dialog import add_cost_action
 
 
 def _action(menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
@@ -110,6 +111,7 @@ def build_menus(bar, do: dict) -> dict[str, QAction]:
     acts["tokens"] = _action(view, "Prompt as &tokens", do["tokens"], "Ctrl+T")
     view.addSeparator()
     acts.update(add_view_actions(view))  # Theme, Probability colours
+    acts["cost"] = add_cost_action(view)  # electricity price, watts, API prices
     window = bar.addMenu("&Window")
     acts["compare"] = _action(window, "&Compare runs…", do["compare"], "Ctrl+K")
     acts["inside"] = _action(

@@ -85,8 +85,9 @@ class RunView(QObject):
         self.follow_button.setEnabled(step is not None)
         self.redraw()
 
-    def _on_finished(self, _record) -> None:
+    def _on_finished(self, record) -> None:
         self.dirty, self.stale = list(CHARTS), False  # show the (partial) run in full
+        self.answer.set_done(record)  # the thinking header's share of the cost
         self.refresh_status()
 
     # -- drawing ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from app.run_state import RunState
 from engine.hardware_timeline import versus
+from engine.run_cost import run_cost, short
 from engine.series import decode_rate
 from engine.units import fmt_mb, fmt_or_na
 
@@ -24,7 +25,7 @@ def status_text(state: RunState, model) -> str | None:
             f"prefill {fmt_or_na(d.prefill_tps, '.1f', 'tok/s')}{_flops(d, model)} · "
             f"decode {fmt_or_na(d.decode_tps, '.1f', 'tok/s')}{_bandwidth(d, model)} · "
             f"{d.generated_tokens} tokens{_thinking(d)} · "
-            f"peak {fmt_mb(d.peak_memory_bytes)} · {device} · {d.finish_reason}"
+            f"peak {fmt_mb(d.peak_memory_bytes)} · {device} · {d.finish_reason}{_energy(d)}"
         )
     if state.n:
         ttft = state.tokens[0].elapsed_s
@@ -57,3 +58,9 @@ def _flops(d, model) -> str:
 def _thinking(d) -> str:
     n = getattr(d, "thinking_tokens", 0)
     return f" ({n} thinking)" if n else ""
+
+
+def _energy(d) -> str:
+    """'≈ 0.41 J/token (estimated from 10 W)' (engine/run_cost.py); '' for a remote run."""
+    part = short(run_cost(d, prices=[]))
+    return f" · {part}" if part else ""

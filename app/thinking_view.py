@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QToolButton, QVBoxLayout, QWidget
 
 from app.token_view import TokenView
+from engine.costs import money
 
 
 class ThinkingBlock(QWidget):
@@ -44,10 +45,13 @@ class ThinkingBlock(QWidget):
         self.view.setVisible(open_)
         self.header.setArrowType(Qt.DownArrow if open_ else Qt.RightArrow)
 
-    def set_summary(self, tokens: int, seconds: float, share: float, streaming: bool) -> None:
+    def set_summary(
+        self, tokens: int, seconds: float, share: float, streaming: bool, cost: str = ""
+    ) -> None:
+        """The header: tokens, time, share of the output, and (when known) of the cost."""
         verb = "Thinking…" if streaming else "Thought"
         self.header.setText(
-            f"{verb} · {tokens:,} tokens · {seconds:.1f} s · {share:.0%} of the output"
+            f"{verb} · {tokens:,} tokens · {seconds:.1f} s · {share:.0%} of the output{cost}"
         )
 
 
@@ -103,6 +107,17 @@ class AnswerViews(QObject):
             last = records[-1] if records else None
             streaming = last is not None and bool(getattr(last, "thinking", False))
             self.thinking.set_summary(n, self.latency, n / max(len(self.where), 1), streaming)
+
+    def set_done(self, done) -> None:
+        """A finished run: the header adds the thinking's share of the run's energy and
+        money (its share of the run's time: the power is taken as steady)."""
+        n = len(self.steps[True])
+        if not n or not getattr(done, "elapsed_s", None):  # None, or an ErrorRecord
+            return
+        share = min(1.0, self.latency / done.elapsed_s)
+        what = f" ({money(share * done.cost, done.cost_currency)})" if done.cost else ""
+        cost = f" · ≈ {share:.0%} of the cost{what}" if done.energy_j is not None else ""
+        self.thinking.set_summary(n, self.latency, n / max(len(self.where), 1), False, cost)
 
     def select_step(self, step: int | None) -> None:
         kind, index = (

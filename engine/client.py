@@ -151,7 +151,7 @@ class EngineClient:
                     return
                 last = time.monotonic()
                 if msg.get("id") == rid:
-                    self._track(msg.get("record") or {})
+                    self._track(msg.get("record"))
                     yield msg
                 continue
             if proc.sentinel in ready and not events.poll():
@@ -164,13 +164,16 @@ class EngineClient:
                 yield hung(limit, self.phase)
                 return
 
-    def _track(self, record: dict) -> None:
+    def _track(self, record) -> None:
         """Follow the request's phase (for the watchdog's deadline and its message)."""
-        kind = record.get("type")
+        if record is None:
+            return
+        get = record.get if isinstance(record, dict) else lambda k: getattr(record, k, None)
+        kind = get("type")
         if kind == "progress" and self._loading:
-            self.phase = f"{LOADING} ({record.get('message')})"
+            self.phase = f"{LOADING} ({get('message')})"
         elif kind == "progress":
-            self.phase = f"{WORK.get(self._last_op, LOADING)} ({record.get('message')})"
+            self.phase = f"{WORK.get(self._last_op, LOADING)} ({get('message')})"
         elif kind == "model":
             self.phase = WORK.get(self._last_op, LOADING)
             # inspections and experiments send heartbeats while they compute
@@ -192,7 +195,8 @@ class EngineClient:
                 yield msg
                 return
             if "record" in msg:  # anything else is a heartbeat
-                record = record_from_dict(msg["record"])
+                record = msg["record"]
+                record = record_from_dict(record) if isinstance(record, dict) else record
                 yield record
                 if record.type in ("done", "error", "inspect", "lab"):
                     return

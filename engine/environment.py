@@ -25,6 +25,9 @@ VARIABLES = {
     "LOGITSCOPE_DEBUG": "set: the command line shows a bug's traceback",
     "LOGITSCOPE_FAULT": "tests only: '<phase>:kill|stop[:n]' makes the engine process "
     "signal itself at load, progress, prefill, decode, inspect or lab",
+    "LOGITSCOPE_POWERMETRICS": "macOS opt-in: set to 1 (or to a command such as a sudo rule "
+    "you made) to measure each run's energy with powermetrics, which needs root",
+    "LOGITSCOPE_POWERCAP_DIR": "tests: a folder standing in for /sys/class/powercap",
     "LOGITSCOPE_CPU_ONLY": "set: `dev.py` installs MLX's CPU build even with an NVIDIA GPU",
 }
 

@@ -253,6 +253,11 @@ class DoneRecord:
     thinking_tokens: int = 0  # of the generated tokens, the reasoning ones
     kv_cache_tokens: int | None = None  # tokens the KV cache holds (kv_cache_bytes covers)
     branch_step: int | None = None  # a branch: the answer step it continued from
+    # Energy of a local run (engine/energy.py): None for a remote run, never invented.
+    energy_j: float | None = None
+    energy_source: str | None = None  # "measured (RAPL)" | "estimated from 15 W" | …
+    cost: float | None = None  # the energy's price at the person's kWh price (engine/costs.py)
+    cost_currency: str | None = None
     type: str = "done"
 
 

@@ -88,10 +88,13 @@ class _Worker:
             thread.join()
 
     def send_record(self, rid: int, record) -> None:
-        """Send one record for request `rid`."""
+        """Send one record for request `rid`: the record itself (pickled by the pipe;
+        the client rebuilds nothing), or its dict where it holds more than plain
+        values (an InspectRecord's arrays, a LabRecord's data)."""
         from engine.records import to_dict
 
-        self.send(rid, record=to_dict(record))
+        plain = record.type in ("token", "prefill", "done", "progress", "model", "error")
+        self.send(rid, record=record if plain else to_dict(record))
 
     def backend(self, rid: int, msg: dict):
         """The backend for the request's model spec, with that model loaded."""

@@ -8,6 +8,8 @@ import math
 
 from app.run_state import RunState
 from engine import temperature as temp_curve
+from engine.costs import money
+from engine.run_cost import api_label, run_cost
 from engine.series import decode_rate
 from engine.units import fmt_or_na, human_bytes
 
@@ -106,8 +108,31 @@ def throughput(state: RunState, _t: float = 0.0) -> str:
         f"{lead}\n\nThis run: TTFT {fmt_or_na(d.ttft_s, '.2f', 's')}, prefill "
         f"{fmt_or_na(d.prefill_tps, '.1f', 'tok/s')} over "
         f"{fmt_or_na(d.prompt_tokens, 'd', 'prompt tokens')},"
-        f" decode {fmt_or_na(d.decode_tps, '.1f', 'tok/s')}.{_source(d)}"
+        f" decode {fmt_or_na(d.decode_tps, '.1f', 'tok/s')}.{_source(d)}{cost_section(d)}"
     )
+
+
+def cost_section(d) -> str:
+    """The run's Cost paragraph: energy and how it was found, money, the same tokens hosted."""
+    rc = run_cost(d)
+    if rc.energy_j is None:
+        head = "This run's energy is not known: a server's machine is not this one."
+    else:
+        how = (
+            "measured by the machine's energy counter"
+            if (rc.energy_source or "").startswith("measured")
+            else f"{rc.energy_source}: the run's {d.elapsed_s:.2f} s x that typical power "
+            "(set your own watts in View ▸ Cost settings)"
+        )
+        per = f"{rc.j_per_token:.2g} J per generated token" if rc.j_per_token else "no token"
+        wh = f" ({rc.wh_per_1000:.2g} Wh per 1,000 tokens)" if rc.wh_per_1000 else ""
+        head = (
+            f"Energy {rc.energy_j:.3g} J, {how}; {per}{wh}; "
+            f"electricity {money(rc.cost, rc.currency)}."
+        )
+    hosted = "; ".join(f"{api_label(p)} {money(c, p.currency)}" for p, c in rc.api)
+    tail = f" The same {d.prompt_tokens} prompt and {d.generated_tokens} output tokens: {hosted}."
+    return f"\n\nCost. {head}" + (tail if hosted and d.prompt_tokens is not None else "")
 
 
 def _source(d) -> str:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.charts.base import set_title, style_plot
+from app.inside.economy_cost import LOCAL, draw_cost
 from app.theme import PROMPT
 from engine.models.token_explorer import SAMPLES, counts_by_model, economy, split, stats
 
@@ -61,11 +62,18 @@ class TokenizerView(QWidget):
         style_plot(self.chart.getPlotItem(), "Token economy", left="tokens vs English")
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.7, brush=PROMPT, pen=None)
         self.chart.getPlotItem().addItem(self.bars)
+        self.local_bars = pg.BarGraphItem(x=[], height=[], width=0.4, brush=LOCAL, pen=None)
+        self.chart.getPlotItem().addItem(self.local_bars)
+        self.economy_in = QComboBox()  # the token economy in tokens or in money
+        self.economy_in.addItems(["Economy in tokens", "Economy in cost"])
+        self.economy_in.setToolTip("Token economy as tokens vs English, or as money per prompt")
+        self.economy_in.currentIndexChanged.connect(self._draw_economy)
         self.chart.getPlotItem().setMouseEnabled(x=False, y=False)
         top = QHBoxLayout()
         top.addWidget(QLabel("Text"))
         top.addStretch(1)
         top.addWidget(self.samples)
+        top.addWidget(self.economy_in)
         lower = QSplitter(Qt.Horizontal)
         lower.addWidget(self.by_model)
         lower.addWidget(self.chart)
@@ -132,10 +140,15 @@ class TokenizerView(QWidget):
             self.by_model.setItem(r, 0, QTableWidgetItem(name))
             self.by_model.setItem(r, 1, QTableWidgetItem(str(n)))
 
-    def _draw_economy(self) -> None:
+    def _draw_economy(self, *_args) -> None:
         if self.tokenizer is None:
             return
         table = economy(self.tokenizer)
+        if self.economy_in.currentIndex() == 1:  # in money (app/inside/economy_cost.py)
+            draw_cost(self.chart.getPlotItem(), self.bars, self.local_bars, table, self.prefill_tps)
+            return
+        self.local_bars.setOpts(x=np.zeros(0), height=np.zeros(0))
+        self.chart.getPlotItem().setLabel("left", "tokens vs English", **{"font-size": "8pt"})
         names = list(table)
         ratios = np.array([table[n]["vs_english"] for n in names])
         self.bars.setOpts(x=np.arange(len(names)), height=ratios, width=0.7)

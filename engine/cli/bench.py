@@ -23,11 +23,34 @@ def add_parser(sub) -> None:
     b.add_argument("--max-tokens", type=int, default=48)
     b.add_argument("--rounds", type=int, default=3)
     b.add_argument("--json", action="store_true")
+    b.add_argument(
+        "--vs",
+        default=None,
+        metavar="URL",
+        help="also run an OpenAI-compatible server (e.g. llama-server) on the same raw "
+        "prompt, alternating: prefill, decode, TTFT and whether the greedy tokens agree",
+    )
+    b.add_argument("--remote-model", default=None, metavar="NAME", help="the server's model")
+    b.add_argument(
+        "--synthetic",
+        action="store_true",
+        help="a near-free model (the default model's vocabulary, 1 layer of width 64, "
+        "random weights): measures the engine's own per-token cost",
+    )
 
 
 def cmd_bench(args) -> int:
     """Run `logitscope bench`: print the report (as JSON with --json); returns 0."""
-    report = run_bench(args.model, args.max_tokens, args.rounds)
+    if args.vs:
+        from engine.cli.bench_vs import format_vs, run_vs
+
+        report = run_vs(args.vs, args.remote_model, args.model, args.max_tokens, args.rounds)
+        print(json.dumps(report, indent=2) if args.json else format_vs(report))
+        return 0
+    if args.synthetic:
+        report = run_synthetic(args.model, args.max_tokens, args.rounds)
+    else:
+        report = run_bench(args.model, args.max_tokens, args.rounds)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
 
@@ -111,6 +134,25 @@ def run_bench(model: str | None, max_tokens: int = 48, rounds: int = 3) -> dict:
         "bare_prefill_runs": bare_pre,
         "engine_prefill_runs": engine_pre,
     }
+
+
+def run_synthetic(model: str | None, max_tokens: int, rounds: int) -> dict:
+    """`run_bench` on the near-free model built from `model`'s tokenizer (the default
+    model's by default), with the engine's per-token overhead in microseconds."""
+    import tempfile
+    from pathlib import Path
+
+    from engine.backends.mlx.loader import resolve_model
+    from engine.backends.mlx.synthetic import build_near_free_model
+
+    source = resolve_model(model)
+    with tempfile.TemporaryDirectory(prefix="logitscope-synthetic-") as tmp:
+        folder = build_near_free_model(Path(tmp) / "near-free", source)
+        report = run_bench(str(folder), max_tokens, rounds)
+    b, e = report["bare_decode_tps"], report["engine_decode_tps"]
+    report["synthetic"] = True
+    report["overhead_us_per_token"] = (1 / e - 1 / b) * 1e6 if b and e else None
+    return report
 
 
 def format_report(r: dict) -> str:

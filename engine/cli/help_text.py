@@ -52,7 +52,16 @@ EXAMPLES = {
     "sessions": ["logitscope sessions", "logitscope sessions --json"],
     "export": ["logitscope export 20250501-120000-ab12/1 --format csv -o run.csv"],
     "import": ["logitscope import session.json"],
-    "bench": ["logitscope bench --max-tokens 32 --rounds 2"],
+    "bench": [
+        "logitscope bench --max-tokens 32 --rounds 2",
+        "logitscope bench --synthetic --max-tokens 200 --rounds 3",
+        "logitscope bench --vs http://127.0.0.1:8080/v1 --max-tokens 32",
+    ],
+    "branch": [
+        "logitscope branch 20250501-120000-ab12/1 --step 3 --token ' green'",
+        "logitscope branch 20250501-120000-ab12/1 --step 0 --token-id 504 --json",
+    ],
+    "sample": ["logitscope sample 20250501-120000-ab12/1 --step 2 --n 8 --temp 0.8 --seed 7"],
 }
 
 

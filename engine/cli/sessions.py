@@ -6,6 +6,7 @@ import json
 import sys
 
 from engine.cli.args import check_output_name
+from engine.cli.session_cost import lines, run_fields, totals
 from engine.errors import LogitscopeError
 from engine.sessions.export import FORMATS
 
@@ -14,6 +15,12 @@ def add_parser(sub) -> None:
     """Add the `sessions`, `export` and `import` commands."""
     s = sub.add_parser("sessions", help="list recorded sessions and their runs")
     s.add_argument("--json", action="store_true")
+    s.add_argument(
+        "--cost",
+        action="store_true",
+        help="sum each session's energy and electricity cost, beside the same tokens' "
+        "price on the hosted APIs of your price table",
+    )
 
     e = sub.add_parser("export", help="export a session or one run")
     e.add_argument("ref", metavar="SESSION_OR_RUN", help="a session id, or SESSION/N for a run")
@@ -32,13 +39,15 @@ def cmd_sessions(args) -> int:
     sessions, problems = list_sessions()
     for p in problems:
         print(f"logitscope: warning: unreadable session file {p}", file=sys.stderr)
+    prices = _prices(args)
     if args.json:
         out = [
             {
                 "session_id": x.session_id,
                 "started": x.started,
                 "path": str(x.path),
-                "runs": [_run_summary(r) for r in x.visible_runs],
+                "runs": [_run_summary(r, prices is not None) for r in x.visible_runs],
+                **({"cost": totals(x.visible_runs, prices)} if prices is not None else {}),
             }
             for x in sessions
         ]
@@ -50,7 +59,16 @@ def cmd_sessions(args) -> int:
         print(f"{x.session_id}  {len(x.visible_runs)} run(s)  {x.path}")
         for r in x.visible_runs:
             print(_run_line(r, _run_summary(r)))
+        if prices is not None:
+            print("\n".join(lines(totals(x.visible_runs, prices), prices)))
     return 0
+
+
+def _prices(args):
+    """The API price table when --cost asks for the sums, else None."""
+    from engine.costs import load_prices
+
+    return load_prices() if getattr(args, "cost", False) else None
 
 
 def _run_line(r, d: dict) -> str:
@@ -65,11 +83,12 @@ def _run_line(r, d: dict) -> str:
     return f"{head}{d['tokens']:5} tok {tps} tok/s  {title}{cancelled}"
 
 
-def _run_summary(r) -> dict:
+def _run_summary(r, cost: bool = False) -> dict:
     from engine.sessions.run_outcome import outcome
 
     d, end = r.done, outcome(r)
     return {
+        **(run_fields(r) if cost else {}),
         "run_id": r.run_id,
         "title": r.title,
         "started": r.started,

@@ -15,7 +15,7 @@ import json
 import math
 
 from engine.sessions.journal import RunLog, SessionLog
-from engine.sessions.report_rows import problems
+from engine.sessions.report_rows import cost_rows, problems
 from engine.sessions.session_schema import SCHEMA, SCHEMA_VERSION
 from engine.units import fmt_or_na as _unit
 from engine.units import to_mb
@@ -261,6 +261,7 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
                 f"| peak memory | {_unit(to_mb(d.peak_memory_bytes), '.1f', 'MB')} |",
             ]
             lines += [f"| {k} | {_code(v)} |" for k, v in problems(r) if v]
+            lines += [f"| {_md_escape(k)} | {_code(v)} |" for k, v in cost_rows(r)]
         if r.error:
             lines += ["", f"> Error: {_md_escape(r.error.message)}"]
         lines.append("")

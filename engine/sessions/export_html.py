@@ -15,7 +15,7 @@ import time
 from engine.prob_scale import DEFAULT_SCALE, gradient_stops, hex_rgb, prob_rgb, text_rgb
 from engine.series import rolling_tps
 from engine.sessions.journal import RunLog, SessionLog
-from engine.sessions.report_rows import problems
+from engine.sessions.report_rows import cost_rows, problems
 from engine.ticks import nice_ticks
 from engine.units import fmt_or_na as _unit
 from engine.units import to_mb
@@ -318,6 +318,7 @@ def run_section(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
             ("KV cache", _unit(to_mb(d.kv_cache_bytes), ".2f", "MB")),
             ("peak memory", _unit(to_mb(d.peak_memory_bytes), ".1f", "MB")),
             *((k, v) for k, v in problems(run) if v),
+            *cost_rows(run),
         )
         stats = (
             "<table class='stats'>"

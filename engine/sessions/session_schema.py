@@ -240,6 +240,10 @@ CHECKS = {
         "decode_s": lambda v: _num(v, allow_none=True, **_SECONDS),
         "error": lambda v: _str(v, allow_none=True),
         "timings_from": lambda v: _str(v, choices=("engine", "server", "client")),
+        "energy_j": lambda v: _num(v, 0.0, 1e12, allow_none=True),
+        "energy_source": lambda v: _str(v, allow_none=True),
+        "cost": lambda v: _num(v, 0.0, 1e12, allow_none=True),
+        "cost_currency": lambda v: _str(v, allow_none=True),
     },
     ErrorRecord: {"message": _str, "kind": lambda v: _str(v, choices=ERROR_KINDS)},
 }

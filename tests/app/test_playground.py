@@ -225,16 +225,18 @@ def test_numbers_on_screen_are_the_records(qtbot, window):
     assert window.context_chart.counts["system"] == d.system_tokens == 21
 
 
-def test_a_2000_token_stream_keeps_the_window_smooth(qtbot, window):
-    """Replays real records 2,000 times at ~600 tokens/s (a fast GPU's pace)."""
+def test_a_5000_token_stream_at_1000_per_second_keeps_the_window_smooth(qtbot, window):
+    """Replays real records 5,000 times at 1,000 tokens/s (faster than a small model on
+    Apple Silicon): the heartbeat stays within the bound and every token is shown."""
     import dataclasses
 
+    N = 5000
     state = run_and_wait(qtbot, window, "Say hello.", max_tokens=8, temperature=0.8)
     real = state.tokens
     window.model.show(type(state)(prompt="replay", settings=state.settings, model=state.model))
     fake = [
-        dataclasses.replace(real[i % len(real)], step=i, elapsed_s=i / 600, latency_s=1 / 600)
-        for i in range(2000)
+        dataclasses.replace(real[i % len(real)], step=i, elapsed_s=i / 1000, latency_s=1 / 1000)
+        for i in range(N)
     ]
     gaps, last = [], [time.perf_counter()]
 
@@ -244,7 +246,7 @@ def test_a_2000_token_stream_keeps_the_window_smooth(qtbot, window):
         last[0] = now
 
     def feed():
-        for _ in range(20):
+        for _ in range(33):  # every 33 ms: 1,000 tokens/s
             if fake:
                 window.bridge._queue.put(fake.pop(0))
 
@@ -256,10 +258,11 @@ def test_a_2000_token_stream_keeps_the_window_smooth(qtbot, window):
     heartbeat.start()
     feeder.start()
     qtbot.waitUntil(
-        lambda: window.state.n == 2000 and not window._dirty and not window._stale, timeout=60_000
+        lambda: window.state.n == N and not window._dirty and not window._stale, timeout=90_000
     )
     feeder.stop()
     heartbeat.stop()
     check_smooth(gaps, full_redraw_baseline(qtbot, window))
-    assert window.output.plain_text() == "".join(real[i % len(real)].text for i in range(2000))
-    assert window.timeline_chart.prob_curve.getData()[0][-1] == 1999
+    assert window.output.plain_text() == "".join(real[i % len(real)].text for i in range(N))
+    assert len(window.output._records) == N  # none dropped
+    assert window.timeline_chart.prob_curve.getData()[0][-1] == N - 1

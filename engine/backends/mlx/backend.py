@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterator
 
 from engine import environment
@@ -68,7 +69,8 @@ class MLXBackend:
         With a `continuation` (engine/continuation.py) the run is a branch of an answer."""
         from engine.backends.mlx.generate import generate_records
 
-        return generate_records(self.lm, prompt, settings, should_stop, continuation)
+        records = generate_records(self.lm, prompt, settings, should_stop, continuation)
+        return _with_energy(records, self.record.device if self.record else "CPU")
 
     def inspect(self, prompt: Prompt, settings: SamplingSettings, request: dict):
         """Attention or the logit lens at one step (see inspect_step.py); an InspectRecord."""
@@ -92,6 +94,28 @@ class MLXBackend:
         """Drop the model and its cached inspection passes."""
         self.lm = self.key = self.record = None
         self.inspection = None
+
+
+def _with_energy(records: Iterator[Record], device: str) -> Iterator[Record]:
+    """The run's records, its DoneRecord carrying the energy measured (or estimated)
+    from the first record asked for to the last, and its electricity cost."""
+    from engine.costs import load_settings, with_cost
+    from engine.energy import meter_for
+    from engine.records import DoneRecord
+
+    settings = load_settings()
+    meter = meter_for(device, settings.watts, _gpu_name() if "CUDA" in device else "")
+    meter.start()
+    stopped = False
+    try:
+        for record in records:
+            if isinstance(record, DoneRecord):
+                energy, source = meter.stop(record.elapsed_s)
+                stopped, record = True, with_cost(record, energy, source, settings)
+            yield record
+    finally:
+        if not stopped:  # a run left unfinished: stop a sampling process too
+            meter.stop(0.0)
 
 
 def _speed_limits(model) -> dict:
@@ -126,6 +150,7 @@ def _speed_limits(model) -> dict:
     return out
 
 
+@functools.cache
 def _gpu_name() -> str:
     """The GPU's marketing name: Metal's device info, or nvidia-smi's."""
     import subprocess

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import mlx.core as mx
 import numpy as np
 
+from engine.backends.mlx.decode import decode_steps, with_sweeps  # noqa: F401 - re-exported
+from engine.backends.mlx.host_stats import greedy_sampler, greedy_stats
 from engine.backends.mlx.instrument import (
     StepStats,
     make_step_sampler,
@@ -128,35 +130,6 @@ def _chunk_for(per_token: float) -> int:
     return int(max(MIN_PREFILL_CHUNK, PREFILL_TARGET_S / max(per_token, 1e-6)))
 
 
-def decode_steps(step, first_input: mx.array, max_steps: int, pipelined: bool, sweep_np: bool):
-    """Run up to `max_steps` sampling steps; the caller stops early by closing.
-
-    Yields:
-        (StepStats, perf_counter time at which the step's values were known).
-    """
-    y, out = step(first_input)
-    if pipelined:
-        mx.async_eval(y, out)
-    for i in range(max_steps):
-        if not pipelined:
-            mx.eval(y, out)
-        elif i + 1 < max_steps:
-            next_y, next_out = step(y)
-            mx.async_eval(next_y, next_out)
-        packed, raw = out
-        stats = unpack(packed.tolist(), step.n)
-        if sweep_np:
-            logz, ent = temperature_sweep_np(np.array(raw, copy=False))
-            stats = dataclasses.replace(stats, sweep_logz=logz, sweep_entropy=ent)
-        yield stats, time.perf_counter()
-        if i + 1 >= max_steps:
-            return
-        if pipelined:
-            y, out = next_y, next_out
-        else:
-            y, out = step(y)
-
-
 @dataclass
 class _Plan:
     """What one run needs before its clock starts: ids, seed, cache and step function."""
@@ -204,7 +177,10 @@ def plan_run(lm: LoadedModel, prompt, settings: SamplingSettings, extra=()) -> _
     seed = settings.seed if settings.seed is not None else random.randrange(2**31)
     mx.random.seed(seed)
     on_device = mx.default_device().type != mx.DeviceType.cpu
-    sample = make_step_sampler(settings, lm.vocab_size, sweep_on_device=on_device)
+    if not on_device and settings.temperature == 0:  # statistics on the host (host_stats.py)
+        sample = greedy_sampler(settings, lm.vocab_size)
+    else:
+        sample = make_step_sampler(settings, lm.vocab_size, sweep_on_device=on_device)
     reuse = start_cache(lm, ids, settings.prompt_cache or bool(extra))
     cache = reuse.cache
     use_history = settings.repetition_penalty != 1.0
@@ -223,6 +199,7 @@ def plan_run(lm: LoadedModel, prompt, settings: SamplingSettings, extra=()) -> _
         return token, (packed, raw)
 
     step.n = sample.n
+    step.host = getattr(sample, "host", False)
     max_steps = min(settings.max_tokens, lm.context_length - n_prompt)
     return _Plan(enc, seed, max_steps, on_device, cache, prompt_ids, step, reuse, ids)
 
@@ -280,7 +257,7 @@ def generate_records(
         if known is None:
             y, out = plan.step(first, forced)
             mx.eval(y, out)
-            known = _unpacked(plan, out)
+            known = _unpacked(plan, out, forced)
         t_known = time.perf_counter()
         yield PrefillRecord(total, total, t_known - t0, n_sys, cached)
         record = run.token(known, t_known, forced in eos, forced=True)
@@ -288,6 +265,7 @@ def generate_records(
         first = mx.array([forced])
         reason = "eos" if record.eos else _stop_reason(run, settings)
     steps = decode_steps(plan.step, first, plan.max_steps, plan.on_device, not plan.on_device)
+    steps = with_sweeps(steps, eos)
     for stats, t_known in [] if reason else steps:
         if run.n_timed == 0 and forced is None:
             yield PrefillRecord(total, total, t_known - t0, n_sys, cached)
@@ -306,8 +284,11 @@ def generate_records(
     yield run.done(reason or "length", t_prefill, cached, n_fed)
 
 
-def _unpacked(plan: _Plan, out) -> StepStats:
-    """StepStats of one evaluated step's packed output (the sweep on the CPU too)."""
+def _unpacked(plan: _Plan, out, token_id: int) -> StepStats:
+    """StepStats of one evaluated step's output (the sweep on the CPU too)."""
+    if plan.step.host:
+        greedy, raw = out
+        return greedy_stats(np.array(raw, copy=False), token_id, int(greedy.item()), plan.step.n)
     packed, raw = out
     stats = unpack(packed.tolist(), plan.step.n)
     if not plan.on_device:

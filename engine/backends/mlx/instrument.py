@@ -90,17 +90,16 @@ def temperature_sweep_np(logprobs: np.ndarray) -> tuple[list[float], list[float]
     """
     v = logprobs.shape[0]
     m = min(SWEEP_EXACT, v)
-    head_idx = np.argpartition(logprobs, v - m)[v - m :]
-    head = logprobs[head_idx].astype(np.float64)
-    mask = np.ones(v, dtype=bool)
-    mask[head_idx] = False
-    tail = logprobs[mask]
-    n_bins = int(SWEEP_SPAN / SWEEP_BIN)
-    tail = tail[tail > head.min() - SWEEP_SPAN]
-    bins = np.minimum(((head.min() - tail) / SWEEP_BIN).astype(np.int64), n_bins - 1)
+    part = np.partition(logprobs, v - m)  # the m largest last, the rest below them
+    head = part[v - m :].astype(np.float64)
+    top_m = part[v - m]
+    rest = part[: v - m]
+    n_bins = int(SWEEP_SPAN / SWEEP_BIN)  # the last bin also takes anything further down
+    bins = ((top_m - rest) * (1.0 / SWEEP_BIN)).astype(np.int64)
+    np.clip(bins, 0, n_bins - 1, out=bins)
     counts = np.bincount(bins, minlength=n_bins).astype(np.float64)
-    sums = np.bincount(bins, weights=tail, minlength=n_bins)
-    used = counts > 0
+    sums = np.bincount(bins, weights=rest, minlength=n_bins)
+    used = np.flatnonzero(counts)
     values = np.concatenate([head, sums[used] / counts[used]])  # (K,)
     weights = np.concatenate([np.ones(m), counts[used]])  # (K,)
     scaled = values[None, :] / _SWEEP_T  # (G, K)

@@ -1,0 +1,119 @@
+"""The decode loop: one sampled step at a time, stamped when its value is known.
+
+On a GPU the next step is queued (`mx.async_eval`) before the current one is
+read, as mlx-lm does, and the temperature sweep is part of each step's graph. On
+MLX's CPU build a queued step is computed inside `async_eval` itself, so steps
+run one after another; there the sweep is computed by NumPy on a helper thread
+while the next step runs (MLX and NumPy's large operations release the GIL), and
+each step is handed on once its sweep is in: the engine's per-token bookkeeping
+stays off the critical path, and every number is the same as computed inline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import mlx.core as mx
+import numpy as np
+
+from engine.backends.mlx.host_stats import greedy_stats
+from engine.backends.mlx.instrument import temperature_sweep_np, unpack
+
+_SWEEPER: ThreadPoolExecutor | None = None
+LOOKAHEAD_BELOW_S = 0.02  # steps faster than this hand a token on one step later
+
+
+def sweeper() -> ThreadPoolExecutor:
+    """The one helper thread that computes CPU sweeps (made on first use)."""
+    global _SWEEPER
+    if _SWEEPER is None:
+        _SWEEPER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep")
+    return _SWEEPER
+
+
+def decode_steps(step, first_input: mx.array, max_steps: int, pipelined: bool, sweep_np: bool):
+    """Run up to `max_steps` sampling steps; the caller stops early by closing.
+
+    `step.host`: a greedy CPU sampler (host_stats.py) whose statistics NumPy computes
+    on the helper thread; else `sweep_np` moves just the temperature sweep there.
+
+    Yields:
+        (token id, perf_counter time at which the step's values were known, its
+        StepStats or a Future of them).
+    """
+    host = getattr(step, "host", False)
+    y, out = step(first_input)
+    if pipelined:
+        mx.async_eval(y, *_leaves(out))
+    for i in range(max_steps):
+        if not pipelined:
+            mx.eval(y, *_leaves(out))
+        elif i + 1 < max_steps:
+            next_y, next_out = step(y)
+            mx.async_eval(next_y, *_leaves(next_out))
+        t_known = time.perf_counter()
+        if host:
+            greedy, raw = out
+            token_id = int(y.item())
+            stats = sweeper().submit(
+                greedy_stats, np.array(raw, copy=False), token_id, int(greedy.item()), step.n
+            )
+        else:
+            packed, raw = out
+            stats = unpack(packed.tolist(), step.n)
+            token_id = stats.token_id
+            if sweep_np:
+                stats = sweeper().submit(_with_sweep, stats, np.array(raw, copy=False))
+        yield token_id, t_known, stats
+        if i + 1 >= max_steps:
+            return
+        if pipelined:
+            y, out = next_y, next_out
+        else:
+            y, out = step(y)
+
+
+def _leaves(out) -> list:
+    """The arrays of a step's output (nested tuples), to evaluate together."""
+    if isinstance(out, tuple | list):
+        return [a for part in out for a in _leaves(part)]
+    return [out]
+
+
+def _with_sweep(stats, raw: np.ndarray):
+    logz, ent = temperature_sweep_np(raw)
+    return dataclasses.replace(stats, sweep_logz=logz, sweep_entropy=ent)
+
+
+def with_sweeps(steps, eos: set):
+    """(StepStats, time known) for each step of `decode_steps`; a step whose
+    statistics the helper thread computes is handed on once the next step has been
+    computed (they ran meanwhile), except after an end-of-sequence token, which
+    nothing follows, and where steps are slow (LOOKAHEAD_BELOW_S): there the wait
+    for the statistics is small beside a step, and a token shows a step sooner.
+    Closing this closes `steps`."""
+    held, last_t = None, None
+    try:
+        for token_id, t_known, stats in steps:
+            if not isinstance(stats, Future):
+                yield stats, t_known
+                continue
+            if held is not None:
+                yield held[1].result(), held[0]
+            held = (t_known, stats)
+            slow = last_t is not None and t_known - last_t > LOOKAHEAD_BELOW_S
+            last_t = t_known
+            if token_id in eos or slow:
+                held = None
+                yield stats.result(), t_known
+            if token_id in eos:
+                break
+        if held is not None:
+            last, held = held, None
+            yield last[1].result(), last[0]
+    finally:
+        if held is not None:
+            held[1].cancel()
+        steps.close()
