@@ -78,7 +78,7 @@ def installed_variants(folder: Path, info, vocab_size: int, quantized: bool) -> 
                 lambda: load_model(folder)[0].model,
             )
         )
-    for other in list_models():
+    for other in list_models(other_tools=False):
         same = (
             other.architecture == info.architecture
             and other.parameters == info.parameters

@@ -60,7 +60,20 @@ def start_cache(lm, ids: list[int], enabled: bool) -> Reuse:
         held, cache = slots.pop(best)
         trim_prompt_cache(cache, len(held) - keep)
         return Reuse(cache, keep)
-    return Reuse(make_prompt_cache(lm.model), 0)
+    return Reuse(new_cache(lm, make_prompt_cache), 0)
+
+
+def new_cache(lm, make_prompt_cache) -> list:
+    """An empty KV cache as the load options ask: rotating at `lm.max_kv_size`
+    tokens, quantized at `lm.kv_bits`, else mlx-lm's own."""
+    bits = getattr(lm, "kv_bits", None)
+    cache = make_prompt_cache(lm.model, getattr(lm, "max_kv_size", None))
+    if bits is None:
+        return cache
+    from mlx_lm.models.cache import KVCache, QuantizedKVCache
+
+    group = getattr(lm, "kv_group", 64)
+    return [QuantizedKVCache(group, bits) if type(c) is KVCache else c for c in cache]
 
 
 def finish(lm, reuse: Reuse, prompt_ids: list[int], prefilled_to: int) -> None:
