@@ -109,9 +109,8 @@ def scan_folder(root: Path, source: str, depth: int = MAX_DEPTH) -> list[Found]:
     found = []
     for entry in _walk(root, depth):
         rel = entry.relative_to(root).as_posix()
-        if entry.is_file() and _is_model_gguf(entry):
-            found.append(Found(rel, entry, source))
-        elif entry.is_dir() and _is_mlx(entry):
+        gguf = entry.is_file() and _is_model_gguf(entry)
+        if gguf or (entry.is_dir() and _is_mlx(entry)):
             found.append(Found(rel, entry, source))
     return found
 
@@ -136,7 +135,8 @@ def scan_ollama() -> list[Found]:
     root = ollama_root()
     manifests = root / "manifests"
     found = []
-    for path in sorted(p for p in manifests.rglob("*") if p.is_file()) if manifests.is_dir() else []:
+    paths = sorted(p for p in manifests.rglob("*") if p.is_file()) if manifests.is_dir() else []
+    for path in paths:
         try:
             manifest = json.loads(path.read_text(encoding="utf-8"))
             layers = manifest["layers"]

@@ -43,7 +43,7 @@ class LoadOptions:
         if ctx is not None and ctx < MIN_CONTEXT:
             raise SettingsError(f"context length must be at least {MIN_CONTEXT} tokens")
         if self.kv_bits not in KV_BITS:
-            raise SettingsError(f"KV cache precision must be float, 8 or 4 bits, not {self.kv_bits}")
+            raise SettingsError(f"KV precision must be float, 8 or 4 bits, not {self.kv_bits}")
         if self.context_mode not in CONTEXT_MODES:
             raise SettingsError(f"context mode must be capped or rotating, not {self.context_mode}")
         if self.context_mode == "rotating" and self.kv_bits is not None:
@@ -75,8 +75,10 @@ class LoadOptions:
 
     def label(self) -> str:
         """In words, e.g. "context 4,096 (capped) · KV 8-bit"."""
-        ctx = f"context {self.context_length:,} ({self.context_mode})" if self.context_length else (
-            "model's context"
+        ctx = (
+            f"context {self.context_length:,} ({self.context_mode})"
+            if self.context_length
+            else ("model's context")
         )
         kv = f"KV {self.kv_bits}-bit" if self.kv_bits else "KV float"
         return f"{ctx} · {kv}"

@@ -293,4 +293,13 @@ def cache_experiment(folder: Path, settings, params: CacheParams, progress=None)
                 lm, first, params.turns, params.tokens, settings.system_prompt, progress
             )
         )
+    if params.kv_bits:
+        from engine.backends.mlx.lab_kv import kv_precision_experiment
+
+        if progress:
+            progress("Float vs quantized KV cache…", 0.9)
+        first = check_text(params.first)
+        data["kv_precision"] = kv_precision_experiment(
+            lm, first, params.tokens, params.kv_bits, settings.system_prompt
+        )
     return CacheResult.from_dict(data)
