@@ -22,7 +22,7 @@ from engine.errors import ModelError
 DEFAULT_ENDPOINT = "https://huggingface.co"
 MLX_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "tokenizer.model", "*.tiktoken", "*.txt"]
 SEARCH_LIMIT = 30
-TIMEOUT_S = 10.0
+PROBE_S = 3.0  # seconds to connect before saying the hub cannot be reached
 _QUANT = re.compile(r"(?i)\b(i?q\d_[a-z0-9_]+|q\d_\d|[bf]f?16|f32|\d+-?bit|mxfp4)\b")
 
 
@@ -80,11 +80,22 @@ def cache_dir() -> str:
 
 
 def _check_online() -> None:
+    """Offline says so at once: HF_HUB_OFFLINE, or no connection to the hub within
+    PROBE_S (huggingface_hub would retry with backoff for tens of seconds)."""
+    import socket
+    from urllib.parse import urlparse
+
     if os.environ.get("HF_HUB_OFFLINE", "").strip() not in ("", "0", "false", "False"):
         raise HubError(
             "offline (HF_HUB_OFFLINE is set): the hub cannot be searched or downloaded "
             "from; models already on this machine are listed"
         )
+    url = urlparse(endpoint())
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname or "", port), timeout=PROBE_S).close()
+    except OSError as e:
+        raise HubError(f"the hub at {endpoint()} cannot be reached (offline?): {e}") from e
 
 
 def quantization_of(name: str) -> str:
@@ -181,41 +192,41 @@ def download(
         HubError: offline, unreachable, not found, the connection dropped, cancelled.
     """
     _check_online()
-    from huggingface_hub import hf_hub_download, snapshot_download
+    from fnmatch import fnmatch
 
-    bar = _progress_class(repo_id, filename or repo_id, on_progress, should_stop)
-    common = {"endpoint": endpoint(), "cache_dir": cache_dir(), "tqdm_class": bar}
+    from engine.models.hub_fetch import fetch_file, repo_folder
+
     what = f"downloading {repo_id}" + (f"/{filename}" if filename else "")
     if filename:
-        return Path(_call(lambda: hf_hub_download(repo_id, filename, **common), what))
-    folder = _call(lambda: snapshot_download(repo_id, allow_patterns=MLX_PATTERNS, **common), what)
-    return Path(folder)
+        files = [HubFile(filename, None, quantization_of(filename))]
+    else:
+        files = [
+            f
+            for f in repo_files(repo_id)
+            if any(fnmatch(f.name.rsplit("/", 1)[-1], p) for p in MLX_PATTERNS)
+        ]
+    total = sum(f.size_bytes or 0 for f in files) or None
+    label, before, last = filename or repo_id, 0, None
 
+    def report(done: int, size: int | None) -> None:
+        if on_progress:
+            whole = size if filename else total
+            on_progress(DownloadProgress(repo_id, label, before + done, whole))
 
-def _progress_class(repo_id: str, file: str, on_progress, should_stop):
-    """A tqdm class reporting bytes (huggingface_hub reports through one) and
-    cancelling between chunks."""
-    from tqdm.auto import tqdm
+    def cancelled(done: int) -> DownloadCancelled:
+        return DownloadCancelled(
+            f"download of {label} cancelled after {(before + done) / 1e6:.1f} MB; "
+            "download it again to resume"
+        )
 
-    class Bar(tqdm):
-        """Reports each chunk; raises DownloadCancelled when asked to stop."""
-
-        def __init__(self, *args, **kwargs):
-            kwargs["disable"] = True  # no terminal output: the caller draws
-            super().__init__(*args, **kwargs)
-
-        def update(self, n=1):
-            """Count `n` bytes, report them, and stop if asked."""
-            super().update(n)
-            if on_progress:
-                on_progress(DownloadProgress(repo_id, file, int(self.n), self.total or None))
-            if should_stop and should_stop():
-                raise DownloadCancelled(
-                    f"download of {file} cancelled after {self.n / 1e6:.1f} MB; "
-                    "download it again to resume"
-                )
-
-    return Bar
+    stop = should_stop or (lambda: False)
+    where = endpoint(), cache_dir()
+    for f in files:
+        last = _call(lambda f=f: fetch_file(repo_id, f.name, *where, report, stop, cancelled), what)
+        before += f.size_bytes or 0
+    if filename:
+        return last
+    return last.parent if last is not None else repo_folder(cache_dir(), repo_id)
 
 
 def _call(fn, what: str):
@@ -242,6 +253,9 @@ def _call(fn, what: str):
         name = type(e).__name__
         if name in ("ConnectError", "ConnectTimeout"):
             raise HubError(f"{what}: the hub at {endpoint()} cannot be reached (offline?)") from e
+        if name == "HTTPStatusError":
+            status = e.response.status_code
+            raise HubError(f"{what}: the hub answered HTTP {status}") from e
         if name in ("RemoteProtocolError", "ReadError", "ReadTimeout", "WriteError"):
             raise HubError(
                 f"{what}: the connection to the hub dropped ({name}); download again to resume"
