@@ -180,12 +180,14 @@ def scan_user_folders() -> list[Found]:
 
 
 def discover() -> list[Found]:
-    """Every model the other tools keep, each path once (first source wins)."""
+    """Every model the other tools keep, each path once (first source wins: an added
+    folder inside a tool's folder lists nothing twice). Links are not followed to
+    merge entries: a file two tools link to is listed under both."""
     seen: set[Path] = set()
     out = []
     for scan in (scan_lmstudio, scan_ollama, scan_hf_gguf, scan_llama_cache, scan_user_folders):
         for f in scan():
-            key = f.path.resolve()
+            key = f.path.absolute()
             if key not in seen:
                 seen.add(key)
                 out.append(f)
