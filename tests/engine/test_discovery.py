@@ -89,6 +89,16 @@ def test_each_tool_is_listed_with_its_name_and_source(home):
     assert _tree(home) == before  # nothing written in the tools' folders
 
 
+def test_logitscope_models_lists_them_with_source_and_fit(home, capsys):
+    from engine.cli import main
+
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "smollm2:135m  [Ollama]\n    llama · 135 M parameters · GGUF Q4_1" in out
+    assert "bartowski/SmolLM2-GGUF/SmolLM2-135M-Instruct-Q4_1.gguf  [LM Studio]" in out
+    assert "fits: 0.3 GB of" in out  # 0.1 GB of weights + 8,192 tokens x 23 KB (float16 KV)
+
+
 def test_user_folder_and_env_roots(home, tmp_path_factory, monkeypatch, smollm_gguf):
     from engine.models.model_prefs import set_user_folders
 

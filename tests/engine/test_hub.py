@@ -141,3 +141,18 @@ def test_unreachable_hub_says_offline(monkeypatch):
     with pytest.raises(hub.HubError, match=r"cannot be reached \(offline\?\)"):
         hub.search("smollm2")
     assert os.environ["HF_ENDPOINT"].endswith(":9")
+
+
+def test_command_line_search_download_and_404(fake_hub, capsys):
+    from engine.cli import main
+
+    assert main(["models", "--search", "smollm2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("bartowski/SmolLM2-135M-Instruct-GGUF  [GGUF ]  135 M params")
+    assert "900 downloads · licence apache-2.0" in out[0]
+    assert out[1].startswith("mlx-community/SmolLM2-135M-Instruct-4bit  [MLX 4bit]")
+    repo, name = "bartowski/SmolLM2-135M-Instruct-GGUF", "SmolLM2-135M-Instruct-Q8_0.gguf"
+    assert main(["models", "--download", repo, "--file", name, "--json"]) == 0
+    assert capsys.readouterr().out.strip().endswith(name)
+    assert main(["models", "--download", "nobody/nothing", "--file", "x.gguf"]) == 1
+    assert "not found on the hub (404)" in capsys.readouterr().err
