@@ -125,3 +125,11 @@ def test_engine_loads_with_the_remembered_options(default_model_path):
     finally:
         model_prefs.set_load_options(spec, LoadOptions())
         backend.close()
+
+
+def test_the_lab_cache_experiment_takes_kv_bits():
+    from engine.lab import params_from
+
+    assert params_from("cache", {"turns": 0, "kv_bits": [8, 4]}).kv_bits == (8, 4)
+    with pytest.raises(SettingsError, match="8 or 4"):
+        params_from("cache", {"kv_bits": [3]})
