@@ -116,11 +116,16 @@ def test_user_folder_and_env_roots(home, tmp_path_factory, monkeypatch, smollm_g
     assert (f"folder {mine}", "my-model.gguf") in names
 
 
-def test_ollama_blob_opens_under_its_own_name_and_answers_like_the_default(home, smollm):
+def test_ollama_blob_opens_under_its_own_name_and_answers_like_the_default(
+    home, smollm, monkeypatch, tmp_path_factory
+):
     from engine.backends.mlx.generate import generate_records
     from engine.backends.mlx.loader import load_model, resolve_model
     from engine.settings import SamplingSettings
 
+    # converted into a folder of this test's own: the shared models folder would gain a
+    # second copy of the default model, which the lab's quantization A/B would list
+    monkeypatch.setenv("LOGITSCOPE_MODELS_DIR", str(tmp_path_factory.mktemp("models")))
     blob = next(f.path for f in discover() if f.source == "Ollama")
     folder = resolve_model(str(blob))
     # named from the file's general.name ("Smollm2 135M 8k Lc100K Mix1 Ep2"), not sha256-…
