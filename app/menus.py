@@ -48,6 +48,14 @@ def build_menus(bar, do: dict) -> dict[str, QAction]:
         "Ctrl+Shift+O",
         "Use a model on an OpenAI-compatible server",
     )
+    if "get_models" in do:
+        acts["get_models"] = _action(
+            file,
+            "&Get models…",
+            do["get_models"],
+            "Ctrl+Shift+G",
+            "Search the Hugging Face hub for MLX and GGUF models and download one",
+        )
     file.addSeparator()
     acts["import"] = _action(
         file,

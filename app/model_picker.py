@@ -65,6 +65,19 @@ def _label(spec: str) -> str:
     return spec.rstrip("/").rsplit("/", 1)[-1] or spec
 
 
+OTHER_TOOLS = ("LM Studio", "Ollama", "llama.cpp cache")
+PRESET_FIELDS = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty", "max_tokens")
+
+
+def model_fit_at_options(info):
+    """The memory fit of a catalogue model at its remembered load options."""
+    from engine.models.memory_fit import model_fit
+    from engine.models.model_prefs import load_options
+
+    opts = load_options(info.path)
+    return model_fit(info, opts.context_length, opts.kv_bits)
+
+
 def fill_models(combo: QComboBox) -> None:
     """Installed models (the default first), then every remembered server's models;
     each item's data is the model spec the engine takes (None: the default model)."""
@@ -75,8 +88,14 @@ def fill_models(combo: QComboBox) -> None:
     if not any(m.name == DEFAULT_MODEL_NAME for m in models):
         combo.addItem(f"{DEFAULT_MODEL_NAME} (downloads on first use)", None)
     for m in models:
-        combo.addItem(display_name(m.name, m.path, m.quantization, m.parameters), m.path)
-        tip = f"{m.name}\n{m.details()}\n{m.path}"
+        fit = model_fit_at_options(m)
+        label = display_name(m.name, m.path, m.quantization, m.parameters)
+        if m.source in OTHER_TOOLS or m.source.startswith("folder "):
+            label = f"{label} · {'added folder' if m.source.startswith('folder') else m.source}"
+        if fit.verdict and fit.verdict != "fits":
+            label = f"{label} ({fit.verdict})"
+        combo.addItem(label, m.path)
+        tip = f"{m.name}\n{m.details()}\nmemory: {fit.text()}\n{m.path}"
         combo.setItemData(combo.count() - 1, tip, Qt.ToolTipRole)
     remote = server_models()
     if remote:
@@ -103,6 +122,11 @@ class ModelPicker(QWidget):
         self.open_button = QPushButton("Open…")
         self.open_button.setToolTip("Open an MLX model folder or a .gguf file")
         self.server_button = QPushButton("Server…")
+        self.load_button = QPushButton("Load…")
+        self.load_button.setToolTip(
+            "Load settings of this model: context length, KV cache precision, sampling presets"
+        )
+        self.sampling_source = None  # the sampling controls (settings(), apply()) for presets
         self.prefer = QComboBox()
         self.prefer.addItems(["Auto", "Speed", "Memory"])
         self.prefer.setCurrentIndex(COMPUTE_PREFERENCES.index(compute_preference()))
@@ -123,12 +147,14 @@ class ModelPicker(QWidget):
         layout.addWidget(self.combo)
         layout.addWidget(self.open_button)
         layout.addWidget(self.server_button)
+        layout.addWidget(self.load_button)
         layout.addWidget(self.prefer)
         layout.addWidget(self.info, 1)
         self.refresh()
         self.combo.activated.connect(self._on_activated)
         self.open_button.clicked.connect(self._on_open)
         self.server_button.clicked.connect(self.add_server)
+        self.load_button.clicked.connect(self.load_settings)
         self.prefer.activated.connect(self._on_prefer)
 
     def refresh(self, select: str | None = None) -> None:
@@ -168,6 +194,42 @@ class ModelPicker(QWidget):
             if dialog.key_note:
                 self.info.setText(dialog.key_note)
             self.model_chosen.emit(dialog.spec)
+
+    def load_settings(self) -> None:
+        """Load…: the current model's load settings; accepted, the model reloads."""
+        from app.load_settings_dialog import LoadSettingsDialog
+
+        spec = self.current()
+        info = next((m for m in list_models() if m.path == spec), None)
+        get = put = None
+        if self.sampling_source is not None:
+            controls = self.sampling_source
+
+            def get():
+                s = controls.settings(draw_seed=False)
+                return {k: getattr(s, k) for k in PRESET_FIELDS}
+
+            def put(preset):
+                fields = {k: v for k, v in preset.items() if k in PRESET_FIELDS}
+                controls.apply(controls.settings(draw_seed=False).with_(**fields))
+
+        dialog = LoadSettingsDialog(spec, info, get, put, self)
+        if dialog.exec():
+            self.refresh(select=spec)
+            self.model_chosen.emit(spec)
+
+    def get_models_dialog(self) -> None:
+        """File ▸ Get models…: search the hub and download; a download is loaded."""
+        from app.get_models import GetModelsDialog
+
+        dialog = GetModelsDialog(self)
+        dialog.downloaded.connect(self._on_downloaded)
+        dialog.show()
+        self._get_models = dialog  # kept alive while open
+
+    def _on_downloaded(self, path: str) -> None:
+        self.refresh(select=path)
+        self.model_chosen.emit(path)
 
     def open_dialog(self) -> None:
         """File ▸ Open model… (Ctrl+O)."""

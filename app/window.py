@@ -180,6 +180,7 @@ class PlaygroundWindow(QMainWindow):
         # fmt: skip below: a table; one name -> slot pair a line would be 20 alike lines.
         return {
             "new": self.new_conversation, "open": self.picker.open_dialog,
+            "get_models": self.picker.get_models_dialog,
             "server": self.picker.add_server, "import": self.history._on_import,
             "export": self.export_current, "quit": quit_app, "run": self.run,
             "cold": lambda: self.run(cold=True), "regen": lambda: self.flow.regenerate(),
@@ -249,6 +250,7 @@ class PlaygroundWindow(QMainWindow):
         self.answer.inspect_requested.connect(lambda step: self.open_inside(step))
         self.controls.temperature_changed.connect(self.temp_chart.set_temperature)
         self.picker.model_chosen.connect(self.load_model)
+        self.picker.sampling_source = self.controls  # sampling presets in Load settings…
         self.journal_failed.connect(self._on_journal_failed)
         self.history.open_run.connect(self.show_run)
         self.history.message.connect(self.show_notice)

@@ -105,3 +105,11 @@ def gpu_limits(device_name: str) -> tuple[Limits, str] | None:
             gbs, gflops = table[key]
             return Limits(gbs, gflops), f"{maker} {key} published figures (Logitscope's table)"
     return None
+
+
+def total_memory_bytes() -> int | None:
+    """This machine's physical memory (unified memory on Apple Silicon), or None."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None

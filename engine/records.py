@@ -121,6 +121,8 @@ class ModelRecord:
     memory_gbs: float | None = None  # this device's measured memory bandwidth
     matmul_gflops: float | None = None  # and float32 matrix-product speed
     limits_source: str = ""  # where those limits come from (measured, a published table)
+    load_options: str = ""  # the chosen context and KV precision, in words ("" for defaults)
+    kv_bits: int | None = None  # a quantized KV cache's bits (None: float)
     type: str = "model"
 
     def can(self, capability: str) -> bool:

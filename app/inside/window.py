@@ -133,7 +133,7 @@ class InsideWindow(QWidget):
                 except (OSError, ValueError):
                     tok = None
             done = state.done
-            models, own = list_models(), state.model
+            models, own = list_models(other_tools=False), state.model
             if self.available() and all(str(m.path) != str(own.path) for m in models):
                 models = [own, *models]  # the run's own model counts too, installed or not
             self.tokenizer.set_model(

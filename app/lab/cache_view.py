@@ -8,6 +8,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -48,8 +49,14 @@ class CacheView(QWidget):
         self.tokens.setToolTip("Answer tokens per turn (greedy)")
         self.run = QPushButton("Run the conversation")
         self.run.setToolTip("Each turn from the KV cache, then cold; timed in the engine")
+        self.kv_compare = QCheckBox("Compare KV precision")
+        self.kv_compare.setToolTip(
+            "Also run the first message with a float, an 8-bit and a 4-bit KV cache: "
+            "bytes, speed and each step's KL divergence from float"
+        )
         bar = QHBoxLayout()
-        for w in (QLabel("Turns"), self.turns, QLabel("Answer tokens"), self.tokens, self.run):
+        widgets = (QLabel("Turns"), self.turns, QLabel("Answer tokens"), self.tokens)
+        for w in (*widgets, self.kv_compare, self.run):
             bar.addWidget(w)
         bar.addStretch(1)
         self.summary = QLabel("Run to see what the prompt cache saves as a conversation grows.")
@@ -99,13 +106,20 @@ class CacheView(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.chart, 1)
         layout.addWidget(self.table)
-        self.run.clicked.connect(
-            lambda: self.run_requested.emit(
-                {"turns": self.turns.value(), "tokens": self.tokens.value()}
-            )
-        )
+        self.kv_summary = QLabel("")
+        self.kv_summary.setWordWrap(True)
+        layout.addWidget(self.kv_summary)
+        self.run.clicked.connect(lambda: self.run_requested.emit(self.params()))
+
+    def params(self) -> dict:
+        """The experiment's parameters as chosen on screen."""
+        out = {"turns": self.turns.value(), "tokens": self.tokens.value()}
+        if self.kv_compare.isChecked():
+            out["kv_bits"] = [8, 4]
+        return out
 
     def show_data(self, data: dict) -> None:
+        self.kv_summary.setText(kv_precision_text(data.get("kv_precision") or ()))
         rows = data["rows"]
         x = [r["prompt_tokens"] for r in rows]
         self.cold.setData(x, [r["cold_ttft_s"] for r in rows])
@@ -148,3 +162,24 @@ class CacheView(QWidget):
             f"context: {last['kv_cache_bytes'] / 1e6:.2f} MB after {last['context_tokens']:,} "
             f"tokens, of a {data['context_length']:,}-token window."
         )
+
+
+def kv_precision_text(rows) -> str:
+    """Float vs quantized KV cache in one line per precision ('' without rows)."""
+    lines = []
+    for r in rows:
+        name = f"{r['kv_bits']}-bit" if r["kv_bits"] else "float"
+        tps = f"{r['decode_tps']:.1f} tok/s" if r.get("decode_tps") else "decode not timed"
+        kl = (
+            ""
+            if not r["kv_bits"]
+            else (
+                f", KL to float mean {r['mean_kl']:.1e} max {r['max_kl']:.1e} nats"
+                f"{'' if r['same_tokens'] else ', another answer'}"
+            )
+        )
+        lines.append(
+            f"KV {name}: {r['bytes_per_token']:,.0f} bytes per token, "
+            f"{r['kv_cache_bytes'] / 1e6:.2f} MB, {tps}{kl}"
+        )
+    return "\n".join(lines)

@@ -122,7 +122,7 @@ def _tokens(prompt: str, args) -> int:
             for s in spans
         ],
         **stats(len(spans), prompt),
-        "by_model": counts_by_model(prompt, list_models()),
+        "by_model": counts_by_model(prompt, list_models(other_tools=False)),
         "economy": economy(tok),
     }
     if args.json:

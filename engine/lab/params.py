@@ -109,20 +109,28 @@ class CacheParams:
         tokens: answer tokens per turn (1..256).
         rounds: cold/cached rounds behind the long system prompt (0..20).
         first: the conversation's first message.
+        kv_bits: quantized KV caches (8, 4) to compare with the float one on the first
+            message: bytes, speed and per-token KL (engine/backends/mlx/lab_kv.py).
     """
 
     turns: int = 4
     tokens: int = 12
     rounds: int = 0
     first: str = "Why do ships float?"  # the conversation's first message
+    kv_bits: tuple[int, ...] = ()
     kind: ClassVar[str] = "cache"
 
     def __post_init__(self):
         _whole(self.turns, 0, 12, "turns")
         _whole(self.tokens, 1, 256, "the answer length (tokens)")
         _whole(self.rounds, 0, 20, "rounds")
-        if not self.turns and not self.rounds:
-            raise SettingsError("give turns (a conversation) or rounds (turn 2 cold vs cached)")
+        object.__setattr__(self, "kv_bits", tuple(self.kv_bits or ()))
+        if any(b not in (4, 8) for b in self.kv_bits):
+            raise SettingsError(f"KV cache bits must be 8 or 4, not {list(self.kv_bits)}")
+        if not self.turns and not self.rounds and not self.kv_bits:
+            raise SettingsError(
+                "give turns (a conversation), rounds (turn 2 cold vs cached) or kv_bits"
+            )
         if not isinstance(self.first, str) or not self.first.strip():
             raise SettingsError("the conversation's first message is empty")
 

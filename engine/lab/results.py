@@ -88,7 +88,10 @@ class CacheResult(_Result):
     """rows (one per turn): turn, message, answer, prompt_tokens, cached_tokens,
     cached_ttft_s, cold_ttft_s, speedup, kv_cache_bytes, kv_cache_tokens,
     context_tokens, same_tokens, max_logprob_difference. With rounds, turn 2 behind
-    a long system prompt: prompt_tokens … max_logprob_difference at the top level."""
+    a long system prompt: prompt_tokens … max_logprob_difference at the top level.
+    With kv_bits, kv_precision: one row per KV precision (float first): kv_bits,
+    kv_cache_bytes, bytes_per_token, ttft_s, decode_tps, same_tokens, kl (per step,
+    nats, against float), mean_kl, max_kl."""
 
     rows: tuple[dict, ...]
     compute: str
@@ -103,6 +106,7 @@ class CacheResult(_Result):
     cached_ttfts: tuple[float, ...] = ()
     same_tokens: bool | None = None
     max_logprob_difference: float | None = None
+    kv_precision: tuple[dict, ...] = ()  # float vs quantized KV: see lab_kv.py
     kind: ClassVar[str] = "cache"
 
     def to_dict(self) -> dict:

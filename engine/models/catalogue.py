@@ -7,6 +7,7 @@ failure becomes a ModelError with a one-line message; nothing here imports Qt.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from engine.errors import ModelError
 from engine.models.default_model import DEFAULT_MODEL_NAME
+from engine.models.load_options import kv_bytes_per_token
 from engine.paths import models_dir
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no "PyTorch not found"
@@ -32,8 +34,15 @@ class ModelInfo:
     size_bytes: int
     context_length: int
     parameters: int | None = None
-    source: str = "MLX folder"  # GGUF file … | MLX folder | Hugging Face cache
+    source: str = "MLX folder"  # GGUF file … | MLX folder | Hugging Face cache | LM Studio …
     license: str | None = None
+    kv_shape: tuple[int, int, int] | None = None  # (layers, kv heads, head dim)
+
+    def kv_bytes(self, tokens: int, bits: int | None = None) -> int | None:
+        """The KV cache's bytes at `tokens` tokens (8/4 `bits`: quantized), if known."""
+        if not self.kv_shape or not all(self.kv_shape):
+            return None
+        return kv_bytes_per_token(*self.kv_shape, bits) * tokens
 
     def details(self) -> str:
         """One line for the picker: everything known about this model."""
@@ -142,6 +151,19 @@ def _license(folder: Path, config: dict) -> str | None:
     return None
 
 
+def _kv_shape(config: dict) -> tuple[int, int, int] | None:
+    """(layers, kv heads, head dim) from a Hugging Face config, if it says."""
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    cfg = {**config, **text}
+    try:
+        heads = int(cfg["num_attention_heads"])
+        kv = int(cfg.get("num_key_value_heads") or heads)
+        head_dim = int(cfg.get("head_dim") or int(cfg["hidden_size"]) // heads)
+        return int(cfg["num_hidden_layers"]), kv, head_dim
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+
+
 def inspect_model(folder: Path, name: str | None = None) -> ModelInfo:
     """Describe an MLX model folder without loading its weights."""
     folder = Path(folder)
@@ -161,12 +183,37 @@ def inspect_model(folder: Path, name: str | None = None) -> ModelInfo:
         parameters=count_parameters(weights, config),
         source=_source(folder, config),
         license=_license(folder, config),
+        kv_shape=_kv_shape(config),
     )
 
 
-def list_models() -> list[ModelInfo]:
+def inspect_found(found) -> ModelInfo:
+    """Describe a model another tool keeps (engine/models/discovery.py) from its GGUF
+    header or its MLX folder, without reading weights."""
+    from engine.models.discovery import gguf_facts
+
+    path = Path(found.path)
+    if path.is_dir():
+        return dataclasses.replace(inspect_model(path, found.name), source=found.source)
+    facts = gguf_facts(path)
+    return ModelInfo(
+        name=found.name,
+        path=str(path),
+        architecture=facts["architecture"],
+        quantization=f"GGUF {facts['file_type']}",
+        size_bytes=path.stat().st_size,
+        context_length=facts["context_length"],
+        parameters=facts["parameters"],
+        source=found.source,
+        license=facts["license"],
+        kv_shape=(facts["layers"], facts["kv_heads"], facts["head_dim"]),
+    )
+
+
+def list_models(other_tools: bool = True) -> list[ModelInfo]:
     """Every model under `models_dir()` that looks openable (the default first),
-    then the MLX models in the local Hugging Face cache."""
+    the MLX models in the local Hugging Face cache, then (with `other_tools`) the
+    models other tools keep (see list_discovered)."""
     from engine.models.hf_cache import cached_mlx_models
 
     found = []
@@ -182,4 +229,20 @@ def list_models() -> list[ModelInfo]:
             found.append(inspect_model(folder, name=repo_id))
         except (ModelError, OSError, ValueError, TypeError):
             continue
+    if other_tools:
+        found += list_discovered()
     return found
+
+
+def list_discovered() -> list[ModelInfo]:
+    """The models LM Studio, Ollama, the HF cache (GGUF), llama.cpp and the added
+    folders keep; one that cannot be read is left out."""
+    from engine.models.discovery import discover
+
+    out = []
+    for f in discover():
+        try:
+            out.append(inspect_found(f))
+        except (ModelError, OSError, ValueError, TypeError, KeyError):
+            continue
+    return out

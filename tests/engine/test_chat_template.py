@@ -68,7 +68,7 @@ def test_every_installed_models_template_renders_as_transformers_does(
 ):
     from engine.models.catalogue import list_models
 
-    models = [m for m in list_models() if LightTokenizer(m.path).has_chat_template]
+    models = [m for m in list_models(other_tools=False) if LightTokenizer(m.path).has_chat_template]
     assert {default_model_path.name, gemma_path.name} <= {m.name for m in models}
     for info in models:
         light, ref = LightTokenizer(info.path), _reference(info.path)

@@ -80,7 +80,7 @@ def test_window_token_counts_equal_mlx_lm_for_every_installed_model(gemma_path, 
 
     from engine.models.catalogue import list_models
 
-    models = [m for m in list_models() if m.architecture != "unknown"]
+    models = [m for m in list_models(other_tools=False) if m.architecture != "unknown"]
     assert {default_model_path.name, gemma_path.name} <= {m.name for m in models}
     for info in models:
         light = LightTokenizer(info.path)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 
 from engine import environment
 from engine.backends.base import Progress, Prompt
+from engine.models.catalogue import inspect_model
 from engine.records import LOCAL_CAPABILITIES, ModelRecord, Record
 from engine.settings import SamplingSettings
 
@@ -22,6 +23,7 @@ class MLXBackend:
         self.key: str | None = None
         self.lm = None
         self.inspection = None  # cached forward passes for inspect (inside.py)
+        self.options = None  # the LoadOptions the model was loaded with
         self.record: ModelRecord | None = None
         # compute path: auto | speed | memory (the model picker; LOGITSCOPE_COMPUTE)
         self.prefer = environment.text("LOGITSCOPE_COMPUTE") or "auto"
@@ -31,10 +33,22 @@ class MLXBackend:
 
         The loaded model is kept per folder and compute preference; see Backend.load.
         """
-        from engine.backends.mlx.loader import device_name, load_model, resolve_model
+        from engine.backends.mlx.loader import (
+            apply_load_options,
+            device_name,
+            load_model,
+            resolve_model,
+        )
+        from engine.models.model_prefs import load_options
 
         folder = resolve_model(model, progress)
+        options = load_options(model)
         key = f"{folder.resolve()}|{self.prefer}"
+        if key == self.key and self.options != options:  # same weights, another KV cache
+            info = inspect_model(folder)
+            apply_load_options(self.lm, info, options)
+            self.record = _with_options(self.record, self.lm, options)
+            self.options = options
         if key != self.key:
             progress(f"Loading {folder.name}…", 0.95)
             self.close()  # one model in memory at a time
@@ -55,7 +69,9 @@ class MLXBackend:
                 compute=lm.compute,
                 **limits,
             )
-            self.lm, self.key = lm, key
+            apply_load_options(lm, info, options)
+            self.record = _with_options(self.record, lm, options)
+            self.lm, self.key, self.options = lm, key, options
         return self.record
 
     def generate(
@@ -92,7 +108,7 @@ class MLXBackend:
 
     def close(self) -> None:
         """Drop the model and its cached inspection passes."""
-        self.lm = self.key = self.record = None
+        self.lm = self.key = self.record = self.options = None
         self.inspection = None
 
 
@@ -116,6 +132,14 @@ def _with_energy(records: Iterator[Record], device: str) -> Iterator[Record]:
     finally:
         if not stopped:  # a run left unfinished: stop a sampling process too
             meter.stop(0.0)
+
+
+def _with_options(record: ModelRecord, lm, options) -> ModelRecord:
+    """The record with the context the options give and their words."""
+    label = "" if options == type(options)() else options.label()
+    return dataclasses.replace(
+        record, context_length=lm.context_length, load_options=label, kv_bits=lm.kv_bits
+    )
 
 
 def _speed_limits(model) -> dict:

@@ -64,6 +64,9 @@ class LoadedModel:
     compute: str = ""  # how it runs, for people ("float32: …" or "as stored: …")
     prefill_s_per_token: float | None = None  # learnt from the last prefill: sizes chunks
     _think: object = False  # the thinking markers (None: none), found on first use
+    max_kv_size: int | None = None  # a rotating KV cache of this many tokens (load options)
+    kv_bits: int | None = None  # a quantized KV cache (8 or 4 bits; load options)
+    kv_group: int = 64  # its quantization group along a head
 
     def token_bytes(self, token_id: int) -> bytes:
         """The raw bytes of one token (table built once: vocabularies are fixed)."""

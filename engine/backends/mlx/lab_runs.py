@@ -78,7 +78,7 @@ def installed_variants(folder: Path, info, vocab_size: int, quantized: bool) -> 
                 lambda: load_model(folder)[0].model,
             )
         )
-    for other in list_models():
+    for other in list_models(other_tools=False):
         same = (
             other.architecture == info.architecture
             and other.parameters == info.parameters
@@ -292,5 +292,14 @@ def cache_experiment(folder: Path, settings, params: CacheParams, progress=None)
             lab_cache.conversation_experiment(
                 lm, first, params.turns, params.tokens, settings.system_prompt, progress
             )
+        )
+    if params.kv_bits:
+        from engine.backends.mlx.lab_kv import kv_precision_experiment
+
+        if progress:
+            progress("Float vs quantized KV cache…", 0.9)
+        first = check_text(params.first)
+        data["kv_precision"] = kv_precision_experiment(
+            lm, first, params.tokens, params.kv_bits, settings.system_prompt
         )
     return CacheResult.from_dict(data)

@@ -82,19 +82,27 @@ def resolve_model(spec: str | None, progress=None) -> Path:
     )
 
 
-def converted_folder(path: Path, digest: str) -> Path:
+def converted_folder(path: Path, digest: str, metadata: dict | None = None) -> Path:
     """The folder a GGUF converts to: its name plus a short content hash, so two
-    different files never share (or overwrite) a folder."""
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", path.stem)[:80].strip("._") or "model"
+    different files never share (or overwrite) a folder. A file whose name says
+    nothing (an Ollama blob `sha256-…`) is named from its own metadata instead."""
+    stem = path.stem
+    meta = metadata or {}
+    if BLOB_NAME.match(path.name) and isinstance(meta.get("general.name"), str):
+        stem = meta["general.name"]
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:80].strip("._") or "model"
     return models_dir() / f"{stem}-{digest[:10]}"
+
+
+BLOB_NAME = re.compile(r"^sha256[-:][0-9a-f]{16,}$")
 
 
 def _convert_file(path: Path, progress) -> Path:
     from engine.file_hash import content_hash
 
-    check_gguf_header(path)  # structure first: nothing native reads a malformed file
+    info = check_gguf_header(path)  # structure first: nothing native reads a malformed file
     digest = content_hash(path, progress)
-    out = converted_folder(path, digest)
+    out = converted_folder(path, digest, info.metadata)
     if progress:
         progress(f"Converting {path.name} to MLX…", 0.5)
     convert_gguf(path, out, digest, progress)
@@ -138,6 +146,26 @@ def load_model(folder: Path, prefer: str | None = None):
     vocab = _vocab_size(model, tokenizer)
     lm = LoadedModel(model, tokenizer, info.context_length, vocab, compute=compute)
     return lm, info, time.perf_counter() - t0
+
+
+def apply_load_options(lm, info, options) -> None:
+    """Give a loaded model the context and KV cache its load options ask for (the
+    kept caches are dropped: they were built the other way).
+
+    Args:
+        lm: the LoadedModel.
+        info: its ModelInfo (the model's own context length and KV shape).
+        options: a LoadOptions (engine/models/load_options.py).
+    """
+    from engine.backends.mlx.prompt_reuse import forget
+    from engine.models.load_options import effective_context, kv_group_size
+
+    lm.context_length = effective_context(options, info.context_length)
+    lm.max_kv_size = options.context_length if options.context_mode == "rotating" else None
+    lm.kv_bits = options.kv_bits
+    if info.kv_shape and info.kv_shape[2]:
+        lm.kv_group = kv_group_size(info.kv_shape[2])
+    forget(lm)
 
 
 def _vocab_size(model, tokenizer) -> int:

@@ -60,7 +60,24 @@ def start_cache(lm, ids: list[int], enabled: bool) -> Reuse:
         held, cache = slots.pop(best)
         trim_prompt_cache(cache, len(held) - keep)
         return Reuse(cache, keep)
-    return Reuse(make_prompt_cache(lm.model), 0)
+    return Reuse(new_cache(lm, make_prompt_cache), 0)
+
+
+def new_cache(lm, make_prompt_cache) -> list:
+    """An empty KV cache as the load options ask: rotating at `lm.max_kv_size`
+    tokens (keeping the first 4, as mlx-lm's max_kv_size), quantized at `lm.kv_bits`,
+    else mlx-lm's own. Only plain KVCache layers are replaced: a model's own kinds
+    (sliding windows, state caches) stay as the model made them."""
+    from mlx_lm.models.cache import KVCache, QuantizedKVCache, RotatingKVCache
+
+    bits, size = getattr(lm, "kv_bits", None), getattr(lm, "max_kv_size", None)
+    cache = make_prompt_cache(lm.model)
+    if size is not None:  # make_prompt_cache ignores max_kv_size for models with make_cache
+        return [RotatingKVCache(max_size=size, keep=4) if type(c) is KVCache else c for c in cache]
+    if bits is not None:
+        group = getattr(lm, "kv_group", 64)
+        return [QuantizedKVCache(group, bits) if type(c) is KVCache else c for c in cache]
+    return cache
 
 
 def finish(lm, reuse: Reuse, prompt_ids: list[int], prefilled_to: int) -> None:

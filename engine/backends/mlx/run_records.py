@@ -25,10 +25,15 @@ def kv_cache_bytes(cache) -> int:
     total = 0
     for c in cache:
         keys = getattr(c, "keys", None)
-        if keys is None or not hasattr(keys, "shape"):
+        if keys is None:
             continue
-        used = min(getattr(c, "offset", keys.shape[2]), keys.shape[2])
-        total += (keys.nbytes + c.values.nbytes) * used // keys.shape[2]
+        # a quantized cache holds (data, scales, biases) for keys and for values
+        parts = [*keys, *c.values] if isinstance(keys, tuple | list) else [keys, c.values]
+        if not all(hasattr(p, "shape") for p in parts):
+            continue
+        size = parts[0].shape[2]
+        used = min(getattr(c, "offset", size), size)
+        total += sum(p.nbytes for p in parts) * used // size
     return total
 
 

@@ -1,0 +1,158 @@
+"""A local stand-in for the Hugging Face hub's HTTP API, enough for huggingface_hub's
+search, model info and file downloads: GET /api/models, GET
+/api/models/<repo>/revision/<rev>, HEAD/GET /<repo>/resolve/<rev>/<file> with Range
+requests. Modes make a file slow (so a test can cancel it) or drop the connection."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, unquote, urlparse
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+class FakeHub:
+    """Repos {repo_id: {filename: bytes}} served on 127.0.0.1; `url` is HF_ENDPOINT.
+
+    Attributes:
+        slow: seconds to wait after each chunk of a file download.
+        drop: True: every download sends half its bytes then closes (later ones
+            close at once).
+        ranges: the Range headers downloads asked for, in order.
+        sent: body bytes sent for downloads.
+    """
+
+    def __init__(self, repos: dict[str, dict[str, bytes]], meta: dict[str, dict] | None = None):
+        self.repos, self.meta = repos, meta or {}
+        self.slow, self.drop = 0.0, False
+        self.ranges: list[str | None] = []
+        self.sent = 0
+        self.bodies: list[int] = []  # bytes of each download sent in full
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        """Stop serving."""
+        self.server.shutdown()
+        self.server.server_close()
+
+    def search_rows(self, query: dict) -> list[dict]:
+        """The /api/models answer for a query (search, filter)."""
+        words = (query.get("search") or [""])[0].lower()
+        tag = (query.get("filter") or [""])[0]
+        rows = []
+        for repo, files in self.repos.items():
+            meta = {"tags": [], "downloads": 0, "likes": 0, **self.meta.get(repo, {})}
+            if words in repo.lower() and (not tag or tag in meta["tags"]):
+                size = sum(len(b) for b in files.values())
+                rows.append({"id": repo, "modelId": repo, "usedStorage": size, **meta})
+        return sorted(rows, key=lambda r: -r["downloads"])
+
+    def tree(self, repo: str) -> list[dict]:
+        """The /api/models/<repo>/tree/<rev> answer (one page)."""
+        return [
+            {"type": "file", "path": n, "size": len(b), "oid": hashlib.sha1(b).hexdigest()}
+            for n, b in self.repos[repo].items()
+        ]
+
+    def info(self, repo: str) -> dict:
+        """The /api/models/<repo>/revision/<rev> answer."""
+        files = self.repos[repo]
+        siblings = [{"rfilename": n, "size": len(b)} for n, b in files.items()]
+        return {"id": repo, "modelId": repo, "sha": COMMIT, "siblings": siblings, "private": False}
+
+
+def _handler(hub: FakeHub):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):  # quiet
+            pass
+
+        def _json(self, data, status=200):
+            body = json.dumps(data).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _missing(self):
+            self.send_response(404)
+            self.send_header("X-Error-Code", "RepoNotFound")
+            self.send_header("X-Error-Message", "Repository not found")
+            self._body(b'{"error":"Repository not found"}')
+
+        def _body(self, body: bytes):
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":  # a HEAD answer has no body
+                self.wfile.write(body)
+
+        def _file(self, head: bool):
+            parts = unquote(urlparse(self.path).path).strip("/").split("/")
+            if len(parts) < 5 or parts[2] != "resolve":
+                return self._missing()
+            repo, name = "/".join(parts[:2]), "/".join(parts[4:])
+            data = hub.repos.get(repo, {}).get(name)
+            if data is None:
+                self.send_response(404)
+                self.send_header(
+                    "X-Error-Code", "EntryNotFound" if repo in hub.repos else "RepoNotFound"
+                )
+                return self._body(b"not found")
+            start = 0
+            rng = self.headers.get("Range")
+            if not head:
+                hub.ranges.append(rng)
+            if rng and not head:
+                start = int(rng.split("=")[1].split("-")[0])
+            self.send_response(206 if start else 200)
+            self.send_header("X-Repo-Commit", COMMIT)
+            self.send_header("ETag", f'"{hashlib.sha1(data).hexdigest()}"')
+            if start:
+                self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+            self.send_header("Content-Length", str(len(data) - start))
+            self.end_headers()
+            if head:
+                return
+            self._send(data[start:])
+
+        def _send(self, body: bytes):
+            if hub.drop:
+                half = body[: len(body) // 2] if len(hub.ranges) == 1 else b""
+                self.wfile.write(half)
+                hub.sent += len(half)
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            for i in range(0, len(body), 4096):
+                self.wfile.write(body[i : i + 4096])
+                self.wfile.flush()
+                hub.sent += len(body[i : i + 4096])
+                if hub.slow:
+                    time.sleep(hub.slow)
+            hub.bodies.append(len(body))
+
+        def do_HEAD(self):  # noqa: N802 - http.server's names
+            self._file(head=True)
+
+        def do_GET(self):  # noqa: N802
+            url = urlparse(self.path)
+            path = unquote(url.path)
+            if path == "/api/models":
+                return self._json(hub.search_rows(parse_qs(url.query)))
+            if path.startswith("/api/models/"):
+                rest = path.removeprefix("/api/models/").split("/")
+                repo = "/".join(rest[:2])
+                if repo in hub.repos and rest[2:3] == ["tree"]:
+                    return self._json(hub.tree(repo))
+                return self._json(hub.info(repo)) if repo in hub.repos else self._missing()
+            self._file(head=False)
+
+    return Handler
