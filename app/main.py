@@ -14,6 +14,7 @@ import sys
 
 SELF_TEST_PROMPT = "What is the capital of France?"
 SELF_TEST_TIMEOUT_MS = 15 * 60 * 1000  # first start may download the model
+APP_NAME = "Logitscope"  # also the X11 window class: the entry's StartupWMClass
 DESKTOP_FILE_NAME = "logitscope"  # packaging/linux/logitscope.desktop.in
 
 
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     self_test = "--self-test" in argv
     files = [a for a in argv[1:] if not a.startswith("-")]  # logitscope-app FILE…
     app = QApplication([a for a in argv if a != "--self-test"])
-    app.setApplicationName("Logitscope")
+    app.setApplicationName(APP_NAME)
     app.setOrganizationName("Logitscope")
     _set_identity(app)
     apply_theme()  # the remembered theme (System follows the platform's palette)

@@ -16,11 +16,10 @@ if [ -n "${LOGITSCOPE_BUILD_PYTHON:-}" ]; then
 else
     python3 dev.py setup >/dev/null
     py=.venv/bin/python
-    "$py" -m pip install --quiet "pyinstaller>=6.10,<7"
 fi
 dist=${LOGITSCOPE_DIST_DIR:-dist}
 work=${LOGITSCOPE_WORK_DIR:-build/pyinstaller}
-"$py" packaging/make_icon.py resources/logitscope.png >/dev/null
+[ -f resources/logitscope.png ] || "$py" packaging/make_icon.py resources/logitscope.png
 "$py" -m PyInstaller --noconfirm --clean --log-level WARN \
     --distpath "$dist" --workpath "$work" packaging/logitscope.spec
 app=$dist/Logitscope
