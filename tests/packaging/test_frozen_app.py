@@ -12,7 +12,6 @@ skips it, saying so (see the README's "A double-clickable app").
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import platform
 import subprocess
@@ -20,6 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from scripts.bench_frozen import self_test
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build" / "frozen-test"
@@ -85,20 +86,9 @@ def frozen_app() -> Path:
 
 
 def _self_test(command: list[str]) -> dict:
-    """Run one self-test with no terminal (as a double-click does); its details."""
-    p = subprocess.run(
-        command + ["--self-test"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
-        start_new_session=True,
-    )
-    assert p.returncode == 0, p.stdout + p.stderr[-3000:]
-    assert "self-test passed" in p.stdout and "Paris" in p.stdout, p.stdout
-    line = next(x for x in p.stdout.splitlines() if x.startswith("self-test details: "))
-    return json.loads(line.removeprefix("self-test details: "))
+    details, out = self_test(command)
+    assert "Paris" in out and details, out
+    return details
 
 
 def test_frozen_app_answers_like_the_venv_on_the_same_compute_path(frozen_app, default_model_path):
