@@ -2,7 +2,7 @@
 
     python scripts/bench_frozen.py [ROUNDS] [--app dist/Logitscope/Logitscope]
 
-Alternates `python -m app --self-test` (this checkout, the venv's packages) and the
+Alternates (ABBA) `python -m app --self-test` (this checkout, the venv's packages) and the
 frozen app's `--self-test` (each a fresh process: load the default model, answer
 "What is the capital of France?" greedily, 37 prompt tokens), so both see the same
 machine load, and prints each round, the best and the median of each, and the
@@ -62,8 +62,9 @@ def main() -> int:
         del args[i : i + 2]
     rounds = int(args[0]) if args else 5
     runs: dict[str, list[dict]] = {"venv": [], "frozen": []}
+    order = [("venv", [sys.executable, "-m", "app"]), ("frozen", [str(app)])]
     for r in range(rounds):
-        for name, command in (("venv", [sys.executable, "-m", "app"]), ("frozen", [str(app)])):
+        for name, command in order if r % 2 == 0 else order[::-1]:  # ABBA: no order bias
             details, _ = self_test(command)
             runs[name].append(details)
             figures = "  ".join(f"{k} {details[k]:.3g}" for k in FIGURES)
