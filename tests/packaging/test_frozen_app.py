@@ -101,10 +101,11 @@ def test_frozen_app_answers_like_the_venv_on_the_same_compute_path(frozen_app, d
     for _ in range(RUNS):  # alternated, so both see the same machine load
         venv.append(_self_test([sys.executable, "-m", "app"]))
         frozen.append(_self_test([str(frozen_app)]))
-    assert frozen[0]["token_ids"] == venv[0]["token_ids"]
     assert len(venv[0]["token_ids"]) >= 5
-    assert frozen[0]["compute"] == venv[0]["compute"]
-    assert frozen[0]["device"] == venv[0]["device"] == "CPU"
+    for run in venv[1:] + frozen:  # every run: the same greedy answer, path and device
+        assert run["token_ids"] == venv[0]["token_ids"]
+        assert run["compute"] == venv[0]["compute"]
+        assert run["device"] == "CPU"
     if platform.machine() == "x86_64":  # ngsolve-openblas has x86-64 wheels only
         assert "OpenBLAS (libopenblas" in frozen[0]["compute"], frozen[0]["compute"]
     best_venv = max(r["prefill_tps"] for r in venv)
