@@ -8,11 +8,14 @@ Logitscope --self-test    open it, load the default model, run one short
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import sys
 
 SELF_TEST_PROMPT = "What is the capital of France?"
 SELF_TEST_TIMEOUT_MS = 15 * 60 * 1000  # first start may download the model
+APP_NAME = "Logitscope"  # also the X11 window class: the entry's StartupWMClass
+DESKTOP_FILE_NAME = "logitscope"  # packaging/linux/logitscope.desktop.in
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,8 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     self_test = "--self-test" in argv
     files = [a for a in argv[1:] if not a.startswith("-")]  # logitscope-app FILE…
     app = QApplication([a for a in argv if a != "--self-test"])
-    app.setApplicationName("Logitscope")
+    app.setApplicationName(APP_NAME)
     app.setOrganizationName("Logitscope")
+    _set_identity(app)
     apply_theme()  # the remembered theme (System follows the platform's palette)
     window = PlaygroundWindow(load_on_start=not self_test and not model_arguments(files))
     window.show()
@@ -47,6 +51,19 @@ def main(argv: list[str] | None = None) -> int:
         window.load_model(None)  # the default model, whatever the picker remembers
         return _self_test(app, window)
     return app.exec()
+
+
+def _set_identity(app) -> None:
+    """The window icon, and the desktop entry's name (Wayland's app id; on X11 the
+    window class is the application name, the entry's StartupWMClass)."""
+    from pathlib import Path
+
+    from PySide6.QtGui import QIcon
+
+    app.setDesktopFileName(DESKTOP_FILE_NAME)
+    icon = Path(__file__).resolve().parent.parent / "resources" / "logitscope.png"
+    if icon.is_file():  # beside the sources, and in the frozen app's data
+        app.setWindowIcon(QIcon(str(icon)))
 
 
 def quit_app() -> bool:
@@ -103,5 +120,21 @@ def _self_test(app, window) -> int:
     device = window.model_record.device if window.model_record else "?"
     status = "passed" if result["code"] == 0 else "FAILED"
     print(f"Logitscope self-test {status} on {device}: {result['why']}", flush=True)
+    print(f"self-test details: {json.dumps(_self_test_details(window))}", flush=True)
     window.cleanup()
     return result["code"]
+
+
+def _self_test_details(window) -> dict:
+    """What the packaging test compares between the frozen app and the venv: the
+    compute path the model ran on, the greedy token ids and the measured speeds."""
+    model, done = window.model_record, window.state.done
+    return {
+        "compute": model.compute if model else None,
+        "device": model.device if model else None,
+        "token_ids": [t.token_id for t in window.state.tokens],
+        "prompt_tokens": done.prompt_tokens if done else None,
+        "ttft_s": done.ttft_s if done else None,
+        "prefill_tps": done.prefill_tps if done else None,
+        "decode_tps": done.decode_tps if done else None,
+    }

@@ -4,8 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(uname -m)" = arm64 ] || { echo "Logitscope.app is built on an Apple Silicon Mac"; exit 1; }
 python3 dev.py setup >/dev/null
-.venv/bin/python -m pip install --quiet "pyinstaller>=6.10,<7"
-.venv/bin/python packaging/make_icon.py resources/logitscope.png
+[ -f resources/logitscope.png ] || .venv/bin/python packaging/make_icon.py resources/logitscope.png
 iconset=build/logitscope.iconset
 rm -rf "$iconset" && mkdir -p "$iconset"
 for s in 16 32 128 256 512; do

@@ -85,10 +85,15 @@ def _enable(threads: int | None) -> BlasStatus:
         return BlasStatus(False, "MLX was loaded first (this process keeps its own BLAS)")
     libs = _site_dir("mlx")
     libs = libs.parent / "mlx_cpu.libs" if libs else None
+    frozen = getattr(sys, "frozen", False)  # the packaged app: a build left it out
     if libs is None or not libs.is_dir():
-        return BlasStatus(False, "not MLX's CPU build")
+        return BlasStatus(
+            False, "mlx_cpu.libs not in this build" if frozen else "not MLX's CPU build"
+        )
     blas = _openblas()
     if blas is None:
+        if frozen:
+            return BlasStatus(False, "OpenBLAS not in this build (packaging/logitscope.spec)")
         return BlasStatus(
             False, "the ngsolve-openblas wheel is not installed (run the setup command again)"
         )
