@@ -135,7 +135,7 @@ class CodeBlock(QFrame):
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.code)
         self.copy_button.setText("Copied")
-        QTimer.singleShot(1500, lambda: self.copy_button.setText("Copy"))
+        QTimer.singleShot(1500, self.copy_button, lambda: self.copy_button.setText("Copy"))
 
 
 class RenderedView(QScrollArea):
