@@ -1,6 +1,6 @@
-"""Render the playground (a regenerated turn: two sibling runs), Compare (2 and 4
-lanes, every lane's settings open), Inside and the lab at three screen sizes,
-after a short real run, to PNG (offscreen; no display).
+"""Render the playground (a regenerated turn: two sibling runs, the settings panel
+shown), Compare (2 and 4 lanes, every lane's settings open), Inside and the lab at
+three screen sizes, after a short real run, to PNG (offscreen; no display).
 Each window fills the screen size, so the shots show what fits and what scrolls.
 Every shot is taken in the light theme and the dark one (`…-dark.png`).
 
@@ -69,6 +69,7 @@ def main() -> int:
     wait(app, lambda: win.state is not first and win.state.done is not None, 300)
     wait(app, lambda: not win.bridge.busy, 30)
     win.select_step(3)
+    win.toggle_side_panel(True)  # the settings panel in the shots (it starts hidden below 1280)
     for screen in SCREENS:
         win.resize(*screen)
         settle(app)
