@@ -100,9 +100,11 @@ class ChartsPanel(QWidget):
             if name == "context":  # a wide, short bar chart: the rest of its row
                 span = cols - col
                 self.grid.addWidget(frame, row, col, 1, span)
+                frame.setVisible(True)
                 self.grid.setRowStretch(row, 1 if span == cols else 3)
                 break
             self.grid.addWidget(frame, row, col)
+            frame.setVisible(True)  # now, not when the re-parented frame's queued show runs
             self.grid.setRowStretch(row, 3)
             col += 1
             if col == cols:
