@@ -1,6 +1,7 @@
 """Render the playground (a regenerated turn: two sibling runs; the settings panel
-shown where a first window of that size shows it), Compare (2 and 4 lanes, every lane's settings open), Inside and the lab at
-three screen sizes, after a short real run, to PNG (offscreen; no display).
+shown where a first window of that size shows it), Compare (2 and 4 lanes, every
+lane's settings open), Inside and the lab at three screen sizes, after a short real
+run, to PNG (offscreen; no display).
 Each window fills the screen size, so the shots show what fits and what scrolls.
 Every shot is taken in the light theme and the dark one (`…-dark.png`).
 
