@@ -26,6 +26,7 @@ TITLES = {
     "context": "Context window",
 }
 THREE_COLUMNS_FROM = 1500  # px of panel width
+CONTEXT_MIN_HEIGHT = 160  # px: room for its two bars under a wrapped title and two axes
 TABS_BELOW = 540  # one column of five charts is always crushed: tabs instead
 
 
@@ -70,6 +71,7 @@ class ChartsPanel(QWidget):
         self.enlarged: str | None = None
         for frame in self.frames.values():
             frame.enlarge_requested.connect(self.toggle_enlarged)
+        self.frames["context"].setMinimumHeight(CONTEXT_MIN_HEIGHT)
         self.setMinimumSize(300, 300)
         self._arrange(2)
 

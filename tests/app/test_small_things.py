@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from PySide6.QtWidgets import QFormLayout
 
-from app.charts.panel import ChartsPanel
+from app.charts.panel import CONTEXT_MIN_HEIGHT, ChartsPanel
 from app.compare_divergence import EMPTY, NONE_DIVERGED, draw_divergence, new_divergence_chart
 from app.inside.attention_view import WAITING, AttentionView
 from app.lab.window import DONE, LabWindow
@@ -52,6 +52,16 @@ def test_an_enlarged_chart_fills_the_panel_and_comes_back(qtbot):
     panel.toggle_enlarged("temp")
     qtbot.waitUntil(lambda: all(f.isVisible() for f in panel.frames.values()), timeout=2000)
     assert temp.size() == grid_size and not temp.enlarge_button.isChecked()
+
+
+def test_the_context_chart_keeps_room_for_its_bars(qtbot):
+    panel = ChartsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(600, 620)  # the charts of a 1024x700 window: two columns, three rows
+    panel.show()
+    qtbot.waitUntil(lambda: panel.columns == 2, timeout=2000)
+    qtbot.waitUntil(lambda: panel.frames["context"].height() >= CONTEXT_MIN_HEIGHT, timeout=2000)
+    assert panel.frames["dist"].height() >= 150  # and the others still theirs
 
 
 def _empty_message(plot) -> str | None:
