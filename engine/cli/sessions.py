@@ -24,8 +24,8 @@ def add_parser(sub) -> None:
     e.add_argument(
         "--scale",
         choices=tuple(CLI_SCALES),
-        help="the HTML report's probability colours (default red-green; cividis is "
-        "readable with the common colour-vision deficiencies)",
+        help="the HTML report's probability colours; cividis is readable with the common "
+        "colour-vision deficiencies (default: red-green)",
     )
 
     i = sub.add_parser("import", help="add an exported JSON session to the history")
