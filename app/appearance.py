@@ -1,10 +1,15 @@
 """Applying the look the person chose: the theme (System / Light / Dark) and the
 probability scale (red → green or cividis), with the View menu entries that choose
 them. Changing either repaints what is on screen: charts, every token view (shading
-and text colour) and the probability legends; nothing is re-run."""
+and text colour), the probability legends and every widget registered with
+`on_theme` / `themed_style` (tinted boxes, notes); nothing is re-run."""
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
+
+import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QStyleFactory
@@ -20,6 +25,20 @@ SCHEMES = {
     "dark": Qt.ColorScheme.Dark,
 }
 _system_palette: list[QPalette] = []  # the palette the platform gave, before any override
+# widget -> [fn(widget)]: the functions never hold the widget, so it can still go.
+_HOOKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def on_theme(widget, repaint_fn: Callable) -> None:
+    """Call `repaint_fn(widget)` whenever the theme changes, while `widget` lives."""
+    _HOOKS.setdefault(widget, []).append(repaint_fn)
+
+
+def themed_style(widget, css: Callable[[], str]) -> None:
+    """Give `widget` the stylesheet `css()` builds from the theme, now and on every
+    change of theme (colours come from app.theme: tint, note_color, by_theme)."""
+    widget.setStyleSheet(css())
+    on_theme(widget, lambda w: w.setStyleSheet(css()))
 
 
 def apply_theme(mode: str | None = None) -> str:
@@ -67,6 +86,10 @@ def repaint() -> None:
     from app.token_view import TokenView
 
     paint_all()
+    for widget, fns in list(_HOOKS.items()):
+        if shiboken6.isValid(widget):
+            for fn in fns:
+                fn(widget)
     for widget in QApplication.allWidgets():
         if isinstance(widget, TokenView):
             reshade(widget)

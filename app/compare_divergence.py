@@ -1,7 +1,8 @@
 """The "Where the lanes diverge" chart: at one step, the shared raw distribution
 (T = 1) beside each lane's sampled-from distribution, each lane's own chosen
 token included. A value the engine did not record is drawn as no bar, never as
-a measured zero."""
+a measured zero. Before any comparison the chart is a clean empty state (a line
+saying what appears there), never an empty axis."""
 
 from __future__ import annotations
 
@@ -9,11 +10,30 @@ import math
 
 import pyqtgraph as pg
 
-from app.charts.base import set_title, short
+from app.charts.base import empty_text, set_title, short, show_empty, style_plot
 from engine.compare_stats import first_divergence
 
 TITLE = "Where the lanes diverge"
 RAW_COLOR = "#9e9e9e"
+EMPTY = "Run two lanes with one prompt and model\nto see where they diverge"
+NONE_DIVERGED = "No two lanes with one prompt and model\ntook different tokens"
+
+
+def new_divergence_chart() -> pg.PlotWidget:
+    """The chart, styled (tokens top-down), in its empty state until a comparison."""
+    chart = pg.PlotWidget()
+    plot = chart.getPlotItem()
+    style_plot(plot, TITLE, bottom="probability (lanes: sampled from)")
+    plot.invertY(True)
+    draw_divergence(plot, (), 0, EMPTY)
+    return chart
+
+
+def _empty(plot: pg.PlotItem, message: str) -> None:
+    """No bars: the message alone, no token ticks (an axis of numbers would mean nothing)."""
+    set_title(plot, TITLE)
+    plot.getAxis("left").setTicks([[]])
+    show_empty(plot, empty_text(plot, message), True)
 
 
 def comparable(a, b) -> bool:
@@ -37,8 +57,10 @@ def lane_pairs(lanes):
                 yield a, b, first_divergence(*ids)
 
 
-def draw_divergence(plot: pg.PlotItem, lanes, step: int) -> tuple[dict, list[int]]:
-    """Draw `lanes` (CompareLanes) at `step` on `plot`; with none, an empty chart.
+def draw_divergence(
+    plot: pg.PlotItem, lanes, step: int, empty: str = NONE_DIVERGED
+) -> tuple[dict, list[int]]:
+    """Draw `lanes` (CompareLanes) at `step` on `plot`; with none, the `empty` message.
 
     Returns:
         ({series name: bar widths, NaN where unknown}, the token ids on the axis).
@@ -47,7 +69,7 @@ def draw_divergence(plot: pg.PlotItem, lanes, step: int) -> tuple[dict, list[int
     lanes = [x for x in lanes if step < x.state.n]
     recs = [x.state.tokens[step] for x in lanes]
     if not recs:
-        set_title(plot, TITLE, "no two lanes with one prompt and model took different tokens")
+        _empty(plot, empty)
         return {}, []
     ids, labels = [], []
     for r in recs:  # each lane's own chosen token first, then the top candidates

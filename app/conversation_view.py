@@ -1,25 +1,34 @@
 """The conversation above the answer: earlier turns as a transcript, and a line
-naming the turn the answer view shows, each with show / edit / regenerate links."""
+naming the turn the answer view shows, each with show / edit / regenerate links.
+Links and secondary text take the palette's colours, and both redraw on a change of
+theme."""
 
 from __future__ import annotations
 
 import html
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QGuiApplication, QPalette
 from PySide6.QtWidgets import QLabel, QTextBrowser
 
+from app.appearance import on_theme
 from app.session import Answer, Conversation
+from app.theme import note_color
 from engine.units import human_bytes
 
-LINK = "color:#2a5db0; text-decoration:none;"
+
+def _link_style() -> str:
+    """A link in the palette's link colour (readable on light and dark)."""
+    return f"color:{QGuiApplication.palette().color(QPalette.Link).name()}; text-decoration:none;"
 
 
 def _links(conv: Conversation, i: int, shown: bool) -> str:
-    show = "" if shown else f"<a style='{LINK}' href='show:{i}'>show</a> · "
+    link = _link_style()
+    show = "" if shown else f"<a style='{link}' href='show:{i}'>show</a> · "
     return (
         f"<span style='font-size:8pt'>{_siblings(conv, i)}{show}"
-        f"<a style='{LINK}' href='edit:{i}'>edit</a> · "
-        f"<a style='{LINK}' href='regen:{i}'>regenerate</a></span>"
+        f"<a style='{link}' href='edit:{i}'>edit</a> · "
+        f"<a style='{link}' href='regen:{i}'>regenerate</a></span>"
     )
 
 
@@ -28,8 +37,9 @@ def _siblings(conv: Conversation, i: int) -> str:
     answers, current = conv.siblings(i)
     if len(answers) < 2:
         return ""
-    prev = f"<a style='{LINK}' href='prev:{i}'>‹</a>" if current > 0 else "‹"
-    nxt = f"<a style='{LINK}' href='next:{i}'>›</a>" if current < len(answers) - 1 else "›"
+    link = _link_style()
+    prev = f"<a style='{link}' href='prev:{i}'>‹</a>" if current > 0 else "‹"
+    nxt = f"<a style='{link}' href='next:{i}'>›</a>" if current < len(answers) - 1 else "›"
     return f"{prev} run {current + 1}/{len(answers)} {nxt} · "
 
 
@@ -66,11 +76,15 @@ class ConversationView(QTextBrowser):
             "message, its tokens reused from the KV cache"
         )
         self.anchorClicked.connect(self._on_link)
+        self._shown: tuple | None = None  # what show_conversation drew, for a new theme
+        on_theme(self, lambda view: view._shown and view.show_conversation(*view._shown))
         self.hide()
 
     def show_conversation(self, conv: Conversation, shown: int | None) -> None:
         """Every turn except `shown` (the one in the answer view) and the ones after a
         shown last turn."""
+        self._shown = (conv, shown)
+        note = note_color()
         rows = []
         for i, turn in enumerate(conv.turns):
             if i == shown:
@@ -78,10 +92,10 @@ class ConversationView(QTextBrowser):
             stats = turn_stats(turn)
             answer = html.escape(turn.answer) or "<i>(no answer)</i>"
             rows.append(
-                f"<p style='margin:2px 0'><b>You</b> <span style='color:#777'>turn "
+                f"<p style='margin:2px 0'><b>You</b> <span style='color:{note}'>turn "
                 f"{conv.dropped + i + 1}</span> {_links(conv, i, False)}<br>"
-                f"{html.escape(turn.user)}</p><p style='margin:2px 0 8px 12px; color:#333'>"
-                f"<b>Assistant</b> <span style='color:#777;font-size:8pt'>{stats}</span><br>"
+                f"{html.escape(turn.user)}</p><p style='margin:2px 0 8px 12px'>"
+                f"<b>Assistant</b> <span style='color:{note};font-size:8pt'>{stats}</span><br>"
                 f"{answer}</p>"
             )
         self.setHtml("".join(rows).replace("\n", "<br>"))
@@ -103,9 +117,13 @@ class TurnLabel(QLabel):
         super().__init__(parent)
         self.setWordWrap(True)
         self.linkActivated.connect(self._on_link)
+        self._shown: tuple | None = None  # what show_turn drew, for a new theme
+        on_theme(self, lambda label: label._shown and label.show_turn(*label._shown))
         self.hide()
 
     def show_turn(self, conv: Conversation, i: int | None) -> None:
+        """Name turn `i` of `conv` (the one the answer view shows), with its links."""
+        self._shown = (conv, i)
         if i is None or i >= len(conv.turns):
             self.clear()
             self.hide()

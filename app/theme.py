@@ -30,6 +30,14 @@ AXIS = "#444444"
 DARK_PLOT_BG = "#1e1e1e"
 DARK_AXIS = "#d8d8d8"
 MUTED = "#808080"  # secondary text readable on light and dark backgrounds (>= 3.5:1)
+NOTE_MIX = 0.35  # a note: the palette's text colour moved this far towards its background
+# Tinted boxes as (background, text, border), light then dark; text >= 4.5:1 on its box.
+TINTS = {
+    "error": (("#fde2e1", "#8a1c1c", "#e8a4a1"), ("#4a1f1f", "#ffb4ab", "#8c3b36")),
+    "info": (("#eef4fb", "#222222", "#c9dbef"), ("#1f2d3d", "#dde8f5", "#3b5875")),
+    "thinking": (("#faf6ec", "#222222", "#e2d6b5"), ("#2e2a20", "#e6e6e6", "#5a4d2e")),
+}
+THINKING_HEAD = ("#6b5320", "#e0c27a")  # the thinking header's brown, light / dark
 
 THEMES = ("system", "light", "dark")
 THEME_KEY = "view/theme"
@@ -82,6 +90,28 @@ def is_dark(palette: QPalette | None = None) -> bool:
     if palette is None:
         palette = QGuiApplication.palette()
     return palette.color(QPalette.Window).lightness() < 128
+
+
+def note_color(palette: QPalette | None = None) -> str:
+    """Secondary text (notes, hints) for the palette in use: its text colour softened
+    towards its background, so it follows any palette and stays readable (>= 4.5:1)."""
+    if palette is None:
+        palette = QGuiApplication.palette()
+    fg, bg = palette.color(QPalette.WindowText), palette.color(QPalette.Window)
+    mix = [
+        round(a + (b - a) * NOTE_MIX) for a, b in zip(fg.getRgb()[:3], bg.getRgb()[:3], strict=True)
+    ]
+    return QColor(*mix).name()
+
+
+def tint(name: str) -> tuple[str, str, str]:
+    """(background, text, border) of tinted box `name` (TINTS) in the theme in use."""
+    return TINTS[name][is_dark()]
+
+
+def by_theme(pair: tuple[str, str]) -> str:
+    """The light or the dark member of a (light, dark) pair, for the palette in use."""
+    return pair[is_dark()]
 
 
 def chart_colors() -> tuple[str, str]:

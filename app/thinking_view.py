@@ -13,6 +13,8 @@ from dataclasses import replace
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QToolButton, QVBoxLayout, QWidget
 
+from app.appearance import themed_style
+from app.theme import THINKING_HEAD, by_theme, tint
 from app.token_view import TokenView
 from engine.costs import money
 
@@ -25,13 +27,17 @@ class ThinkingBlock(QWidget):
         self.header.setChecked(True)
         self.header.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
         self.header.setArrowType(Qt.DownArrow)
-        self.header.setStyleSheet("QToolButton { border: none; color: #6b5320; font-weight: 600; }")
+        themed_style(
+            self.header,
+            lambda: (
+                f"QToolButton {{ border: none; color: {by_theme(THINKING_HEAD)}; "
+                "font-weight: 600; }"
+            ),
+        )
         self.header.setToolTip("The model's reasoning before its answer: click to fold or unfold")
         self.view = TokenView()
         self.view.setPlaceholderText("")
-        self.view.setStyleSheet(
-            "QTextEdit { background: #faf6ec; color: #222; border: 1px solid #e2d6b5; }"
-        )
+        themed_style(self.view, _thinking_css)
         self.view.setMaximumHeight(160)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -53,6 +59,11 @@ class ThinkingBlock(QWidget):
         self.header.setText(
             f"{verb} · {tokens:,} tokens · {seconds:.1f} s · {share:.0%} of the output{cost}"
         )
+
+
+def _thinking_css() -> str:
+    bg, fg, border = tint("thinking")
+    return f"QTextEdit {{ background: {bg}; color: {fg}; border: 1px solid {border}; }}"
 
 
 class AnswerViews(QObject):

@@ -21,12 +21,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.appearance import LEGEND_NAME, paint_legend
+from app.appearance import LEGEND_NAME, paint_legend, themed_style
 from app.controls import SamplingPanel
 from app.conversation_view import ConversationView, TurnLabel
 from app.history import HistoryPanel
 from app.rendered_view import RenderedView
-from app.theme import MUTED
+from app.theme import note_color, tint
 from app.thinking_view import AnswerViews, ThinkingBlock
 from app.token_view import TokenView
 
@@ -62,10 +62,17 @@ class Side:
 
 
 def build_side() -> Side:
-    """The Settings (sampling controls, never scrolled sideways) and History tabs."""
+    """The Settings (sampling controls, never scrolled sideways) and History tabs.
+    The controls sit at the top of their tab at their natural height: spare height
+    goes below them, never into gaps between the rows."""
     controls = SamplingPanel()
+    page = QWidget()
+    column = QVBoxLayout(page)
+    column.setContentsMargins(0, 0, 0, 0)
+    column.addWidget(controls)
+    column.addStretch(1)
     scroll = QScrollArea()
-    scroll.setWidget(controls)
+    scroll.setWidget(page)
     scroll.setWidgetResizable(True)
     scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
     history = HistoryPanel()
@@ -75,9 +82,27 @@ def build_side() -> Side:
     return Side(tabs, controls, history)
 
 
+class ElidedProgressBar(QProgressBar):
+    """A progress bar whose text is cut with "…" to fit (the whole of it in the
+    tooltip): a long message ("Converting … to MLX") never runs past the bar."""
+
+    PAD = 12  # px left for the frame and the text's margins
+
+    def setFormat(self, text: str) -> None:  # noqa: N802 - Qt's name
+        """Set the text (as QProgressBar.setFormat) and show it whole in the tooltip."""
+        super().setFormat(text)
+        self.setToolTip(text)
+
+    def text(self) -> str:
+        """The formatted text, elided to the bar's width (what the style paints)."""
+        return self.fontMetrics().elidedText(
+            super().text(), Qt.ElideRight, max(self.width() - self.PAD, 0)
+        )
+
+
 def build_status(status_bar) -> tuple[QLabel, QProgressBar]:
     """The status line and a progress bar hidden when idle (its space kept: no re-layout)."""
-    progress = QProgressBar()
+    progress = ElidedProgressBar()
     progress.setMaximumWidth(260)
     progress.setRange(0, 1000)
     policy = progress.sizePolicy()
@@ -104,6 +129,12 @@ def show_prefill(bar: QProgressBar, record) -> None:
         bar.setFormat(f"Prefill {record.processed}/{record.total}")
     else:
         progress_idle(bar)
+
+
+def box_css(kind: str, selector: str, extra: str = "") -> str:
+    """A stylesheet for a tinted box (theme.TINTS `kind`) in the theme in use."""
+    bg, fg, border = tint(kind)
+    return f"{selector} {{ background: {bg}; color: {fg}; border: 1px solid {border}; {extra} }}"
 
 
 @dataclass
@@ -167,19 +198,18 @@ def build_center(prompt_panel) -> Center:
     banner = QLabel()
     banner.setWordWrap(True)
     banner.setObjectName("errorBanner")
-    banner.setStyleSheet(
-        "#errorBanner { background: #fde2e1; color: #8a1c1c; border: 1px solid #e8a4a1;"
-        " border-radius: 4px; padding: 6px; }"
+    themed_style(
+        banner, lambda: box_css("error", "#errorBanner", "border-radius: 4px; padding: 6px;")
     )
     banner.hide()
     viewing = QLabel()
-    viewing.setStyleSheet(f"color: {MUTED}; font-style: italic;")
+    themed_style(viewing, lambda: f"color: {note_color()}; font-style: italic;")
     viewing.setWordWrap(True)
     output, thinking = TokenView(), ThinkingBlock()
     transcript, turn_label = ConversationView(), TurnLabel()
     ab_label = QLabel()
     ab_label.setWordWrap(True)
-    ab_label.setStyleSheet("background:#eef4fb; color:#222; border:1px solid #c9dbef; padding:4px;")
+    themed_style(ab_label, lambda: box_css("info", "QLabel", "padding: 4px;"))
     ab_label.hide()
     center = QWidget()
     cl = QVBoxLayout(center)

@@ -32,6 +32,7 @@ SCALES: dict[str, tuple[tuple[float, RGB], ...]] = {
     ),
 }
 SCALE_LABELS = {"heat": "Red → green", "cividis": "Colour-blind safe (cividis)"}
+CLI_SCALES = {"red-green": "heat", "cividis": "cividis"}  # `export --scale` name -> scale
 NOT_REPORTED_RGB: RGB = (238, 238, 238)  # no probability: neutral, never a made-up shade
 DARK_TEXT: RGB = (0, 0, 0)
 LIGHT_TEXT: RGB = (255, 255, 255)

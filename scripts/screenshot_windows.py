@@ -1,6 +1,7 @@
-"""Render the playground (a regenerated turn: two sibling runs), Compare (2 and 4
-lanes, every lane's settings open), Inside and the lab at three screen sizes,
-after a short real run, to PNG (offscreen; no display).
+"""Render the playground (a regenerated turn: two sibling runs; the settings panel
+shown where a first window of that size shows it), Compare (2 and 4 lanes, every
+lane's settings open), Inside and the lab at three screen sizes, after a short real
+run, to PNG (offscreen; no display).
 Each window fills the screen size, so the shots show what fits and what scrolls.
 Every shot is taken in the light theme and the dark one (`…-dark.png`).
 
@@ -51,6 +52,7 @@ def main() -> int:
     from app.bridge import EngineBridge
     from app.compare import CompareWindow
     from app.window import PlaygroundWindow
+    from app.window_layout import COMPACT_BELOW
 
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
     out.mkdir(parents=True, exist_ok=True)
@@ -70,6 +72,7 @@ def main() -> int:
     wait(app, lambda: not win.bridge.busy, 30)
     win.select_step(3)
     for screen in SCREENS:
+        win.toggle_side_panel(screen[0] >= COMPACT_BELOW)  # as a first window of that size
         win.resize(*screen)
         settle(app)
         win.run_view.redraw()

@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from app.theme import MUTED
+from app.appearance import themed_style
+from app.theme import note_color
 
 HINT = "Hover: read values · double-click: enlarge"
 
@@ -43,7 +44,7 @@ class ChartFrame(QFrame):
         chart.setAccessibleName(f"{title} chart")
         chart.setAccessibleDescription("Hover to read values; the line below shows them")
         self.readout = QLabel(HINT)
-        self.readout.setStyleSheet(f"color: {MUTED}; font-size: 8pt;")
+        themed_style(self.readout, lambda: f"color: {note_color()}; font-size: 8pt;")
         self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
         self.readout.setMinimumHeight(self.readout.sizeHint().height())
         head = QHBoxLayout()

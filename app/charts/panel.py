@@ -1,10 +1,12 @@
 """ChartsPanel: the playground's five charts, each in a ChartFrame, in a grid that
 reflows with the panel's width (3, 2 or 1 columns; tabs when very narrow). One
-chart can be enlarged to fill the panel. Charts are drawn one at a time."""
+chart can be enlarged to fill the panel: it moves to a page of its own (the grid's
+other cells would leave it a corner), and back when restored. Charts are drawn one
+at a time."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QGridLayout, QStackedLayout, QTabWidget, QWidget
+from PySide6.QtWidgets import QGridLayout, QStackedLayout, QTabWidget, QVBoxLayout, QWidget
 
 from app.charts.context import ContextChart
 from app.charts.distribution import DistributionChart
@@ -24,6 +26,7 @@ TITLES = {
     "context": "Context window",
 }
 THREE_COLUMNS_FROM = 1500  # px of panel width
+CONTEXT_MIN_HEIGHT = 160  # px: room for its two bars under a wrapped title and two axes
 TABS_BELOW = 540  # one column of five charts is always crushed: tabs instead
 
 
@@ -58,13 +61,17 @@ class ChartsPanel(QWidget):
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(4)
         self.tabs = QTabWidget()
+        self.single_page = QWidget()  # the enlarged chart, alone
+        self.single = QVBoxLayout(self.single_page)
+        self.single.setContentsMargins(0, 0, 0, 0)
         self.stack = QStackedLayout(self)
-        self.stack.addWidget(self.grid_page)
-        self.stack.addWidget(self.tabs)
+        for page in (self.grid_page, self.tabs, self.single_page):
+            self.stack.addWidget(page)
         self.columns: int | None = None
         self.enlarged: str | None = None
         for frame in self.frames.values():
             frame.enlarge_requested.connect(self.toggle_enlarged)
+        self.frames["context"].setMinimumHeight(CONTEXT_MIN_HEIGHT)
         self.setMinimumSize(300, 300)
         self._arrange(2)
 
@@ -79,6 +86,7 @@ class ChartsPanel(QWidget):
         self.columns = cols
         for frame in self.frames.values():
             self.grid.removeWidget(frame)
+            self.single.removeWidget(frame)
         self.tabs.clear()
         if cols == 0:
             for name in CHARTS:
@@ -94,29 +102,40 @@ class ChartsPanel(QWidget):
             if name == "context":  # a wide, short bar chart: the rest of its row
                 span = cols - col
                 self.grid.addWidget(frame, row, col, 1, span)
+                frame.setVisible(True)
                 self.grid.setRowStretch(row, 1 if span == cols else 3)
                 break
             self.grid.addWidget(frame, row, col)
+            frame.setVisible(True)  # now, not when the re-parented frame's queued show runs
             self.grid.setRowStretch(row, 3)
             col += 1
             if col == cols:
                 row, col = row + 1, 0
         self.stack.setCurrentWidget(self.grid_page)
-        self._apply_enlarged()
+        if self.enlarged is not None:
+            self._show_alone(self.enlarged)
+        self._check_buttons()
 
     def toggle_enlarged(self, name: str) -> None:
-        """Show one chart alone in the panel, or all again."""
-        self.enlarged = None if self.enlarged == name else name
+        """Show one chart alone, filling the panel, or all again (in tabs: that tab)."""
         if self.columns == 0:
             self.tabs.setCurrentWidget(self.frames[name])
             self.enlarged = None
-        self._apply_enlarged()
+            self._check_buttons()
+            return
+        self.enlarged = None if self.enlarged == name else name
+        self._arrange(self.columns)  # every frame back in the grid, then one alone
 
-    def _apply_enlarged(self) -> None:
+    def _show_alone(self, name: str) -> None:
+        frame = self.frames[name]
+        self.grid.removeWidget(frame)
+        self.single.addWidget(frame)
+        frame.setVisible(True)
+        self.stack.setCurrentWidget(self.single_page)
+
+    def _check_buttons(self) -> None:
         for name, frame in self.frames.items():
             frame.enlarge_button.setChecked(self.enlarged == name)
-            if self.columns:
-                frame.setVisible(self.enlarged in (None, name))
 
     def reset_readouts(self) -> None:
         """Another run is on screen: no footer keeps a value read from the last one."""

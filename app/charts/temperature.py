@@ -42,7 +42,8 @@ class TemperatureChart(pg.PlotWidget):
         self.key = ""
         self.markers = pg.ScatterPlotItem(size=8, pen=None)
         plot.addItem(self.markers)
-        self.t_line = pg.InfiniteLine(angle=90, pen=pen("#333333", 1, Qt.DashLine))
+        # Mid grey: >= 3:1 against the light and the dark chart background alike.
+        self.t_line = pg.InfiniteLine(angle=90, pen=pen("#888888", 1, Qt.DashLine))
         plot.addItem(self.t_line)
         # Entropy on its own right-hand axis (nats).
         self.entropy_box = pg.ViewBox()

@@ -1,6 +1,7 @@
 """Attention heatmap: query tokens x key tokens for one layer and head (or the
 mean of heads), causal, with the selected step's row outlined; hover a cell for
-its weight."""
+its weight. Before a result (and while one is computed) the chart is an empty state
+with a line saying so, never an empty axis with a stray outline."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
-from app.charts.base import set_title, short, style_plot, view_point
+from app.charts.base import empty_text, set_title, short, show_empty, style_plot, view_point
 
 MAX_LABELS = 48  # token labels on an axis beyond this are thinned
+WAITING = "Run a prompt in the playground, then pick a token to inspect"
 
 
 def _ticks(labels, n_max=MAX_LABELS):
@@ -64,6 +66,19 @@ class AttentionView(QWidget):
         self.layer.valueChanged.connect(self._changed)
         self.head.currentIndexChanged.connect(self._changed)
         self.plot.scene().sigMouseMoved.connect(self._on_move)
+        self.empty = empty_text(item, WAITING)
+        self.show_empty(WAITING)
+
+    def show_empty(self, message: str) -> None:
+        """No heatmap: `message` in its place (nothing yet, or being computed)."""
+        self.weights = None
+        self.image.clear()
+        self.row_box.hide()
+        item = self.plot.getPlotItem()
+        set_title(item, "Attention")
+        for name in ("bottom", "left"):  # no token positions to number
+            item.getAxis(name).setTicks([[]])
+        show_empty(item, self.empty, True, message=message)
 
     def reset_readout(self) -> None:
         """Another run or step: the hover line keeps nothing read from the last one."""
@@ -94,10 +109,12 @@ class AttentionView(QWidget):
         self.weights = np.asarray(d["weights"], dtype=np.float32)
         self.labels = record.labels
         n = len(self.labels)
+        item = self.plot.getPlotItem()
+        show_empty(item, self.empty, False)
+        self.row_box.show()
         self.image.setImage(self.weights, levels=(0.0, float(self.weights.max() or 1.0)))
         self.image.setRect(0, 0, n, n)
         self.row_box.setRect(0, n - 1, n, 1)
-        item = self.plot.getPlotItem()
         item.getAxis("bottom").setTicks(_ticks(self.labels))
         item.getAxis("left").setTicks(_ticks(self.labels))
         item.setRange(xRange=(0, n), yRange=(0, n), padding=0.01)

@@ -204,6 +204,8 @@ class InsideWindow(QWidget):
             "head": self.attention.head.currentData(),
         }
         self._asked = key
+        if key[3] == "attention":
+            self.attention.show_empty(f"Computing attention at {step}…")
         self.bridge.inspect(s.engine_prompt, s.settings, request, s.model.path)
 
     # -- results --------------------------------------------------------------------
@@ -228,6 +230,8 @@ class InsideWindow(QWidget):
 
     def _on_error(self, error) -> None:
         self.where.setText(f"Could not look inside: {error.message}")
+        if self._asked is not None and self._asked[3] == "attention":
+            self.attention.show_empty("Nothing was computed for this step (see above)")
         if error.kind in ("engine_died", "engine_hung"):  # nothing computed: say so there
             self.where.setText("Could not look inside: the engine stopped.")
             if self.pending == self._asked:  # no automatic retry into the same fault

@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.theme import prob_color
+from app.appearance import on_theme
+from app.theme import note_color, prob_color
 
 COLUMNS = (
     "model",
@@ -93,6 +94,7 @@ class QuantView(QWidget):
         self.data: dict | None = None
         self.run.clicked.connect(self._on_run)
         self.variant.currentIndexChanged.connect(lambda _i: self._paint())
+        on_theme(self, lambda view: view._paint())  # its note's colour follows the theme
         self.text.anchorClicked.connect(self._on_anchor)
 
     def _on_anchor(self, url) -> None:
@@ -153,7 +155,7 @@ class QuantView(QWidget):
         self.text.setHtml(
             "<div style='font-size:13pt;line-height:160%'>"
             + "".join(parts)
-            + "</div><p style='color:#666'>Colour: KL to the reference (green 0, "
+            + f"</div><p style='color:{note_color()}'>Colour: KL to the reference (green 0, "
             "red ≥ 1 nat). Underlined: the top prediction changed. Click a token "
             "for both distributions.</p>"
         )

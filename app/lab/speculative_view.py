@@ -26,8 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.appearance import on_theme, themed_style
 from app.charts.base import pen, set_title, style_plot
-from app.theme import OUTPUT, PROMPT
+from app.theme import OUTPUT, PROMPT, note_color, tint
 
 ACCEPTED, REJECTED, CORRECTION = "#c7f0c2", "#f7c6c5", "#ffe08a"
 
@@ -48,7 +49,7 @@ class SpeculativeView(QWidget):
         self.tokens.setValue(32)
         self.run = QPushButton("Run")
         self.error = QLabel()
-        self.error.setStyleSheet("color:#b00")
+        themed_style(self.error, lambda: f"color: {tint('error')[1]};")
         bar = QHBoxLayout()
         for w in (
             QLabel("k"),
@@ -100,6 +101,7 @@ class SpeculativeView(QWidget):
         self._hover: dict[str, str] = {}
         self.run.clicked.connect(self._on_run)
         self.pick.currentIndexChanged.connect(lambda _i: self._paint())
+        on_theme(self, lambda view: view._paint())  # its note's colour follows the theme
         self.text.highlighted.connect(self._on_hover)
 
     def _on_run(self) -> None:
@@ -185,7 +187,7 @@ class SpeculativeView(QWidget):
         self.text.setHtml(
             "<div style='font-size:13pt;line-height:170%'>"
             + "".join(parts)
-            + "</div><p style='color:#666'>Green: accepted drafts. Red, struck "
+            + f"</div><p style='color:{note_color()}'>Green: accepted drafts. Red, struck "
             "through: the first rejected draft of a pass. Yellow: the target's "
             "own token. Hover for both models' probabilities.</p>"
         )

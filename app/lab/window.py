@@ -1,7 +1,8 @@
 """The lab: experiments with the techniques that make inference cheap and fast, on
 the playground's model and prompt, each measured in the engine (never on the GUI
 thread), one at a time, with progress. Tabs: quantization A/B, conversations and the
-KV cache, speculative decoding, batching.
+KV cache, speculative decoding, batching. The header says what the tab on screen
+shows: "Done" only on a tab whose experiment ran, the model and prompt elsewhere.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from app.window_fit import place, remember
 from engine.errors import SettingsError
 from engine.lab import params_from
 
+DONE = "Done: numbers measured in the engine, in this run."
 DEFAULT_SIZE = (1200, 760)  # shrunk to fit the screen (app/window_fit.py)
 GEOMETRY_KEY = "lab"
 
@@ -47,7 +49,10 @@ class LabWindow(QWidget):
         self.tabs.addTab(self.cache, "KV cache")
         self.tabs.addTab(self.speculative, "Speculative decoding")
         self.tabs.addTab(self.batch, "Batching")
-        self.status = QLabel("Experiments use the playground's model and prompt.")
+        self.source_text = "Experiments use the playground's model and prompt."
+        self.said: dict[str, str] = {}  # per tab: its experiment's last outcome
+        self.running: str | None = None  # the experiment in flight
+        self.status = QLabel(self.source_text)
         self.status.setWordWrap(True)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
@@ -66,9 +71,10 @@ class LabWindow(QWidget):
         self.bridge.progress.connect(self._on_progress)
         self.bridge.lab_done.connect(self._on_done)
         self.bridge.failed.connect(
-            lambda e: self._finish(f"The experiment failed. {error_text(e)}")
+            lambda e: self._finish(f"The experiment failed. {error_text(e)}", self.running)
         )
         self.bridge.busy_changed.connect(self._on_busy)
+        self.tabs.currentChanged.connect(lambda _i: self._show_status())
         place(self, GEOMETRY_KEY, DEFAULT_SIZE)  # fitted to the screen, or as left
         add_quit_shortcut(self)
 
@@ -78,15 +84,28 @@ class LabWindow(QWidget):
             return
         model, prompt, _settings = self.source()
         if model is None:
-            self.status.setText("Load a local model in the playground to run experiments.")
-            return
-        prompt = " ".join(prompt.split())[:80] or "Explain why the sky is blue."
-        self.status.setText(f"Experiments run on {model.name} with the prompt “{prompt}”.")
+            self.source_text = "Load a local model in the playground to run experiments."
+        else:
+            prompt = " ".join(prompt.split())[:80] or "Explain why the sky is blue."
+            self.source_text = f"Experiments run on {model.name} with the prompt “{prompt}”."
+        self.said.clear()  # another model or prompt: earlier outcomes are not this one's
+        self._show_status()
+
+    def current_kind(self) -> str:
+        """The experiment of the tab on screen (quant | cache | speculative | batch)."""
+        view = self.tabs.currentWidget()
+        return next(k for k, v in self.views.items() if v is view)
+
+    def _show_status(self) -> None:
+        """The header for the tab on screen: its outcome, else the model and prompt."""
+        if self.bridge.busy:
+            return  # the running experiment's progress stays
+        self.status.setText(self.said.get(self.current_kind(), self.source_text))
 
     def start(self, kind: str, params: dict) -> bool:
         model, prompt, settings = self.source()
         if model is None or model.backend != "mlx" or not Path(model.path).is_dir():
-            self._finish("The lab needs a local model's weights: load one in the playground.")
+            self._finish("The lab needs a local model's weights: load one in the playground.", kind)
             return False
         prompt = prompt.strip() or "Explain why the sky is blue."
         try:
@@ -94,11 +113,12 @@ class LabWindow(QWidget):
                 kind, {"first": prompt, **params} if kind == "cache" else params
             )
         except SettingsError as e:
-            self._finish(f"Check the experiment's settings: {e}")
+            self._finish(f"Check the experiment's settings: {e}", kind)
             return False
         if not self.bridge.lab(experiment, prompt, settings, model.path):
             self.status.setText("An experiment is already running; wait for it to finish.")
             return False
+        self.running = kind
         self.status.setText(f"Running on {Path(model.path).name}: {prompt[:80]!r}…")
         return True
 
@@ -108,10 +128,15 @@ class LabWindow(QWidget):
 
     def _on_done(self, record) -> None:
         self.views[record.kind].show_data(record.data)
-        self._finish("Done: numbers measured in the engine, in this run.")
+        self._finish(DONE, record.kind)
 
-    def _finish(self, message: str) -> None:
-        self.status.setText(message)
+    def _finish(self, message: str, kind: str | None) -> None:
+        """`message` about experiment `kind`: kept for its tab, shown on it now."""
+        if kind is None:
+            self.status.setText(message)
+            return
+        self.said[kind] = message
+        self.status.setText(self.said.get(self.current_kind(), self.source_text))
 
     def _on_busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)

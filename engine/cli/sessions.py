@@ -8,6 +8,7 @@ import sys
 from engine.cli.args import check_output_name
 from engine.cli.session_cost import lines, run_fields, totals
 from engine.errors import LogitscopeError
+from engine.prob_scale import CLI_SCALES
 from engine.sessions.export import FORMATS
 
 
@@ -27,6 +28,12 @@ def add_parser(sub) -> None:
     e.add_argument("--format", required=True, choices=FORMATS)
     e.add_argument("-o", "--output", required=True, help="file to write ('-' = stdout)")
     e.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    e.add_argument(
+        "--scale",
+        choices=tuple(CLI_SCALES),
+        help="the HTML report's probability colours; cividis is readable with the common "
+        "colour-vision deficiencies (default: red-green)",
+    )
 
     i = sub.add_parser("import", help="add an exported JSON session to the history")
     i.add_argument("path")
@@ -114,7 +121,10 @@ def cmd_export(args) -> int:
         session, run = find(args.ref)
     except LookupError as e:
         raise LogitscopeError(str(e)) from e
-    text = render(args.format, session, [run] if run else None)
+    if args.scale and args.format != "html":
+        raise LogitscopeError("--scale colours the HTML report only: add --format html")
+    scale = CLI_SCALES[args.scale] if args.scale else None
+    text = render(args.format, session, [run] if run else None, scale)
     if args.output == "-":
         sys.stdout.write(text)
         return 0

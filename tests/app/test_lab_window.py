@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+RAW = 1  # the sampling panel's "Raw completion": the chat template's system prompt would
+# be most of each prefill, in every variant; what the views show is the same
+
 
 def _run(qtbot, lab, kind, params):
     got = []
@@ -16,6 +19,7 @@ def _run(qtbot, lab, kind, params):
 
 def test_quantization_ab_view(qtbot, window):
     window.prompt.setPlainText("Name a colour.")
+    window.controls.mode.setCurrentIndex(RAW)
     lab = window.open_lab()
     qtbot.addWidget(lab)
     assert lab.status.text() == (  # the playground's model and prompt, named before a run
@@ -41,6 +45,7 @@ def test_quantization_ab_view(qtbot, window):
 
 def test_speculative_view(qtbot, window):
     window.prompt.setPlainText("Count to three.")
+    window.controls.mode.setCurrentIndex(RAW)
     lab = window.open_lab()
     qtbot.addWidget(lab)
     data = _run(qtbot, lab, "speculative", {"ks": [1, 2], "draft_bits": 4, "tokens": 6})

@@ -21,6 +21,7 @@ from engine.sessions.export import csv_cell, render, to_json
 from engine.sessions.journal import Journal, find, list_sessions, read_session
 from engine.sessions.session_import import import_json
 from engine.settings import SamplingSettings
+from tests.journal_child import append_forever
 
 EVIL = "<script>alert('x')</script></textarea><img src=x onerror=alert(1)>"
 
@@ -75,25 +76,15 @@ def test_a_corrupt_session_file_does_not_hide_the_others(tmp_path, session_file)
     assert any("folder.jsonl" in p for p in problems)
 
 
-def _append_forever(path, records, ack) -> None:
-    """Child: journal records through the public API, acknowledging each return."""
-    journal = Journal(path, path.stem)
-    ack.send("ready")  # started: the kill comes while it writes, not while it forks
-    n = 0
-    while True:
-        run_id = journal.start_run(f"prompt {n}", {"temperature": 0.5}, None)
-        for i, rec in enumerate(records):
-            journal.record(run_id, {**rec, "step": i})
-            ack.send((run_id, i))
-        n += 1
-
-
 def test_sigkill_200_times_loses_no_acknowledged_record(tmp_path, real_records):
     """Each child is killed at a random moment; every append that returned is readable
     afterwards, and the history lists every session (only a torn last line skipped)."""
     import multiprocessing as mp
 
-    ctx = mp.get_context("fork")  # modules already imported: a kill every few ms
+    # Children fork from a lean server that has only the journal loaded: forking this
+    # process (MLX, a model) cost ~0.3 s a kill.
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["tests.journal_child"])
     records = [to_dict(r) for r in real_records if r.type == "token"]
     rng = random.Random(0)
     acked: dict = {}
@@ -103,7 +94,7 @@ def test_sigkill_200_times_loses_no_acknowledged_record(tmp_path, real_records):
             {"kind": "session", "session_id": path.stem, "started": float(k)}
         )
         recv, send = ctx.Pipe(duplex=False)
-        child = ctx.Process(target=_append_forever, args=(path, records, send))
+        child = ctx.Process(target=append_forever, args=(path, records, send))
         child.start()
         send.close()
         assert recv.poll(10) and recv.recv() == "ready"  # forking a big test process is slow
