@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 from app.bridge import EngineBridge
 from app.charts.base import pen, set_title, style_plot
 from app.compare_cost import COST_ROWS, LaneCosts
-from app.compare_divergence import comparable, draw_divergence, lane_pairs
+from app.compare_divergence import comparable, draw_divergence, lane_pairs, new_divergence_chart
 from app.compare_lane import CompareLane
 from app.journal_sink import start_journaled_run
 from app.main import add_quit_shortcut
@@ -119,13 +119,7 @@ class CompareWindow(QMainWindow):
             self.overlay.getPlotItem(), "Probability timelines", left="p(chosen)", bottom="step"
         )
         # Lane colours are named in the chart titles: no legend box over the data.
-        self.divergence_chart = pg.PlotWidget()
-        style_plot(
-            self.divergence_chart.getPlotItem(),
-            "Where the lanes diverge",
-            bottom="probability (lanes: sampled from)",
-        )
-        self.divergence_chart.getPlotItem().invertY(True)
+        self.divergence_chart = new_divergence_chart()  # an empty state until a run
 
         self.divergence_info = QLabel("Lanes with the same prompt and model are compared here.")
         self.divergence_info.setWordWrap(True)  # a long list of pairs never widens the window
@@ -373,26 +367,10 @@ class CompareWindow(QMainWindow):
         self.divergence_info.setText(" · ".join(notes) or "No two lanes share a prompt and model.")
 
     def show_runs(self, states: list) -> None:
-        """Show finished runs (e.g. two branches of one answer) as lanes: their
-        statistics side by side and where they first diverge. Nothing is run."""
-        if self.running is not None or not states:
-            return
-        self.set_lane_count(max(2, min(len(states), MAX_LANES)))
-        self.same_prompt.setChecked(len({s.prompt for s in states}) == 1)
-        self.shared_prompt.setPlainText(states[0].prompt)
-        for lane, state in zip(self.lanes, states, strict=False):
-            lane.reset(state.prompt, state.settings)
-            lane.prompt.setPlainText(state.prompt)
-            lane.state.model, lane.state.sent = state.model, state.sent
-            lane.add_tokens(list(state.tokens))
-            lane.state.done, lane.state.error = state.done, state.error
-            label = state.run_id or "run"
-            if state.branch_step is not None:
-                label += f" · branch at step {state.branch_step}"
-            lane.status.setText(label)
-            lane.redraw()
-        self._refresh_summary()
-        self._compare()
+        """Show finished runs as lanes (app/compare_runs.py); nothing is run."""
+        from app.compare_runs import show_runs
+
+        show_runs(self, states)
 
     def show_step(self, lane: CompareLane, step: int) -> None:
         """The distributions at `step` of every lane in `lane`'s group, on one chart."""
