@@ -62,7 +62,10 @@ def same(a, b, path="") -> None:
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             same(x, y, f"{path}[{i}]")
     elif isinstance(a, float) or isinstance(b, float):
-        assert a == pytest.approx(b, abs=1e-6), path
+        # A cold run's prefill is chunked by the measured speed, so two processes may
+        # chunk one prompt differently: float32 sums then differ by a few 1e-6.
+        tol = 1e-5 if path.endswith("max_logprob_difference") else 1e-6
+        assert a == pytest.approx(b, abs=tol), path
     else:
         assert a == b, path
 

@@ -51,6 +51,7 @@ def cache_experiment(
             if side == "cold":
                 cold.append(_run(lm, messages, base.with_(prompt_cache=False)))
             else:  # the cache holds turn 1 as a conversation would have left it
+                forget(lm)  # (not the cold run's own cache of this very prompt)
                 _run(lm, turns[0], base.with_(prompt_cache=False))
                 cached.append(_run(lm, messages, base.with_(prompt_cache=True)))
     c0, c1 = min(cold, key=lambda r: r.done.ttft_s), min(cached, key=lambda r: r.done.ttft_s)
@@ -102,7 +103,9 @@ def conversation_experiment(
             progress(f"Turn {k + 1} of {turns}: from the cache, then cold…", k / turns)
         prompt = [*messages, {"role": "user", "content": text}] if messages else text
         cached = _run(lm, prompt, base.with_(prompt_cache=True))
-        cold = _run(lm, prompt, base.with_(prompt_cache=False))  # leaves the same cache
+        kept = list(lm.cache_slots)  # the conversation's cache, as the playground keeps it
+        cold = _run(lm, prompt, base.with_(prompt_cache=False))
+        lm.cache_slots = kept  # the next turn continues from the cached run's cache
         same, diff = _agreement(cold, cached)
         d = cached.done
         rows.append(
