@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from PySide6.QtCore import QMimeData, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFontDatabase, QGuiApplication, QTextDocument
 from PySide6.QtWidgets import (
     QFrame,
@@ -81,17 +81,17 @@ def plain_text(markdown: str) -> str:
 
 
 def copy_answer(markdown: str, as_markdown: bool = False) -> None:
-    """Put the answer on the clipboard: rendered (plain text and HTML) or as Markdown."""
-    data = QMimeData()
+    """Put the answer on the clipboard: rendered as plain text, or as its Markdown.
+
+    Text only: a QMimeData handed to the clipboard (to add an HTML flavour) crashes
+    PySide6 when the application exits (a double delete, seen on Qt's offscreen
+    platform), and a copy must never cost the person a crash on quit."""
     if as_markdown:
-        data.setText(markdown)
-        data.setData("text/markdown", markdown.encode("utf-8"))
-    else:
-        doc = QTextDocument()
-        doc.setMarkdown(markdown)
-        data.setText(doc.toPlainText())
-        data.setHtml(doc.toHtml())
-    QGuiApplication.clipboard().setMimeData(data)
+        QGuiApplication.clipboard().setText(markdown)
+        return
+    doc = QTextDocument()
+    doc.setMarkdown(markdown)
+    QGuiApplication.clipboard().setText(doc.toPlainText())
 
 
 def add_copy_actions(menu: QMenu, markdown: str) -> None:
