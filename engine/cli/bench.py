@@ -41,6 +41,11 @@ def add_parser(sub) -> None:
 
 def cmd_bench(args) -> int:
     """Run `logitscope bench`: print the report (as JSON with --json); returns 0."""
+    from engine.backends.base import prepare_process
+
+    # The bare side gets the engine process's BLAS (OpenBLAS on MLX's CPU build): the
+    # comparison is of the engine's own work, on the same matrix products.
+    prepare_process()
     if args.vs:
         from engine.cli.bench_vs import format_vs, run_vs
 
