@@ -83,18 +83,17 @@ def set_scale(name: str) -> None:
 
 def repaint() -> None:
     """Charts, token views and legends in the current theme and scale."""
-    from app.token_view import TokenView
+    from app.repaint_registry import alive
 
     paint_all()
     for widget, fns in list(_HOOKS.items()):
         if shiboken6.isValid(widget):
             for fn in fns:
                 fn(widget)
-    for widget in QApplication.allWidgets():
-        if isinstance(widget, TokenView):
-            reshade(widget)
-        elif isinstance(widget, QLabel) and widget.objectName() == LEGEND_NAME:
-            paint_legend(widget)
+    for view in alive("token_view"):
+        reshade(view)
+    for bar in alive("legend"):
+        paint_legend(bar)
 
 
 def reshade(view) -> None:

@@ -72,6 +72,9 @@ class TokenView(QTextEdit):
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        from app.repaint_registry import track
+
+        track("token_view", self)  # reshaded on a change of theme or scale
         self.setReadOnly(True)
         self.setMouseTracking(True)
         self.setPlaceholderText("The model's answer appears here, token by token.")

@@ -26,6 +26,7 @@ from app.controls import SamplingPanel
 from app.conversation_view import ConversationView, TurnLabel
 from app.history import HistoryPanel
 from app.rendered_view import RenderedView
+from app.repaint_registry import track
 from app.theme import note_color, tint
 from app.thinking_view import AnswerViews, ThinkingBlock
 from app.token_view import TokenView
@@ -46,6 +47,7 @@ def legend_widget() -> QWidget:
     row.setContentsMargins(0, 0, 0, 0)
     bar = QLabel()
     bar.setObjectName(LEGEND_NAME)
+    track("legend", bar)
     bar.setFixedHeight(10)
     paint_legend(bar)
     row.addWidget(QLabel("unlikely"))
