@@ -185,6 +185,21 @@ class TurnFlow:
         }
         actions[kind](turn)
 
+    def reopen(self, run, sessions) -> None:
+        """Show a past run (a RunLog) again, without the model: a chat run comes back as
+        its conversation (which the next message continues), any run with its branches
+        (from `sessions`, History's)."""
+        if self.bridge.busy:
+            self.ui.show_error("Stop the current run before opening one from history.")
+            return
+        state = state_of(run)
+        self.ui.hide_error()
+        same = [s for s in sessions if s.session_id == run.session_id]
+        restore = self.model.restore if state.settings.chat_template else self.model.restore_raw
+        restore(run, state, same[0].runs if same else (), state_of)
+        if run.error:
+            self.ui.show_error(f"This run ended with an error: {run.error.message}")
+
     def on_run_ended(self) -> None:
         """A run that failed before its first token takes its turn back; its message
         returns to the prompt box when that is empty (nothing typed is lost)."""

@@ -163,14 +163,24 @@ def install(window) -> None:
     """Drops, the picker's Open dialog for sessions too, and File ▸ Open Recent."""
     from PySide6.QtWidgets import QMenu
 
-    window._drop_filter = accept_drops(window)
+    accept_drops(window)  # the filter is the window's child: Qt keeps it alive
     window.picker.session_chosen.connect(lambda p: open_path(window, p))
     window.picker.model_opened.connect(lambda p: remember("model", p))
     file_menu = window.actions_["open"].parent()
     menu = QMenu("Open &Recent", file_menu)
+    menu.setObjectName(RECENT_MENU)
     file_menu.insertMenu(window.actions_["server"], menu)
     menu.aboutToShow.connect(lambda: fill_recent(menu, window))
-    window.recent_menu = menu
+
+
+RECENT_MENU = "openRecentMenu"
+
+
+def recent_menu_of(window):
+    """The window's File ▸ Open Recent menu."""
+    from PySide6.QtWidgets import QMenu
+
+    return window.findChild(QMenu, RECENT_MENU)
 
 
 def fill_recent(menu, window) -> None:

@@ -23,7 +23,7 @@ from app.branch_wiring import wire_branches
 from app.bridge import EngineBridge, error_text
 from app.charts.panel import ChartsPanel
 from app.child_windows import ChildWindows
-from app.conversation_flow import FlowUi, TurnFlow, state_of
+from app.conversation_flow import FlowUi, TurnFlow
 from app.file_drop import install as install_file_handling
 from app.journal_sink import journal_session_run, open_journal
 from app.main import quit_app
@@ -42,10 +42,9 @@ from app.window_layout import (
     first_size,
     progress_idle,
     show_prefill,
+    show_progress,
 )
 from engine.sessions.journal import RunLog
-
-DOWNLOAD_DONE = 0.1  # below this fraction the model is still downloading (no byte count)
 
 
 class PlaygroundWindow(QMainWindow):
@@ -58,13 +57,13 @@ class PlaygroundWindow(QMainWindow):
         self.model = SessionSignals(Session(), self)
         self.session = self.model.session
         self.store = window_state.open_store()
-        self.side_visible = True
-        self._busy = False
+        self.side_visible, self._busy = True, False
         self._build()
+        journal = lambda: open_journal(self.session, self._on_journal_failed)  # noqa: E731
         self.windows = ChildWindows(
             self,
             self.model,
-            lambda: open_journal(self.session, self._on_journal_failed),
+            journal,
             self.prompt.toPlainText,
             lambda: (self.model_record, self.prompt.toPlainText(), self.controls.settings()),
         )
@@ -76,7 +75,7 @@ class PlaygroundWindow(QMainWindow):
             (self.output, self.dist_chart),
             BranchUi(self.show_error, self.hide_error, self.show_notice, self.begin_run),
             self.open_compare,
-            lambda: open_journal(self.session, self._on_journal_failed),
+            journal,
             lambda: self.toggle_side_panel(True),
         )
         self._connect()
@@ -187,11 +186,9 @@ class PlaygroundWindow(QMainWindow):
             "ab": self.flow.start_ab, "stop": self.stop, "follow": lambda: self.select_step(None),
             "side": self.toggle_side_panel, "tokens": self.show_tokens.toggle,
             "compare": self.open_compare, "inside": lambda: self.open_inside(),
-            "lab": self.open_lab, "about": lambda: show_about(self, self._device()),
+            "lab": self.open_lab,
+            "about": lambda: show_about(self, getattr(self.model_record, "device", None)),
         }  # fmt: skip
-
-    def _device(self) -> str | None:
-        return self.model_record.device if self.model_record else None
 
     def _fit_to_screen(self) -> None:
         screen = self.screen().availableGeometry() if self.screen() else None
@@ -284,19 +281,7 @@ class PlaygroundWindow(QMainWindow):
     def show_run(self, run: RunLog) -> None:
         """Show a past run's text and every chart again, without the model; a chat run
         comes back as its conversation, which the next message continues."""
-        if self.bridge.busy:
-            self.show_error("Stop the current run before opening one from history.")
-            return
-        state = state_of(run)
-        self.hide_error()
-        if state.settings.chat_template:
-            same = [s for s in self.history.sessions if s.session_id == run.session_id]
-            self.model.restore(run, state, same[0].runs if same else (), state_of)
-        else:
-            same = [s for s in self.history.sessions if s.session_id == run.session_id]
-            self.model.restore_raw(run, state, same[0].runs if same else (), state_of)
-        if run.error:
-            self.show_error(f"This run ended with an error: {run.error.message}")
+        self.flow.reopen(run, self.history.sessions)
 
     def show_state(self, state) -> None:
         """Show a finished run (not part of the conversation) in the answer and charts."""
@@ -359,11 +344,7 @@ class PlaygroundWindow(QMainWindow):
             self.branch_flow.on_run_ended()
 
     def _on_progress(self, message: str, fraction: float) -> None:
-        self.progress.setVisible(True)
-        # The download itself reports no fraction: show a busy bar until unpacking starts.
-        self.progress.setRange(0, 0 if fraction < DOWNLOAD_DONE else 1000)
-        self.progress.setValue(int(fraction * 1000))
-        self.progress.setFormat(message)
+        show_progress(self.progress, message, fraction)
         self.status_label.setText(message)
 
     def _on_model_loaded(self, record) -> None:

@@ -133,6 +133,18 @@ def show_prefill(bar: QProgressBar, record) -> None:
         progress_idle(bar)
 
 
+DOWNLOAD_DONE = 0.1  # below this fraction the model is still downloading (no byte count)
+
+
+def show_progress(bar: QProgressBar, message: str, fraction: float) -> None:
+    """A progress record on the status bar's bar; the download itself reports no
+    fraction, so the bar is a busy one until unpacking starts."""
+    bar.setVisible(True)
+    bar.setRange(0, 0 if fraction < DOWNLOAD_DONE else 1000)
+    bar.setValue(int(fraction * 1000))
+    bar.setFormat(message)
+
+
 def box_css(kind: str, selector: str, extra: str = "") -> str:
     """A stylesheet for a tinted box (theme.TINTS `kind`) in the theme in use."""
     bg, fg, border = tint(kind)

@@ -18,31 +18,19 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scripts.screenshot_windows import shoot  # noqa: E402
-from scripts.screenshots import settle, wait  # noqa: E402
+from scripts.screenshots import open_playground, settle, throwaway_data, wait  # noqa: E402
 
 PROMPT = "Name a colour of the sky."
 SIZE = (1440, 900)
 
 
 def main() -> int:
-    from engine.paths import models_dir
-
-    os.environ["LOGITSCOPE_MODELS_DIR"] = str(models_dir())
-    os.environ["LOGITSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="logitscope-shots-")
-    from PySide6.QtWidgets import QApplication
-
-    from app.window import PlaygroundWindow
     from engine.sessions.export import render
     from engine.sessions.journal import read_session
 
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
-    out.mkdir(parents=True, exist_ok=True)
-    app = QApplication([])
+    throwaway_data()
+    app, win, out = open_playground(default_model=True)
     app.setStyle("Fusion")
-    win = PlaygroundWindow(load_on_start=False)
-    win.show()
-    win.load_model(None)
-    wait(app, lambda: win.model_record is not None and not win.bridge.busy, 300)
     win.prompt.setPlainText(PROMPT)
     c = win.controls
     c.max_tokens.setValue(12)

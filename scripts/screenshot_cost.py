@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scripts.screenshots import settle, wait  # noqa: E402
+from scripts.screenshots import settle, throwaway_data, wait  # noqa: E402
 
 PROMPT = "What is the capital of France?"
 
@@ -31,10 +30,7 @@ def _run(app, win, temperature: float, max_tokens: int):
 
 
 def main() -> int:
-    from engine.paths import models_dir
-
-    os.environ["LOGITSCOPE_MODELS_DIR"] = str(models_dir())
-    os.environ["LOGITSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="logitscope-shots-")
+    throwaway_data()
     from PySide6.QtWidgets import QApplication
 
     from app.window import PlaygroundWindow

@@ -207,7 +207,7 @@ class Journal:
             conversation: {"conversation_id", "turn", "messages"} when the run
                 continues a conversation (`messages`: the turns before `prompt`).
             branch: {"parent", "step", "kind", "token_id"?} when the run branches
-                from another run's answer (see session_schema.clean_branch).
+                from another run's answer (see run_fields.clean_branch).
 
         Returns:
             The new run's id.

@@ -14,13 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.sessions.journal import Journal, SessionLog, new_session_id, read_session, sessions_dir
+from engine.sessions.run_fields import clean_branch, clean_comparison, clean_conversation
 from engine.sessions.session_schema import (
     SCHEMA,
     SCHEMA_VERSION,
     SchemaError,
-    clean_branch,
-    clean_comparison,
-    clean_conversation,
     clean_record,
     clean_settings,
     is_session_id,

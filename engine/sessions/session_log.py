@@ -24,11 +24,9 @@ from engine.records import (
     record_from_dict,
 )
 from engine.run_result import RunResult
+from engine.sessions.run_fields import clean_branch, clean_comparison, clean_conversation
 from engine.sessions.session_schema import (
     SchemaError,
-    clean_branch,
-    clean_comparison,
-    clean_conversation,
     clean_record,
     clean_settings,
     is_session_id,

@@ -87,8 +87,9 @@ def test_drops_of_each_kind(qtbot, playground, exports, default_model_path, tmp_
     assert not _drop(playground, text)
     assert file_drop.recent("model")[:2] == [str(gguf.resolve()), str(default_model_path.resolve())]
     assert file_drop.recent("session")[0] == str(exports[1].resolve())
-    file_drop.fill_recent(playground.recent_menu, playground)
-    names = [a.text() for a in playground.recent_menu.actions() if not a.isSeparator()]
+    menu = file_drop.recent_menu_of(playground)
+    file_drop.fill_recent(menu, playground)
+    names = [a.text() for a in menu.actions() if not a.isSeparator()]
     assert "model.gguf" in names and "s.jsonl" in names
 
 
