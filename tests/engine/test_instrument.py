@@ -8,11 +8,11 @@ import mlx.core as mx
 import numpy as np
 import pytest
 
+from engine.backends.mlx.host_sweep import temperature_sweep_np
 from engine.backends.mlx.instrument import (
     candidates,
     make_step_sampler,
     temperature_sweep,
-    temperature_sweep_np,
     unpack,
 )
 from engine.records import SWEEP_TEMPERATURES

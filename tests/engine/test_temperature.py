@@ -54,12 +54,8 @@ def test_greedy_limit_and_entropy(step_and_logits):
 
 def _record_from_logits(lp: np.ndarray) -> TokenRecord:
     """A record built by the engine's own step sampler and CPU sweep from these logits."""
-    from engine.backends.mlx.instrument import (
-        candidates,
-        make_step_sampler,
-        temperature_sweep_np,
-        unpack,
-    )
+    from engine.backends.mlx.host_sweep import temperature_sweep_np
+    from engine.backends.mlx.instrument import candidates, make_step_sampler, unpack
 
     sample = make_step_sampler(SamplingSettings(temperature=0.0), lp.shape[0], False)
     _token, packed, raw = sample(mx.array(lp[None].astype(np.float32)), None)

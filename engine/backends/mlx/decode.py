@@ -1,12 +1,21 @@
 """The decode loop: one sampled step at a time, stamped when its value is known.
 
-On a GPU the next step is queued (`mx.async_eval`) before the current one is
-read, as mlx-lm does, and the temperature sweep is part of each step's graph. On
-MLX's CPU build a queued step is computed inside `async_eval` itself, so steps
-run one after another; there the sweep is computed by NumPy on a helper thread
-while the next step runs (MLX and NumPy's large operations release the GIL), and
-each step is handed on once its sweep is in: the engine's per-token bookkeeping
-stays off the critical path, and every number is the same as computed inline.
+Where steps are fast (under LOOKAHEAD_BELOW_S) the next step is queued
+(`mx.async_eval`) before the current one is read, as mlx-lm's generate_step does:
+building its graph and the current token's record overlap the model's work. On
+MLX's CPU build `async_eval` returns only once all but the last few operations in
+flight are done, so there a fast step's stamp can come up to one (fast) step late;
+the first two steps and the last are always stamped when read, so TTFT and the
+decode rate (first to last token) are exact. Where steps are slow (a real model on
+the CPU) the next step is queued once the record went out: nothing is held back
+behind a whole step.
+
+On a GPU the temperature sweep is part of each step's graph. On the CPU a pass over
+the vocabulary costs about as much as a small model's step, so there the statistics
+(host_stats.py, host_sweep.py) are computed by NumPy on a helper thread while the
+next step runs, and each step is handed on once its statistics are in: the engine's
+per-token bookkeeping stays off the critical path, and every number is the same as
+computed inline.
 """
 
 from __future__ import annotations
@@ -19,7 +28,8 @@ import mlx.core as mx
 import numpy as np
 
 from engine.backends.mlx.host_stats import greedy_stats
-from engine.backends.mlx.instrument import temperature_sweep_np, unpack
+from engine.backends.mlx.host_sweep import temperature_sweep_np
+from engine.backends.mlx.instrument import unpack
 
 _SWEEPER: ThreadPoolExecutor | None = None
 LOOKAHEAD_BELOW_S = 0.02  # steps faster than this hand a token on one step later
@@ -33,11 +43,11 @@ def sweeper() -> ThreadPoolExecutor:
     return _SWEEPER
 
 
-def decode_steps(step, first_input: mx.array, max_steps: int, pipelined: bool, sweep_np: bool):
+def decode_steps(step, first_input: mx.array, max_steps: int, on_device: bool):
     """Run up to `max_steps` sampling steps; the caller stops early by closing.
 
     `step.host`: a greedy CPU sampler (host_stats.py) whose statistics NumPy computes
-    on the helper thread; else `sweep_np` moves just the temperature sweep there.
+    on the helper thread; else, on the CPU, just the temperature sweep goes there.
 
     Yields:
         (token id, perf_counter time at which the step's values were known, its
@@ -45,15 +55,17 @@ def decode_steps(step, first_input: mx.array, max_steps: int, pipelined: bool, s
     """
     host = getattr(step, "host", False)
     y, out = step(first_input)
-    if pipelined:
-        mx.async_eval(y, *_leaves(out))
+    mx.async_eval(y, *_leaves(out))
+    last_t, fast, next_y, next_out = None, False, None, None
     for i in range(max_steps):
-        if not pipelined:
-            mx.eval(y, *_leaves(out))
-        elif i + 1 < max_steps:
+        more = i + 1 < max_steps
+        if more and fast:  # queue the next step while this one computes, as mlx-lm does
             next_y, next_out = step(y)
             mx.async_eval(next_y, *_leaves(next_out))
+        y.item()  # this step's values are known (`out` was queued with it)
         t_known = time.perf_counter()
+        fast = last_t is not None and t_known - last_t < LOOKAHEAD_BELOW_S
+        last_t = t_known
         if host:
             greedy, raw = out
             token_id = int(y.item())
@@ -64,15 +76,15 @@ def decode_steps(step, first_input: mx.array, max_steps: int, pipelined: bool, s
             packed, raw = out
             stats = unpack(packed.tolist(), step.n)
             token_id = stats.token_id
-            if sweep_np:
+            if not on_device:
                 stats = sweeper().submit(_with_sweep, stats, np.array(raw, copy=False))
         yield token_id, t_known, stats
-        if i + 1 >= max_steps:
+        if not more:
             return
-        if pipelined:
-            y, out = next_y, next_out
-        else:
-            y, out = step(y)
+        if next_y is None:  # slow steps: queued once the record went out
+            next_y, next_out = step(y)
+            mx.async_eval(next_y, *_leaves(next_out))
+        y, out, next_y = next_y, next_out, None
 
 
 def _leaves(out) -> list:
@@ -91,8 +103,9 @@ def with_sweeps(steps, eos: set):
     """(StepStats, time known) for each step of `decode_steps`; a step whose
     statistics the helper thread computes is handed on once the next step has been
     computed (they ran meanwhile), except after an end-of-sequence token, which
-    nothing follows, and where steps are slow (LOOKAHEAD_BELOW_S): there the wait
-    for the statistics is small beside a step, and a token shows a step sooner.
+    nothing follows, and unless steps are known to be fast (LOOKAHEAD_BELOW_S; not
+    yet at the first): for a slow step the wait for the statistics is small beside
+    it, and a token shows a step sooner.
     Closing this closes `steps`."""
     held, last_t = None, None
     try:
@@ -103,9 +116,9 @@ def with_sweeps(steps, eos: set):
             if held is not None:
                 yield held[1].result(), held[0]
             held = (t_known, stats)
-            slow = last_t is not None and t_known - last_t > LOOKAHEAD_BELOW_S
+            fast = last_t is not None and t_known - last_t < LOOKAHEAD_BELOW_S
             last_t = t_known
-            if token_id in eos or slow:
+            if token_id in eos or not fast:
                 held = None
                 yield stats.result(), t_known
             if token_id in eos:

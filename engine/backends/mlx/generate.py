@@ -27,12 +27,8 @@ import numpy as np
 
 from engine.backends.mlx.decode import decode_steps, with_sweeps  # noqa: F401 - re-exported
 from engine.backends.mlx.host_stats import greedy_sampler, greedy_stats
-from engine.backends.mlx.instrument import (
-    StepStats,
-    make_step_sampler,
-    temperature_sweep_np,
-    unpack,
-)
+from engine.backends.mlx.host_sweep import temperature_sweep_np
+from engine.backends.mlx.instrument import StepStats, make_step_sampler, unpack
 from engine.backends.mlx.prompt_reuse import Reuse, finish, start_cache
 from engine.backends.mlx.run_records import (  # noqa: F401 - kv_cache_* re-exported
     RunRecords,
@@ -267,7 +263,7 @@ def generate_records(
         yield record
         first = mx.array([forced])
         reason = "eos" if record.eos else _stop_reason(run, settings)
-    steps = decode_steps(plan.step, first, plan.max_steps, plan.on_device, not plan.on_device)
+    steps = decode_steps(plan.step, first, plan.max_steps, plan.on_device)
     steps = with_sweeps(steps, eos)
     for stats, t_known in [] if reason else steps:
         if run.n_timed == 0 and forced is None:

@@ -12,9 +12,12 @@ compare them), off the critical path.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from engine.backends.mlx.instrument import NEG_INF, StepStats, temperature_sweep_np
+from engine.backends.mlx.host_sweep import SWEEP_EXACT, scratch, sweep_from_head, top_indices
+from engine.backends.mlx.instrument import NEG_INF, StepStats
 
 
 def greedy_sampler(settings, vocab_size: int):
@@ -47,23 +50,29 @@ def greedy_sampler(settings, vocab_size: int):
 def greedy_stats(raw: np.ndarray, token_id: int, greedy_id: int, n: int) -> StepStats:
     """A greedy step's StepStats from its log-probabilities as the device computed
     them (float32, (V,); as mlx-lm's): `token_id` was chosen (the argmax `greedy_id`,
-    unless the person forced another). The entropy is computed in float64."""
-    lp = raw.astype(np.float64)
-    m = lp.max()
-    e = np.exp(lp - m)
-    z = e.sum()
-    entropy = float(-((e / z) * (lp - m - np.log(z))).sum())
-    k = min(max(n, 1), lp.shape[0])
-    idx = np.argpartition(-lp, k - 1)[:k]
-    idx = idx[np.argsort(-lp[idx], kind="stable")]
-    top_ids = [int(i) for i in idx]
-    top_lp = [float(v) for v in lp[idx]]
-    chosen = float(lp[token_id])
+    unless the person forced another). exp in float32 (as the device's), sums in
+    float64: the entropy is within ~1e-7 of a float64 computation."""
+    top = raw.max()
+    v = raw.shape[0]
+    shifted = np.subtract(raw, top, out=scratch("shifted", v, raw.dtype))  # as the device's
+    e = np.exp(shifted, out=scratch("exp", v, raw.dtype))
+    z = float(e.sum(dtype=np.float64))  # the sums in float64
+    with np.errstate(invalid="ignore"):
+        terms = np.multiply(e, shifted, out=scratch("terms", v, raw.dtype))
+    acc = float(terms.sum(dtype=np.float64))
+    if math.isnan(acc):  # a -inf entry: its term is 0 * -inf, which adds nothing
+        acc = float(np.nansum(terms, dtype=np.float64))
+    entropy = math.log(z) - acc / z
+    k = min(max(n, 1), raw.shape[0])
+    head = top_indices(raw, max(k, SWEEP_EXACT))  # one search serves both
+    top_ids = [int(i) for i in head[:k]]
+    top_lp = [float(v) for v in raw[head[:k]]]
+    chosen = float(raw[token_id])
     s_ids = [greedy_id, *top_ids[: k - 1]]
     s_lp = [0.0] + [NEG_INF] * (k - 1)
     # From the same log-probabilities as the record's: the temperature chart divides
     # one by the other, so a float32 log Z's error cancels.
-    logz_t, ent_t = temperature_sweep_np(raw)
+    logz_t, ent_t = sweep_from_head(raw, head[:SWEEP_EXACT])
     return StepStats(
         token_id=token_id,
         logprob=chosen,

@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import mlx.core as mx
-import numpy as np
 from mlx_lm.sample_utils import apply_min_p, apply_top_k, apply_top_p
 
 from engine.records import SWEEP_TEMPERATURES, TopToken, token_label
@@ -72,43 +71,6 @@ def temperature_sweep(logprobs: mx.array) -> tuple[mx.array, mx.array]:
     p = mx.exp(scaled - logz[:, None])  # (G, V)
     ent = logz - mx.sum(p * scaled, axis=-1)  # (G,)
     return logz, ent
-
-
-_SWEEP_T = np.array(SWEEP_TEMPERATURES, dtype=np.float64)[:, None]  # (G, 1)
-SWEEP_EXACT = 64  # top candidates kept exactly; the rest go into fine bins
-SWEEP_BIN = 0.01  # nats per bin: log Z and H within 2e-4 of exact even at T = 0.1
-SWEEP_SPAN = 80.0  # nats below the 64th candidate still counted
-
-
-def temperature_sweep_np(logprobs: np.ndarray) -> tuple[list[float], list[float]]:
-    """NumPy version of `temperature_sweep` for the CPU device.
-
-    On the CPU, a full (G, V) sweep costs 5-25 ms a token, a tenth of a decode
-    step. Here the top 64 candidates are exact and the tail is summarised by
-    (count, mean) in 0.01-nat bins, which costs ~1 ms and stays within 2e-4 of
-    the exact values (tests check this against the full computation).
-    """
-    v = logprobs.shape[0]
-    m = min(SWEEP_EXACT, v)
-    part = np.partition(logprobs, v - m)  # the m largest last, the rest below them
-    head = part[v - m :].astype(np.float64)
-    top_m = part[v - m]
-    rest = part[: v - m]
-    n_bins = int(SWEEP_SPAN / SWEEP_BIN)  # the last bin also takes anything further down
-    bins = ((top_m - rest) * (1.0 / SWEEP_BIN)).astype(np.int64)
-    np.clip(bins, 0, n_bins - 1, out=bins)
-    counts = np.bincount(bins, minlength=n_bins).astype(np.float64)
-    sums = np.bincount(bins, weights=rest, minlength=n_bins)
-    used = np.flatnonzero(counts)
-    values = np.concatenate([head, sums[used] / counts[used]])  # (K,)
-    weights = np.concatenate([np.ones(m), counts[used]])  # (K,)
-    scaled = values[None, :] / _SWEEP_T  # (G, K)
-    peak = scaled.max(axis=1, keepdims=True)
-    e = weights * np.exp(scaled - peak)
-    z = e.sum(axis=1)
-    logz = np.log(z) + peak[:, 0]
-    ent = logz - (e * scaled).sum(axis=1) / z
-    return logz.tolist(), ent.tolist()
 
 
 def named_filters(settings: SamplingSettings) -> list[tuple[str, object]]:
