@@ -1,14 +1,15 @@
 """The decode loop: one sampled step at a time, stamped when its value is known.
 
-Where steps are fast (under LOOKAHEAD_BELOW_S) the next step is queued
-(`mx.async_eval`) before the current one is read, as mlx-lm's generate_step does:
-building its graph and the current token's record overlap the model's work. On
-MLX's CPU build `async_eval` returns only once all but the last few operations in
-flight are done, so there a fast step's stamp can come up to one (fast) step late;
-the first two steps and the last are always stamped when read, so TTFT and the
-decode rate (first to last token) are exact. Where steps are slow (a real model on
-the CPU) the next step is queued once the record went out: nothing is held back
-behind a whole step.
+The next step's graph is built while the current step computes. On a GPU, and on
+the CPU where steps are fast (under LOOKAHEAD_BELOW_S), it is also queued
+(`mx.async_eval`) before the current step is read, as mlx-lm's generate_step does,
+so the current token's record overlaps the model's work. MLX's CPU build computes
+a queued step on its own thread, but `async_eval` returns only once all but the
+last few operations in flight are done: there a fast step's stamp can come up to
+one (fast) step late, while the first two steps and the last are always stamped
+when read, so TTFT and the decode rate (first to last token) stay exact. Where CPU
+steps are slow (a real model, ~100 ms) the next step is queued once the current
+record went out, so no token is stamped or shown a step late.
 
 On a GPU the temperature sweep is part of each step's graph. On the CPU a pass over
 the vocabulary costs about as much as a small model's step, so there the statistics
@@ -59,11 +60,13 @@ def decode_steps(step, first_input: mx.array, max_steps: int, on_device: bool):
     last_t, fast, next_y, next_out = None, False, None, None
     for i in range(max_steps):
         more = i + 1 < max_steps
-        if more and fast:  # queue the next step while this one computes, as mlx-lm does
+        if more:  # build the next step's graph while this one computes
             next_y, next_out = step(y)
-            mx.async_eval(next_y, *_leaves(next_out))
+            if fast or on_device:  # and queue it, as mlx-lm does
+                mx.async_eval(next_y, *_leaves(next_out))
         y.item()  # this step's values are known (`out` was queued with it)
         t_known = time.perf_counter()
+        queued = fast or on_device
         fast = last_t is not None and t_known - last_t < LOOKAHEAD_BELOW_S
         last_t = t_known
         if host:
@@ -81,10 +84,9 @@ def decode_steps(step, first_input: mx.array, max_steps: int, on_device: bool):
         yield token_id, t_known, stats
         if not more:
             return
-        if next_y is None:  # slow steps: queued once the record went out
-            next_y, next_out = step(y)
+        if not queued:  # slow steps: queued once the record went out
             mx.async_eval(next_y, *_leaves(next_out))
-        y, out, next_y = next_y, next_out, None
+        y, out = next_y, next_out
 
 
 def _leaves(out) -> list:
