@@ -1,0 +1,76 @@
+"""Fast steps (the near-free model: SmolLM2's vocabulary, one layer of width 64,
+~3 ms a step here) take the pipelined path of engine/backends/mlx/decode.py: the
+next step is queued before the current one is read. Its numbers must stay true:
+the same greedy tokens and log-probabilities as bare mlx-lm, TTFT and the decode
+rate of the same order as mlx-lm's own loop, and a whole run's host statistics
+equal to the same steps computed inline."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from engine.backends.mlx.bench import bare_decode
+from engine.backends.mlx.generate import generate_records
+from engine.chat_template import apply
+from engine.settings import SamplingSettings
+from tests.engine.test_real_model import collect
+
+PROMPT = "Write a long story about a dragon who learns to bake bread."
+
+
+@pytest.fixture(scope="module")
+def near_free(tmp_path_factory, default_model_path):
+    from engine.backends.mlx.loader import load_model
+    from engine.backends.mlx.synthetic import build_near_free_model
+
+    folder = build_near_free_model(tmp_path_factory.mktemp("nf") / "near-free", default_model_path)
+    lm, _info, _status = load_model(folder, prefer="auto")
+    return lm
+
+
+@pytest.mark.parametrize("n", [3, 60])
+def test_fast_steps_report_true_speeds(near_free, n):
+    lm = near_free
+    settings = SamplingSettings(temperature=0, max_tokens=n, prompt_cache=False)
+    text = apply(lm.tokenizer, [{"role": "user", "content": PROMPT}], True)
+    ours, bare = [], []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        r = collect(generate_records(lm, PROMPT, settings))
+        wall = time.perf_counter() - t0
+        ours.append(r.done.decode_tps)
+        rate, ids = bare_decode(lm.model, lm.tokenizer, text, n)
+        bare.append(rate)
+        assert [t.token_id for t in r.tokens] == ids  # the same greedy tokens
+        stamps = [t.elapsed_s for t in r.tokens]
+        assert stamps == sorted(stamps) and stamps[-1] <= wall
+        assert r.done.ttft_s == pytest.approx(stamps[0])
+        assert r.done.decode_s == pytest.approx(stamps[-1] - stamps[0])
+    # Best of three each; the error this guards against (a step stamped late) is a
+    # factor of 2 or more on a 3-token run.
+    assert 1 / 1.5 < max(ours) / max(bare) < 1.5, (ours, bare)
+
+
+def test_pipelined_run_numbers_equal_inline_ones(near_free):
+    """Each record of a fast run against its step recomputed alone from the same
+    prefix: the chosen token's log-probability, entropy and top candidates."""
+    import mlx.core as mx
+
+    from engine.prompt import encode_prompt
+
+    lm = near_free
+    settings = SamplingSettings(temperature=0, max_tokens=12, prompt_cache=False)
+    r = collect(generate_records(lm, PROMPT, settings))
+    ids = encode_prompt(lm.tokenizer, PROMPT, settings).ids + [t.token_id for t in r.tokens]
+    logits = lm.model(mx.array(ids[:-1])[None])[0].astype(mx.float32)
+    lp = np.array(logits - mx.logsumexp(logits, axis=-1, keepdims=True), dtype=np.float64)
+    n_prompt = len(ids) - len(r.tokens)
+    for i, t in enumerate(r.tokens):
+        row = lp[n_prompt - 1 + i]
+        assert t.logprob == pytest.approx(row[t.token_id], abs=1e-4)
+        p = np.exp(row)
+        assert t.entropy == pytest.approx(float(-(p * row).sum()), abs=1e-4)
+        assert [c.token_id for c in t.top[:3]] == np.argsort(-row, kind="stable")[:3].tolist()
