@@ -74,3 +74,27 @@ def test_pipelined_run_numbers_equal_inline_ones(near_free):
         p = np.exp(row)
         assert t.entropy == pytest.approx(float(-(p * row).sum()), abs=1e-4)
         assert [c.token_id for c in t.top[:3]] == np.argsort(-row, kind="stable")[:3].tolist()
+
+
+@pytest.mark.parametrize("model", ["smollm", "near_free"])
+def test_the_step_built_after_the_last_token_never_counts(model, request):
+    """The next step is built (and, where steps are fast, computed) before the current
+    one is read; a run that ends there takes it back: the KV cache holds the prompt
+    and every answer token but the last, as a run that decoded one step at a time."""
+    lm = request.getfixturevalue(model)
+    settings = SamplingSettings(temperature=0, max_tokens=40)
+    stop_after = 8 if model == "near_free" else None  # a random model never says EOS
+    seen = []
+
+    def should_stop() -> bool:
+        return stop_after is not None and len(seen) >= stop_after
+
+    r = None
+    records = []
+    for record in generate_records(lm, "What is the capital of France?", settings, should_stop):
+        records.append(record)
+        if record.type == "token":
+            seen.append(record)
+    r = records[-1]
+    assert r.finish_reason == ("eos" if stop_after is None else "cancelled")
+    assert r.kv_cache_tokens == r.prompt_tokens + len(seen) - 1

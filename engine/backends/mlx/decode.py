@@ -81,7 +81,12 @@ def decode_steps(step, first_input: mx.array, max_steps: int, on_device: bool):
             token_id = stats.token_id
             if not on_device:
                 stats = sweeper().submit(_with_sweep, stats, np.array(raw, copy=False))
-        yield token_id, t_known, stats
+        try:
+            yield token_id, t_known, stats
+        except GeneratorExit:  # the run ended here: the step built after it never counts
+            if more:
+                step.undo()
+            raise
         if not more:
             return
         if not queued:  # slow steps: queued once the record went out
@@ -101,34 +106,42 @@ def _with_sweep(stats, raw: np.ndarray):
     return dataclasses.replace(stats, sweep_logz=logz, sweep_entropy=ent)
 
 
-def with_sweeps(steps, eos: set):
+def with_sweeps(steps, eos: set, undo=None):
     """(StepStats, time known) for each step of `decode_steps`; a step whose
     statistics the helper thread computes is handed on once the next step has been
     computed (they ran meanwhile), except after an end-of-sequence token, which
     nothing follows, and unless steps are known to be fast (LOOKAHEAD_BELOW_S; not
     yet at the first): for a slow step the wait for the statistics is small beside
     it, and a token shows a step sooner.
-    Closing this closes `steps`."""
-    held, last_t = None, None
+
+    Closing this closes `steps`, then calls `undo` once for each step taken from it
+    but never handed on (its token was fed to the model after the last one seen).
+    """
+    held, last_t, unseen = None, None, 0
     try:
         for token_id, t_known, stats in steps:
+            unseen += 1
             if not isinstance(stats, Future):
+                unseen -= 1
                 yield stats, t_known
                 continue
             if held is not None:
+                unseen -= 1
                 yield held[1].result(), held[0]
             held = (t_known, stats)
             fast = last_t is not None and t_known - last_t < LOOKAHEAD_BELOW_S
             last_t = t_known
             if token_id in eos or not fast:
-                held = None
+                held, unseen = None, unseen - 1
                 yield stats.result(), t_known
             if token_id in eos:
                 break
         if held is not None:
-            last, held = held, None
+            last, held, unseen = held, None, unseen - 1
             yield last[1].result(), last[0]
     finally:
         if held is not None:
             held[1].cancel()
         steps.close()
+        for _ in range(unseen if undo is not None else 0):
+            undo()

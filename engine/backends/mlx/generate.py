@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import mlx.core as mx
 import numpy as np
+from mlx_lm.models.cache import can_trim_prompt_cache, trim_prompt_cache
 
 from engine.backends.mlx.decode import decode_steps, with_sweeps  # noqa: F401 - re-exported
 from engine.backends.mlx.host_stats import greedy_sampler, greedy_stats
@@ -197,8 +198,18 @@ def plan_run(lm: LoadedModel, prompt, settings: SamplingSettings, extra=()) -> _
             history = mx.concatenate([history, token])
         return token, (packed, raw)
 
+    def undo() -> None:
+        """Take back the last `step`, built (maybe computed) but never read, when the
+        run ends before it: its token leaves the cache and the fed list, so the cache
+        holds what the run fed and read (a cache that cannot be trimmed keeps it, and
+        the fed list says so)."""
+        if can_trim_prompt_cache(cache):
+            trim_prompt_cache(cache, 1)
+            reuse.fed.pop()
+
     step.n = sample.n
     step.host = getattr(sample, "host", False)
+    step.undo = undo
     max_steps = min(settings.max_tokens, lm.context_length - n_prompt)
     return _Plan(enc, seed, max_steps, on_device, cache, prompt_ids, step, reuse, ids)
 
@@ -264,7 +275,7 @@ def generate_records(
         first = mx.array([forced])
         reason = "eos" if record.eos else _stop_reason(run, settings)
     steps = decode_steps(plan.step, first, plan.max_steps, plan.on_device)
-    steps = with_sweeps(steps, eos)
+    steps = with_sweeps(steps, eos, plan.step.undo)
     for stats, t_known in [] if reason else steps:
         if run.n_timed == 0 and forced is None:
             yield PrefillRecord(total, total, t_known - t0, n_sys, cached)
