@@ -1,15 +1,18 @@
 """The decode loop: one sampled step at a time, stamped when its value is known.
 
-The next step's graph is built while the current step computes. On a GPU, and on
-the CPU where steps are fast (under LOOKAHEAD_BELOW_S), it is also queued
-(`mx.async_eval`) before the current step is read, as mlx-lm's generate_step does,
-so the current token's record overlaps the model's work. MLX's CPU build computes
-a queued step on its own thread, but `async_eval` returns only once all but the
-last few operations in flight are done: there a fast step's stamp can come up to
-one (fast) step late, while the first two steps and the last are always stamped
-when read, so TTFT and the decode rate (first to last token) stay exact. Where CPU
-steps are slow (a real model, ~100 ms) the next step is queued once the current
-record went out, so no token is stamped or shown a step late.
+On a GPU, and on the CPU where steps are fast (under LOOKAHEAD_BELOW_S), the next
+step is queued (`mx.async_eval`) before the current one is read, as mlx-lm's
+generate_step does, so the current token's record overlaps the model's work. MLX's
+CPU build computes a queued step on its own thread, but `async_eval` returns only
+once all but the last few operations in flight are done: there a fast step's stamp
+can come up to one (fast) step late, while the first two steps and the last are
+always stamped when read, so TTFT and the decode rate (first to last token) stay
+exact. Where CPU steps are slow (a real model, ~100 ms) the next step's graph is
+built while the current one computes but queued only once the current record went
+out, so no token is stamped or shown a step late. A run that ends takes back the
+step built past its last token (`step.undo`): the KV cache holds what a
+one-step-at-a-time run would (generate.py settles a never-queued step's lazy
+arrays after the run's last record).
 
 On a GPU the temperature sweep is part of each step's graph. On the CPU a pass over
 the vocabulary costs about as much as a small model's step, so there the statistics
@@ -57,16 +60,16 @@ def decode_steps(step, first_input: mx.array, max_steps: int, on_device: bool):
     host = getattr(step, "host", False)
     y, out = step(first_input)
     mx.async_eval(y, *_leaves(out))
-    last_t, fast, next_y, next_out = None, False, None, None
+    last_t, fast = None, False
     for i in range(max_steps):
         more = i + 1 < max_steps
+        queued = more and (fast or on_device)
         if more:  # build the next step's graph while this one computes
             next_y, next_out = step(y)
-            if fast or on_device:  # and queue it, as mlx-lm does
+            if queued:  # and queue it, as mlx-lm does
                 mx.async_eval(next_y, *_leaves(next_out))
         y.item()  # this step's values are known (`out` was queued with it)
         t_known = time.perf_counter()
-        queued = fast or on_device
         fast = last_t is not None and t_known - last_t < LOOKAHEAD_BELOW_S
         last_t = t_known
         if host:

@@ -292,6 +292,9 @@ def generate_records(
     steps.close()
     finish(lm, plan.reuse, plan.ids, n_fed - 1)  # decode fed the last prompt token on
     yield run.done(reason or "length", t_prefill, cached, n_fed)
+    # A step built but never queued (taken back above) left lazy arrays in the cache:
+    # computed now, after the run's last record, not when a later run reuses the cache.
+    mx.eval([c.state for c in plan.cache if not c.empty()])
 
 
 def _unpacked(plan: _Plan, out, token_id: int) -> StepStats:
