@@ -37,7 +37,7 @@ def test_fast_steps_report_true_speeds(near_free, n):
     settings = SamplingSettings(temperature=0, max_tokens=n, prompt_cache=False)
     text = apply(lm.tokenizer, [{"role": "user", "content": PROMPT}], True)
     ours, bare = [], []
-    for _ in range(3):
+    for _ in range(5):  # a 3-token rate rests on 2 steps of ~3 ms: one hiccup halves it
         t0 = time.perf_counter()
         r = collect(generate_records(lm, PROMPT, settings))
         wall = time.perf_counter() - t0
@@ -49,7 +49,7 @@ def test_fast_steps_report_true_speeds(near_free, n):
         assert stamps == sorted(stamps) and stamps[-1] <= wall
         assert r.done.ttft_s == pytest.approx(stamps[0])
         assert r.done.decode_s == pytest.approx(stamps[-1] - stamps[0])
-    # Best of three each; the error this guards against (a step stamped late) is a
+    # Best of five each; the error this guards against (a step stamped late) is a
     # factor of 2 or more on a 3-token run.
     assert 1 / 1.5 < max(ours) / max(bare) < 1.5, (ours, bare)
 
