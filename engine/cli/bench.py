@@ -22,6 +22,13 @@ def add_parser(sub) -> None:
     b.add_argument("--model", default=None)
     b.add_argument("--max-tokens", type=int, default=48)
     b.add_argument("--rounds", type=int, default=3)
+    b.add_argument(
+        "--prefill-tokens",
+        type=int,
+        default=128,
+        metavar="N",
+        help="length of the raw prompt the prefill figure is measured on",
+    )
     b.add_argument("--json", action="store_true")
     b.add_argument(
         "--vs",
@@ -42,7 +49,15 @@ def add_parser(sub) -> None:
 def cmd_bench(args) -> int:
     """Run `logitscope bench`: print the report (as JSON with --json); returns 0."""
     from engine.backends.base import prepare_process
+    from engine.errors import SettingsError
 
+    for name, value, least in (
+        ("--rounds", args.rounds, 1),
+        ("--max-tokens", args.max_tokens, 2),
+        ("--prefill-tokens", args.prefill_tokens, 2),
+    ):
+        if value < least:
+            raise SettingsError(f"{name} must be at least {least} (got {value})")
     # The bare side gets the engine process's BLAS (OpenBLAS on MLX's CPU build): the
     # comparison is of the engine's own work, on the same matrix products.
     prepare_process()
@@ -53,9 +68,9 @@ def cmd_bench(args) -> int:
         print(json.dumps(report, indent=2) if args.json else format_vs(report))
         return 0
     if args.synthetic:
-        report = run_synthetic(args.model, args.max_tokens, args.rounds)
+        report = run_synthetic(args.model, args.max_tokens, args.rounds, args.prefill_tokens)
     else:
-        report = run_bench(args.model, args.max_tokens, args.rounds)
+        report = run_bench(args.model, args.max_tokens, args.rounds, args.prefill_tokens)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
 
@@ -77,7 +92,9 @@ def _engine(client, prompt: str, settings: SamplingSettings, model: str):
     return decode_rate(stamps) or 0.0, ids, done, record_model
 
 
-def run_bench(model: str | None, max_tokens: int = 48, rounds: int = 3) -> dict:
+def run_bench(
+    model: str | None, max_tokens: int = 48, rounds: int = 3, prefill_tokens: int = 128
+) -> dict:
     """Alternate bare and engine runs; return the figures as a plain dict."""
     from engine.backends.mlx.bench import (
         BENCH_PROMPT,
@@ -89,7 +106,7 @@ def run_bench(model: str | None, max_tokens: int = 48, rounds: int = 3) -> dict:
     from engine.client import EngineClient
 
     folder = resolve_model(model)
-    bare_model, tokenizer, prompt_text, long_text, long_ids = bare_setup(folder)
+    bare_model, tokenizer, prompt_text, long_text, long_ids = bare_setup(folder, prefill_tokens)
     # No prompt reuse: every timed run prefills its whole prompt.
     settings = SamplingSettings(temperature=0.0, max_tokens=max_tokens, seed=0, prompt_cache=False)
     pre_settings = SamplingSettings(
@@ -141,7 +158,9 @@ def run_bench(model: str | None, max_tokens: int = 48, rounds: int = 3) -> dict:
     }
 
 
-def run_synthetic(model: str | None, max_tokens: int, rounds: int) -> dict:
+def run_synthetic(
+    model: str | None, max_tokens: int, rounds: int, prefill_tokens: int = 128
+) -> dict:
     """`run_bench` on the near-free model built from `model`'s tokenizer (the default
     model's by default), with the engine's per-token overhead in microseconds."""
     import tempfile
@@ -153,7 +172,7 @@ def run_synthetic(model: str | None, max_tokens: int, rounds: int) -> dict:
     source = resolve_model(model)
     with tempfile.TemporaryDirectory(prefix="logitscope-synthetic-") as tmp:
         folder = build_near_free_model(Path(tmp) / "near-free", source)
-        report = run_bench(str(folder), max_tokens, rounds)
+        report = run_bench(str(folder), max_tokens, rounds, prefill_tokens)
     b, e = report["bare_decode_tps"], report["engine_decode_tps"]
     report["synthetic"] = True
     report["overhead_us_per_token"] = (1 / e - 1 / b) * 1e6 if b and e else None

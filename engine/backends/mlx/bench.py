@@ -2,8 +2,8 @@
 
 Decode tok/s is measured where the tokens arrive, as for the engine: (tokens
 after the first) / (time from the first token to the last), with the one
-formula in engine.series. Prefill tok/s is mlx-lm's own figure for a 128-token
-raw prompt.
+formula in engine.series. Prefill tok/s is mlx-lm's own figure for a raw prompt
+of PREFILL_TOKENS (128) tokens, or as many as `bench --prefill-tokens` asks.
 """
 
 from __future__ import annotations
@@ -50,8 +50,9 @@ def bare_prefill(model, tokenizer, ids: list[int]) -> float:
     return 0.0
 
 
-def bare_setup(folder):
-    """mlx-lm's own load of `folder` and the bench's prompts as it tokenizes them.
+def bare_setup(folder, prefill_tokens: int = PREFILL_TOKENS):
+    """mlx-lm's own load of `folder` and the bench's prompts as it tokenizes them
+    (the raw prompt for the prefill figure about `prefill_tokens` long).
 
     Returns:
         (model, tokenizer, chat prompt text, long raw text, its token ids).
@@ -62,7 +63,8 @@ def bare_setup(folder):
 
     model, tokenizer = load(str(folder))
     prompt_text = apply(tokenizer, [{"role": "user", "content": BENCH_PROMPT}], True)
-    long_ids = tokenizer.encode(_FILLER * 12, add_special_tokens=False)[:PREFILL_TOKENS]
+    repeats = 1 + prefill_tokens // 20  # the filler is ~30 tokens
+    long_ids = tokenizer.encode(_FILLER * repeats, add_special_tokens=False)[:prefill_tokens]
     long_text = tokenizer.decode(long_ids)
     long_ids = tokenizer.encode(long_text, add_special_tokens=False)  # what the engine sees
     return model, tokenizer, prompt_text, long_text, long_ids
