@@ -44,3 +44,17 @@ def run_and_wait(qtbot, win, prompt: str, **kw):
     qtbot.waitUntil(lambda: not win.bridge.busy, timeout=10_000)
     qtbot.waitUntil(lambda: not win._dirty and not win._stale, timeout=5_000)  # charts catch up
     return win.state
+
+
+@pytest.fixture
+def restore_palette(qapp):
+    """The application palette and light theme back after a test that switched them."""
+    from PySide6.QtGui import QPalette
+
+    from app import appearance
+
+    before = QPalette(qapp.palette())
+    yield
+    appearance.apply_theme("light")
+    qapp.setPalette(before)
+    appearance.repaint()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 
 from app import appearance, theme
@@ -12,15 +11,6 @@ from app.charts.distribution import DistributionChart
 from app.token_view import TokenView
 from engine.prob_scale import SCALES, contrast_ratio, prob_rgb, text_rgb
 from engine.records import TokenRecord
-
-
-@pytest.fixture
-def restore_palette(qapp):
-    before = QPalette(qapp.palette())
-    yield
-    appearance.apply_theme("light")
-    qapp.setPalette(before)
-    appearance.repaint()
 
 
 def _colors(chart: pg.PlotWidget) -> tuple[str, str, str]:

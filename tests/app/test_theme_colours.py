@@ -21,15 +21,6 @@ from engine.prob_scale import contrast_ratio
 MIN_CONTRAST = 4.5
 
 
-@pytest.fixture
-def restore_palette(qapp):
-    before = QPalette(qapp.palette())
-    yield
-    appearance.apply_theme("light")
-    qapp.setPalette(before)
-    appearance.repaint()
-
-
 def _rgb(name: str) -> tuple[int, int, int]:
     c = QColor(name)
     return c.red(), c.green(), c.blue()

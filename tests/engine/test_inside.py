@@ -6,14 +6,13 @@ timings, and `logitscope inspect --json` against the same numbers."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import mlx.core as mx
 import numpy as np
 import pytest
 
 from engine.backends.mlx.inside import attention_weights, logit_lens, run_pass
+from tests.engine.test_cli import cli
 
 SENTENCE = "The cat sat on the mat because it was warm"
 
@@ -167,53 +166,19 @@ def test_hardware_timeline_recomputes_from_the_runs_own_timings(smollm):
 
 def test_cli_inspect_json_prints_the_engines_numbers(smollm, sentence_pass, default_model_path):
     ids, p = sentence_pass
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "engine",
-            "inspect",
-            "--prompt",
-            SENTENCE,
-            "--raw",
-            "--model",
-            str(default_model_path),
-            "--what",
-            "attention",
-            "--layer",
-            "15",
-            "--head",
-            "2",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    out = cli(
+        "inspect", "--prompt", SENTENCE, "--raw", "--model", str(default_model_path),
+        "--what", "attention", "--layer", "15", "--head", "2", "--json", timeout=300,
+    )  # fmt: skip
     assert out.returncode == 0, out.stderr
     record = json.loads(out.stdout)
     assert record["type"] == "inspect" and record["ids"] == ids
     got = np.array(record["data"]["weights"])
     assert np.abs(got - attention_weights(p, 15)[2]).max() < 1e-4
-    bad = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "engine",
-            "inspect",
-            "--prompt",
-            "hi",
-            "--model",
-            str(default_model_path),
-            "--what",
-            "attention",
-            "--layer",
-            "99",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    bad = cli(
+        "inspect", "--prompt", "hi", "--model", str(default_model_path),
+        "--what", "attention", "--layer", "99", timeout=300,
+    )  # fmt: skip
     assert bad.returncode == 2 and "layer 99 does not exist" in bad.stderr
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import mlx.core as mx
 import numpy as np
@@ -20,6 +18,7 @@ from engine.backends.mlx.inside import attention_weights, run_pass
 from engine.backends.mlx.journey import journey
 from engine.backends.mlx.position import attention_by_position
 from engine.settings import SamplingSettings
+from tests.engine.test_cli import cli
 from tests.engine.test_inside import _rms, _rope_traditional
 
 PROMPT = "The cat sat on the mat because it was warm. The cat"
@@ -314,28 +313,10 @@ def test_position_layer_zero_equals_numpy(smollm, smollm_case):
 
 
 def _cli(model_path, what, *extra):
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "engine",
-            "inspect",
-            "--prompt",
-            PROMPT,
-            "--raw",
-            "--model",
-            str(model_path),
-            "--what",
-            what,
-            "--step",
-            "1",
-            "--json",
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    out = cli(
+        "inspect", "--prompt", PROMPT, "--raw", "--model", str(model_path),
+        "--what", what, "--step", "1", "--json", *extra, timeout=300,
+    )  # fmt: skip
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
