@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
         from pip._internal.cli.main import main as pip_main
 
         return pip_main(argv[2:])
-    from app.platform_check import check as check_platform
+    from app.core.platform_check import check as check_platform
 
     problem = check_platform()
     if problem:  # rather than Qt's abort: which packages to install
@@ -33,9 +33,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from PySide6.QtWidgets import QApplication
 
-    from app.appearance import apply_theme
-    from app.file_drop import model_arguments, open_arguments
-    from app.window import PlaygroundWindow
+    from app.core.appearance import apply_theme
+    from app.shell.file_drop import model_arguments, open_arguments
+    from app.shell.window import PlaygroundWindow
 
     self_test = "--self-test" in argv
     files = [a for a in argv[1:] if not a.startswith("-")]  # logitscope-app FILE…

@@ -22,7 +22,7 @@ TOKENS = 48
 def main() -> int:
     from PySide6.QtWidgets import QApplication
 
-    from app.window import PlaygroundWindow
+    from app.shell.window import PlaygroundWindow
     from engine.client import EngineClient
     from engine.settings import SamplingSettings
 

@@ -33,7 +33,7 @@ def main() -> int:
     throwaway_data()
     from PySide6.QtWidgets import QApplication
 
-    from app.window import PlaygroundWindow
+    from app.shell.window import PlaygroundWindow
 
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
     out.mkdir(parents=True, exist_ok=True)

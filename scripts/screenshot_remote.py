@@ -20,7 +20,7 @@ from scripts.screenshots import run_sampled, shoot, wait  # noqa: E402
 def main() -> int:
     from PySide6.QtWidgets import QApplication
 
-    from app.window import PlaygroundWindow
+    from app.shell.window import PlaygroundWindow
     from engine.backends.mlx.loader import ensure_default_model
     from tests.mlx_server import start_server
 

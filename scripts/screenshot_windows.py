@@ -29,7 +29,7 @@ PROMPT = "Write a haiku about the sea."
 def shoot(app, window, path: Path, screen) -> None:
     """The window filling a screen of that size (as if maximised), in the light theme
     (`path`) and the dark one (`NAME-dark.png`)."""
-    from app.appearance import apply_theme
+    from app.core.appearance import apply_theme
 
     window.resize(*screen)
     for theme, target in (("dark", path.with_name(f"{path.stem}-dark.png")), ("light", path)):
@@ -49,10 +49,10 @@ def main() -> int:
     os.environ["LOGITSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="logitscope-shots-")
     from PySide6.QtWidgets import QApplication
 
-    from app.bridge import EngineBridge
-    from app.compare import CompareWindow
-    from app.window import PlaygroundWindow
-    from app.window_layout import COMPACT_BELOW
+    from app.compare.window import CompareWindow
+    from app.core.bridge import EngineBridge
+    from app.shell.layout import COMPACT_BELOW
+    from app.shell.window import PlaygroundWindow
 
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
     out.mkdir(parents=True, exist_ok=True)

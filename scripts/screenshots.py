@@ -59,7 +59,7 @@ def open_playground(default_model: bool = False):
     `default_model`, the default model whatever the settings remembered."""
     from PySide6.QtWidgets import QApplication
 
-    from app.window import PlaygroundWindow
+    from app.shell.window import PlaygroundWindow
 
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
     out.mkdir(parents=True, exist_ok=True)
@@ -93,7 +93,7 @@ def open_playground(default_model: bool = False):
 def main() -> int:
     from PySide6.QtWidgets import QApplication
 
-    from app.window import PlaygroundWindow
+    from app.shell.window import PlaygroundWindow
 
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
     out.mkdir(parents=True, exist_ok=True)

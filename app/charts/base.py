@@ -13,7 +13,7 @@ import shiboken6
 from PySide6.QtCore import QSizeF, Qt
 from PySide6.QtGui import QFont, QTextOption
 
-from app.theme import AXIS, PLOT_BG, chart_colors
+from app.core.theme import AXIS, PLOT_BG, chart_colors
 
 pg.setConfigOptions(antialias=False, background=PLOT_BG, foreground=AXIS)
 _PLOTS: weakref.WeakSet = weakref.WeakSet()

@@ -10,8 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from app.charts.base import NOT_REPORTED, empty_text, set_title, show_empty, style_plot, view_point
-from app.run_state import RunState
-from app.theme import (
+from app.core.theme import (
     AXIS,
     EARLIER_ANSWER,
     EARLIER_USER,
@@ -22,6 +21,7 @@ from app.theme import (
     THINKING,
     chart_colors,
 )
+from app.session.run_state import RunState
 from engine.ticks import nice_ticks
 from engine.units import human_bytes
 

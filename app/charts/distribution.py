@@ -18,7 +18,7 @@ from app.charts.base import (
     style_plot,
     view_point,
 )
-from app.theme import CHOSEN, RAW, SAMPLED
+from app.core.theme import CHOSEN, RAW, SAMPLED
 from engine.records import TokenRecord, TopToken
 
 BAR = 0.38
@@ -137,7 +137,7 @@ class DistributionChart(pg.PlotWidget):
         """The menu for candidate `i` of the step shown: continue with it, or sample."""
         from PySide6.QtWidgets import QMenu
 
-        from app.branch_menu import SAMPLE_N
+        from app.widgets.branch_menu import SAMPLE_N
 
         step, tid, text = self.record.step, self.token_ids[i], self.texts[i]
         reason = self.why_no_branch()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from app.run_state import RunState
+from app.session.run_state import RunState
 from engine import temperature as temp_curve
 from engine.costs import money
 from engine.run_cost import api_label, run_cost

@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from app.appearance import themed_style
-from app.theme import note_color
+from app.core.appearance import themed_style
+from app.core.theme import note_color
 
 HINT = "Hover: read values · double-click: enlarge"
 

@@ -15,7 +15,7 @@ from app.charts.frame import ChartFrame
 from app.charts.temperature import TemperatureChart
 from app.charts.throughput import ThroughputChart
 from app.charts.timeline import TimelineChart
-from app.run_state import RunState
+from app.session.run_state import RunState
 
 CHARTS = ("dist", "temp", "timeline", "throughput", "context")
 TITLES = {

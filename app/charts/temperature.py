@@ -20,7 +20,7 @@ from app.charts.base import (
     style_plot,
     view_point,
 )
-from app.theme import ENTROPY
+from app.core.theme import ENTROPY
 from engine import temperature
 from engine.records import ModelRecord, TokenRecord
 

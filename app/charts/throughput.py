@@ -8,8 +8,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from app.charts.base import empty_text, pen, set_title, show_empty, style_plot, view_point
-from app.run_state import RunState
-from app.theme import CHOSEN, OUTPUT, PROMPT
+from app.core.theme import CHOSEN, OUTPUT, PROMPT
+from app.session.run_state import RunState
 from engine.series import decode_rate, rolling_tps
 from engine.units import fmt_or_na
 

@@ -7,8 +7,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from app.charts.base import NOT_REPORTED, empty_text, pen, show_empty, style_plot, view_point
-from app.run_state import RunState
-from app.theme import CHOSEN, ENTROPY, RAW
+from app.core.theme import CHOSEN, ENTROPY, RAW
+from app.session.run_state import RunState
 
 
 class TimelineChart(pg.GraphicsLayoutWidget):

@@ -8,7 +8,7 @@ import numpy as np
 import pyqtgraph as pg
 
 from app.charts.base import set_title
-from app.theme import PROMPT
+from app.core.theme import PROMPT
 from engine.costs import J_PER_KWH, load_prices, load_settings, money, prompt_costs
 from engine.power_table import cpu_name, typical_watts
 

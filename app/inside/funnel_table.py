@@ -9,7 +9,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from app.charts.base import style_plot
-from app.theme import SAMPLED
+from app.core.theme import SAMPLED
 
 HEADERS = ("stage", "tokens left", "mass kept", "chosen p", "chosen rank")
 

@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.charts.base import pen, set_title, short, style_plot, view_point
+from app.core.theme import CHOSEN, OUTPUT, RAW
 from app.inside.funnel_table import FunnelChart, FunnelTable
-from app.theme import CHOSEN, OUTPUT, RAW
 
 MAX_TOKENS_SHOWN = 100  # the tokenization section shows the context's last tokens
 BAR = 0.38  # width of each of a layer's two bars

@@ -13,7 +13,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QSplitter, QTableWidget, QTableWidgetItem
 
 from app.charts.base import pen, set_title, short, style_plot
-from app.theme import OUTPUT
+from app.core.theme import OUTPUT
 
 CHOSEN_BG = QColor("#ffe08a")
 

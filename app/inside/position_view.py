@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.charts.base import pen, set_title, style_plot
-from app.theme import MUTED, OUTPUT, RAW
+from app.core.theme import MUTED, OUTPUT, RAW
 
 TITLE = "Attention by position"
 

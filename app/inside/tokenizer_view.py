@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.charts.base import set_title, style_plot
+from app.core.theme import PROMPT
 from app.inside.economy_cost import LOCAL, draw_cost
-from app.theme import PROMPT
 from engine.models.token_explorer import SAMPLES, counts_by_model, economy, split, stats
 
 PALETTE = ("#dbeafe", "#fde68a", "#bbf7d0", "#fbcfe8", "#ddd6fe", "#fed7aa")

@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.bridge import EngineBridge, error_text
+from app.core.bridge import EngineBridge, error_text
+from app.core.window_fit import place, remember
 from app.inside.attention_view import AttentionView
 from app.inside.hardware_view import HardwareView
 from app.inside.journey_view import JourneyView
@@ -32,13 +33,12 @@ from app.inside.lens_view import LensView
 from app.inside.position_view import PositionView
 from app.inside.tokenizer_view import TokenizerView
 from app.main import add_quit_shortcut
-from app.window_fit import place, remember
 from engine.hardware_timeline import timeline
 
 TABS = ("tokenizer", "attention", "lens", "hardware", "journey", "position")
 COMPUTED = ("attention", "lens", "journey", "position")  # tabs the engine computes
 
-DEFAULT_SIZE = (1200, 800)  # shrunk to fit the screen (app/window_fit.py)
+DEFAULT_SIZE = (1200, 800)  # shrunk to fit the screen (app/core/window_fit.py)
 GEOMETRY_KEY = "inside"
 
 

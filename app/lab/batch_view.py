@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from app.charts.base import pen, set_title, style_plot
-from app.theme import CHOSEN, OUTPUT, PROMPT
+from app.core.theme import CHOSEN, OUTPUT, PROMPT
 
 
 class BatchView(QWidget):

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.charts.base import pen, set_title, style_plot
-from app.theme import OUTPUT, PROMPT, SYSTEM
+from app.core.theme import OUTPUT, PROMPT, SYSTEM
 
 COLUMNS = (
     "turn",

@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.appearance import on_theme
-from app.theme import note_color, prob_color
+from app.core.appearance import on_theme
+from app.core.theme import note_color, prob_color
 
 COLUMNS = (
     "model",

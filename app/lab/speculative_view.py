@@ -26,9 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.appearance import on_theme, themed_style
 from app.charts.base import pen, set_title, style_plot
-from app.theme import OUTPUT, PROMPT, note_color, tint
+from app.core.appearance import on_theme, themed_style
+from app.core.theme import OUTPUT, PROMPT, note_color, tint
 
 ACCEPTED, REJECTED, CORRECTION = "#c7f0c2", "#f7c6c5", "#ffe08a"
 

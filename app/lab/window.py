@@ -12,18 +12,18 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QTabWidget, QVBoxLayout, QWidget
 
-from app.bridge import EngineBridge, error_text
+from app.core.bridge import EngineBridge, error_text
+from app.core.window_fit import place, remember
 from app.lab.batch_view import BatchView
 from app.lab.cache_view import CacheView
 from app.lab.quant_view import QuantView
 from app.lab.speculative_view import SpeculativeView
 from app.main import add_quit_shortcut
-from app.window_fit import place, remember
 from engine.errors import SettingsError
 from engine.lab import params_from
 
 DONE = "Done: numbers measured in the engine, in this run."
-DEFAULT_SIZE = (1200, 760)  # shrunk to fit the screen (app/window_fit.py)
+DEFAULT_SIZE = (1200, 760)  # shrunk to fit the screen (app/core/window_fit.py)
 GEOMETRY_KEY = "lab"
 
 

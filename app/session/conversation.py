@@ -19,7 +19,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 
-from app.run_state import RunState
+from app.session.run_state import RunState
 
 
 @dataclass(eq=False)

@@ -4,7 +4,7 @@ What it holds: the conversation tree, the run on screen (`shown`, with its
 selected step), which turn that is, a turn being edited, a past run reopened
 from History, the loaded model, the cold-vs-cached A/B in progress and its
 result, and the journal handle. Every view draws from it (through the Qt
-adapter in app/session_signals.py); its rules are plain methods, tested
+adapter in app/core/session_signals.py); its rules are plain methods, tested
 without widgets (tests/app/test_session_model.py).
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.run_state import RunState
 from app.session.conversation import Answer, Conversation, Turn
+from app.session.run_state import RunState
 
 
 @dataclass

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.bridge import EngineBridge
-from app.window import PlaygroundWindow
+from app.core.bridge import EngineBridge
+from app.shell.window import PlaygroundWindow
 
 LOAD_MS = 180_000
 RUN_MS = 120_000
@@ -51,7 +51,7 @@ def restore_palette(qapp):
     """The application palette and light theme back after a test that switched them."""
     from PySide6.QtGui import QPalette
 
-    from app import appearance
+    from app.core import appearance
 
     before = QPalette(qapp.palette())
     yield

@@ -2,7 +2,7 @@ from importlib.metadata import version
 
 from PySide6.QtCore import qVersion
 
-from app.about import about_text, show_about
+from app.dialogs.about import about_text, show_about
 
 
 def test_about_box_names_every_version_and_the_device(qtbot, window):

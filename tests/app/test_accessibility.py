@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QWidget
 
-from app.accessibility import INTERACTIVE, WORDS, accessible_name, name_controls
-from app.bridge import EngineBridge
-from app.window import PlaygroundWindow
+from app.core.accessibility import INTERACTIVE, WORDS, accessible_name, name_controls
+from app.core.bridge import EngineBridge
+from app.shell.window import PlaygroundWindow
 
 
 @pytest.fixture

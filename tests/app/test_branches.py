@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu
 
-from app.branch_menu import add_branch_actions
+from app.widgets.branch_menu import add_branch_actions
 from engine.sessions.session_log import read_session
 from tests.app.conftest import RUN_MS, run_and_wait
 

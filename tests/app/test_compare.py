@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from app.bridge import EngineBridge
-from app.compare import SUMMARY_ROWS, CompareWindow
+from app.compare.window import SUMMARY_ROWS, CompareWindow
+from app.core.bridge import EngineBridge
 from engine.compare_stats import first_divergence
 from engine.sessions.journal import Journal, read_session
 
@@ -148,7 +148,7 @@ def run_all_wait(qtbot, win):
 
 
 def test_lanes_mix_a_local_and_a_remote_model(qtbot, compare):
-    from app.servers import save_server
+    from app.core.servers import save_server
     from engine.backends.openai.catalogue import list_server_models
     from tests.fake_server import FakeServer, Script, finish_chunk, vllm_chunk, vllm_models
 
@@ -165,7 +165,7 @@ def test_lanes_mix_a_local_and_a_remote_model(qtbot, compare):
         compare.set_lane_count(2)
         compare.shared_prompt.setPlainText(PROMPT)
         a, b = compare.lanes
-        from app.model_picker import fill_models
+        from app.widgets.model_picker import fill_models
 
         fill_models(b.model)
         b.model.setCurrentIndex(b.model.findData(f"{server.url}#Qwen/Qwen3-0.6B"))

@@ -11,8 +11,8 @@ import mlx.core as mx
 import pytest
 
 from app.inside.hardware_view import HardwareView
-from app.run_state import RunState
-from app.status_line import status_text
+from app.playground.status_line import status_text
+from app.session.run_state import RunState
 from engine.hardware_timeline import Timeline
 from engine.records import DoneRecord, ModelRecord
 

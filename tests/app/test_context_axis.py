@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from app.charts.context import ContextChart
-from app.run_state import RunState
+from app.session.run_state import RunState
 from engine.records import ModelRecord, PrefillRecord
 
 CONTEXT, PROMPT, SYSTEM = 8192, 49, 21

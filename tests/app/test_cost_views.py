@@ -12,8 +12,8 @@ import pytest
 from PySide6.QtWidgets import QTableWidget
 
 from app.charts.explain import EXPLAIN
-from app.compare_cost import COST_ROWS, LaneCosts
-from app.cost_dialog import CostDialog
+from app.compare.cost import COST_ROWS, LaneCosts
+from app.dialogs.cost_dialog import CostDialog
 from engine import costs
 from tests.app.conftest import run_and_wait
 from tests.engine.test_cost_reports import _done
@@ -74,8 +74,8 @@ def test_compare_cost_rows(qtbot, prices):
 
 
 def test_thinking_header_shows_its_share_of_the_cost(qtbot):
-    from app.thinking_view import AnswerViews, ThinkingBlock
-    from app.token_view import TokenView
+    from app.playground.thinking_view import AnswerViews, ThinkingBlock
+    from app.widgets.token_view import TokenView
     from engine.records import TokenRecord
 
     out, block = TokenView(), ThinkingBlock()

@@ -9,9 +9,9 @@ from PySide6.QtCore import QEvent, QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from app import file_drop
-from app.bridge import EngineBridge
-from app.window import PlaygroundWindow
+from app.core.bridge import EngineBridge
+from app.shell import file_drop
+from app.shell.window import PlaygroundWindow
 from engine.sessions.export import to_json, to_jsonl
 from engine.sessions.journal import Journal
 from engine.sessions.session_log import read_session

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.get_models import GetModelsDialog
-from app.load_settings_dialog import LoadSettingsDialog
+from app.core.get_models import GetModelsDialog
+from app.dialogs.load_settings import LoadSettingsDialog
 from engine.models import hub_fetch, model_prefs
 from engine.models.load_options import LoadOptions
 from tests.engine.test_hub import GGUF_BYTES

@@ -7,8 +7,8 @@ import json
 import numpy as np
 from PySide6.QtCore import Qt
 
-from app.bridge import EngineBridge
-from app.window import PlaygroundWindow
+from app.core.bridge import EngineBridge
+from app.shell.window import PlaygroundWindow
 from engine.sessions.journal import read_session
 from tests.app.conftest import run_and_wait
 
@@ -144,7 +144,7 @@ def test_export_dialog_adds_the_extension_before_asking_to_replace(qtbot, tmp_pa
     """Seen: a name typed without its extension replaced an existing .json silently."""
     from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-    from app import file_dialogs
+    from app.dialogs import file_dialogs
 
     existing = tmp_path / "mine.json"
     existing.write_text("precious")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.history import HistoryPanel
-from app.history_tree import FAILED_MARK, RUN_ROLE
+from app.history.panel import HistoryPanel
+from app.history.tree import FAILED_MARK, RUN_ROLE
 from engine.records import ErrorRecord
 from engine.sessions.journal import Journal
 from engine.settings import SamplingSettings

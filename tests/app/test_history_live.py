@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from app.history import HistoryPanel
-from app.history_tree import MODEL_SHARE, RUN_MIN
+from app.history.panel import HistoryPanel
+from app.history.tree import MODEL_SHARE, RUN_MIN
 from engine.records import ErrorRecord, ModelRecord, to_dict
 from engine.sessions.journal import Journal
 from engine.settings import SamplingSettings
@@ -79,8 +79,8 @@ def test_sessions_have_distinct_names_and_the_run_column_keeps_its_room(qtbot, p
 
 
 def test_compare_lanes_appear_in_history_as_they_end(qtbot, panel, engine_client):
-    from app.bridge import EngineBridge
-    from app.compare import CompareWindow
+    from app.compare.window import CompareWindow
+    from app.core.bridge import EngineBridge
 
     journal = Journal.create()
     win = CompareWindow(

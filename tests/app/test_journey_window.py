@@ -8,9 +8,9 @@ import math
 import numpy as np
 from PySide6.QtCore import QPoint, QPointF, Qt
 
-from app.bridge import EngineBridge
+from app.core.bridge import EngineBridge
 from app.inside.window import TABS
-from app.window import PlaygroundWindow
+from app.shell.window import PlaygroundWindow
 from tests.app.conftest import run_and_wait
 
 PROMPT = "Name a colour of the sky."

@@ -8,10 +8,10 @@ import math
 from PySide6.QtCore import QPoint, QPointF
 from PySide6.QtGui import QKeySequence
 
-from app.bridge import EngineBridge
 from app.charts.panel import columns_for
-from app.window import PlaygroundWindow
-from app.window_layout import CENTER_MIN, CHARTS_MIN, SIDE_MIN
+from app.core.bridge import EngineBridge
+from app.shell.layout import CENTER_MIN, CHARTS_MIN, SIDE_MIN
+from app.shell.window import PlaygroundWindow
 from tests.app.conftest import LOAD_MS, run_and_wait
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app import platform_check
+from app.core import platform_check
 
 LDD = """\tlinux-vdso.so.1 (0x00007ffd)
 \tlibxcb-icccm.so.4 => not found

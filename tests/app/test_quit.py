@@ -16,7 +16,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 qapp = QApplication([])
-from app.window import PlaygroundWindow
+from app.shell.window import PlaygroundWindow
 
 win = PlaygroundWindow(load_on_start=False)
 win.show()

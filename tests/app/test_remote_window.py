@@ -66,8 +66,8 @@ def test_server_without_logprobs_says_so(qtbot, window, fake):
 
 
 def test_add_server_dialog_remembers_the_server_not_the_key(qtbot, window, fake, monkeypatch):
-    from app.server_dialog import AddServerDialog
-    from app.servers import load_servers
+    from app.core.servers import load_servers
+    from app.dialogs.server_dialog import AddServerDialog
     from engine.paths import data_dir
 
     fake.script = Script(

@@ -6,9 +6,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontInfo, QGuiApplication
 from PySide6.QtWidgets import QLabel
 
-from app.rendered_view import Block, copy_answer, plain_text, split_blocks
-from app.token_view import TokenView
-from app.window_layout import answer_tabs_of
+from app.shell.layout import answer_tabs_of
+from app.widgets.rendered_view import Block, copy_answer, plain_text, split_blocks
+from app.widgets.token_view import TokenView
 from engine.records import TokenRecord
 
 ANSWER = "Use **sorted**:\n\n```python\nprint(sorted([3, 1, 2]))\n```\n\nThat prints `[1, 2, 3]`."

@@ -7,11 +7,11 @@ import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtTest import QTest
 
-from app import settings_store
-from app.compare import CompareWindow
+from app.compare.window import CompareWindow
+from app.core import settings_store
+from app.core.window_fit import SCREEN_SHARE, place
 from app.inside.window import InsideWindow
 from app.lab.window import LabWindow
-from app.window_fit import SCREEN_SHARE, place
 
 SMALL, LAPTOP, LARGE = QRect(0, 0, 1024, 700), QRect(0, 0, 1440, 900), QRect(0, 0, 2560, 1440)
 WINDOWS = (

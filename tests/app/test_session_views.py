@@ -9,7 +9,7 @@ import dataclasses
 from PySide6.QtCore import QPointF
 
 from app.charts.frame import HINT
-from app.status_line import status_text
+from app.playground.status_line import status_text
 from engine.models.light_tokenizer import LightTokenizer
 from engine.prompt import encode_prompt
 from engine.records import to_dict

@@ -1,4 +1,4 @@
-"""One settings store: every user of QSettings goes through app/settings_store.py."""
+"""One settings store: every user of QSettings goes through app/core/settings_store.py."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ import re
 from pathlib import Path
 
 import app
-from app import file_dialogs, model_picker, settings_store, window_state
+from app.core import settings_store
+from app.dialogs import file_dialogs
+from app.shell import window_state
+from app.widgets import model_picker
 from engine.paths import data_dir
 
 

@@ -10,10 +10,10 @@ import pytest
 from PySide6.QtWidgets import QFormLayout
 
 from app.charts.panel import CONTEXT_MIN_HEIGHT, ChartsPanel
-from app.compare_divergence import EMPTY, NONE_DIVERGED, draw_divergence, new_divergence_chart
+from app.compare.divergence import EMPTY, NONE_DIVERGED, draw_divergence, new_divergence_chart
 from app.inside.attention_view import WAITING, AttentionView
 from app.lab.window import DONE, LabWindow
-from app.window_layout import ElidedProgressBar, build_side
+from app.shell.layout import ElidedProgressBar, build_side
 
 LONG = "Converting gemma-3-270m-it-q4_k_m.gguf to MLX (dequantizing 236 tensors, 2 of 3)…"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import socket
 
-from app import settings_store
-from app.bridge import EngineBridge
-from app.startup_model import LAST_LOCAL_KEY, fallback_for, load_on_start
-from app.window import PlaygroundWindow
+from app.core import settings_store
+from app.core.bridge import EngineBridge
+from app.shell.startup_model import LAST_LOCAL_KEY, fallback_for, load_on_start
+from app.shell.window import PlaygroundWindow
 from engine.paths import data_dir
 from tests.app.conftest import LOAD_MS
 

@@ -6,9 +6,9 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from app import appearance, theme
 from app.charts.distribution import DistributionChart
-from app.token_view import TokenView
+from app.core import appearance, theme
+from app.widgets.token_view import TokenView
 from engine.prob_scale import SCALES, contrast_ratio, prob_rgb, text_rgb
 from engine.records import TokenRecord
 

@@ -11,11 +11,11 @@ import pytest
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QLabel, QPushButton, QWidget
 
-from app import appearance, theme
 from app.charts.frame import ChartFrame
 from app.charts.throughput import ThroughputChart
-from app.thinking_view import ThinkingBlock
-from app.window_layout import build_center
+from app.core import appearance, theme
+from app.playground.thinking_view import ThinkingBlock
+from app.shell.layout import build_center
 from engine.prob_scale import contrast_ratio
 
 MIN_CONTRAST = 4.5

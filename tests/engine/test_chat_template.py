@@ -124,7 +124,7 @@ def test_the_sandbox_refuses_escapes():
 def test_the_window_renders_templates_without_importing_transformers(default_model_path):
     code = (
         "import sys, time\n"
-        "import app.window\n"
+        "import app.shell.window\n"
         "from engine.models.light_tokenizer import LightTokenizer\n"
         "from engine.prompt import encode_prompt\n"
         "from engine.settings import SamplingSettings\n"

@@ -202,7 +202,7 @@ def _is_number(text: str) -> bool:
 
 # -- 5: one writer, torn-line guard for every append ---------------------------------------
 def test_history_meta_after_a_torn_line_is_not_lost(tmp_path, records):
-    from app.history import append_meta
+    from app.history.panel import append_meta
 
     journal = _session(tmp_path, records, ("p",))
     journal.close()

@@ -5,8 +5,8 @@ reopened from History brings its whole branch family."""
 
 from __future__ import annotations
 
-from app.run_state import RunState
 from app.session.conversation import Answer, Turn
+from app.session.run_state import RunState
 from app.session.session import Session, family
 from engine.records import TokenRecord
 from engine.sessions.branch_tree import BranchNode, build_tree, summarise

@@ -6,8 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from app.run_state import RunState
 from app.session import Conversation, Session
+from app.session.run_state import RunState
 from engine.records import DoneRecord, ErrorRecord, ModelRecord, TokenRecord
 from engine.settings import SamplingSettings
 
@@ -214,7 +214,7 @@ def test_conversation_from_messages_and_remove():
 def test_the_session_model_imports_no_qt():
     """pytest-qt loads Qt in this process: ask a fresh one."""
     code = (
-        "import sys, app.session, app.run_state; "
+        "import sys, app.session, app.session.run_state; "
         "print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))))"
     )
     out = subprocess.run(

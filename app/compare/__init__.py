@@ -1,0 +1,1 @@
+"""Compare: lanes side by side, their statistics, divergence and cost."""

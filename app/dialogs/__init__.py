@@ -1,0 +1,1 @@
+"""Modal dialogs: load options, servers, prices, About, file choosers."""

@@ -1,0 +1,1 @@
+"""History: the journal's sessions and runs, reopened without the model."""

@@ -1,0 +1,256 @@
+"""TurnFlow: the playground's multi-turn flow on top of the Session model.
+
+Which prompt a run sends, editing, regenerating and showing turns, switching
+between a turn's sibling runs, the context-limit choice and the cold-vs-cached
+A/B. The rules themselves are the Session's methods (Qt-free, tested without
+widgets); this class adds what needs the widgets it is given in `__init__` (the
+prompt box, the sampling controls, the banner through `ui`). It never reads a
+window's attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.core.session_signals import SessionSignals
+from app.session.run_state import RunState
+from engine.errors import SettingsError
+from engine.settings import SamplingSettings
+
+
+@dataclass
+class FlowUi:
+    """What the flow may ask of the window (plain callables)."""
+
+    show_error: Callable[..., None]  # (message, links=False)
+    hide_error: Callable[[], None]
+    show_notice: Callable[[str], None]
+    start_run: Callable[[RunState, object, dict | None], None]  # (state, prompt, journal info)
+    show_ab: Callable[[str | None], None]  # the A/B line's text (None hides it)
+    drop_oldest: Callable[[], bool]  # drop turns without asking when the context is full
+
+
+class TurnFlow:
+    def __init__(self, model: SessionSignals, bridge, controls, prompt_panel, ui: FlowUi):
+        self.model, self.bridge, self.controls = model, bridge, controls
+        self.panel, self.prompt, self.ui = prompt_panel, prompt_panel.prompt, ui
+        self.pending_turn: tuple | None = None  # waiting for the context choice
+        prompt_panel.next_prompt = self.next_prompt
+
+    @property
+    def session(self):
+        return self.model.session
+
+    # -- what Run sends -----------------------------------------------------------------
+    def next_prompt(self, text: str) -> tuple[int, object]:
+        """(turn number, what Run would send) for the prompt box's `text`."""
+        return self.session.next_prompt(text, self.controls.mode.currentIndex() == 0)
+
+    def context_overflow(self, prompt, settings: SamplingSettings) -> tuple[int, int] | None:
+        """(tokens needed, context) when the prompt and its answer would not fit, else
+        None. Needs the prompt panel's tokenizer: a server counts its own tokens."""
+        model = self.session.model
+        ctx = (model.context_length or 0) if model else 0
+        counted = self.panel.count(prompt)
+        if not ctx or counted is None:
+            return None
+        need = counted[0] + settings.max_tokens
+        return (need, ctx) if need > ctx else None
+
+    def run_box(self, cold: bool = False) -> None:
+        """Send the prompt box as the next turn (or in place of the turn being edited);
+        the last turn's own message (still in the box) or an empty box runs it again."""
+        if self.bridge.busy:
+            return
+        text = self.prompt.toPlainText()
+        turn = self.session.next_turn(text)
+        if turn < len(self.session.conversation) and self.session.editing_turn is None:
+            self.regenerate(cold=cold)
+            return
+        self.start_turn(text, turn, cold, from_box=True)
+
+    def start_turn(
+        self, text: str, turn: int, cold: bool = False, drop: bool = False, from_box: bool = False
+    ) -> bool:
+        """Run `text` as turn `turn` (a new sibling run there; History keeps the others)."""
+        if self.bridge.busy:
+            return False
+        try:
+            if not text.strip():
+                raise SettingsError("The prompt is empty: type something for the model first.")
+            settings = self.controls.settings().with_(prompt_cache=not cold).validate()
+        except SettingsError as e:
+            self.ui.show_error(str(e))
+            return False
+        chat, conv = settings.chat_template, self.session.conversation
+        turn = min(turn, len(conv)) if chat else 0
+        if chat and turn and (over := self.context_overflow(conv.prompt(text, turn), settings)):
+            if not (drop or self.ui.drop_oldest()):
+                self.ask_about_context(*over, (text, turn, cold, from_box))
+                return False
+            gone = self.session.fit_by_dropping(
+                text, turn, lambda p: self.context_overflow(p, settings) is not None
+            )
+            turn -= gone
+            self.ui.show_notice(
+                f"Dropped the {gone} oldest turn{'s' * (gone != 1)} to fit "
+                "the context window (History keeps them)"
+            )
+        self.ui.hide_error()
+        state = RunState(prompt=text, settings=settings, model=self.session.model)
+        state.estimated_prompt = self.panel.count(conv.prompt(text, turn) if chat else text)
+        prompt, info = self.model.begin(text, turn, state)
+        if from_box and chat:  # typing replaces it; Run again runs this turn again
+            self.prompt.selectAll()
+        self.ui.start_run(state, prompt, info)
+        return True
+
+    def ask_about_context(self, need: int, ctx: int, pending: tuple) -> None:
+        """The banner states the overflow and offers the two ways on (never truncates)."""
+        self.pending_turn = pending
+        drop = "<a href='drop'>drop the oldest turns and run</a>" if pending[1] else ""
+        self.ui.show_error(
+            f"This conversation and its answer need {need:,} tokens, but the model's context "
+            f"window is {ctx:,}. Nothing was sent. {drop}{' · ' if drop else ''}"
+            "<a href='new'>start a new conversation</a> · or lower Max tokens "
+            "(View ▸ Settings). Turn on Run ▸ Drop oldest turns when the context is full to "
+            "always drop them.",
+            links=True,
+        )
+
+    def on_banner_link(self, link: str, new_conversation: Callable[[], None]) -> None:
+        pending, self.pending_turn = self.pending_turn, None
+        self.ui.hide_error()
+        if link == "new":
+            new_conversation()
+            self.prompt.setPlainText(pending[0] if pending else "")
+        elif link == "drop" and pending is not None:
+            text, turn, cold, from_box = pending
+            self.start_turn(text, turn, cold, drop=True, from_box=from_box)
+
+    # -- turns ----------------------------------------------------------------------------
+    def regenerate(self, turn: int | None = None, cold: bool = False) -> bool:
+        """Run a turn's message again with the current settings (the last by default)."""
+        turns = self.session.conversation.turns
+        if not turns:
+            self.ui.show_error("There is no turn to regenerate yet: type a message and run it.")
+            return False
+        if self.bridge.busy:
+            return False
+        turn = len(turns) - 1 if turn is None else turn
+        return self.start_turn(turns[turn].user, turn, cold)
+
+    def edit(self, turn: int) -> None:
+        """Put a turn's message back in the prompt box; running it adds a sibling run of
+        that turn (the earlier run and what followed it stay in the tree and History)."""
+        session = self.session
+        turns = session.conversation.turns
+        if self.bridge.busy or not 0 <= turn < len(turns):
+            return
+        self.prompt.setPlainText(turns[turn].user)
+        session.editing_turn = turn
+        self.prompt.setFocus()
+        self.ui.show_notice(
+            f"Editing turn {session.conversation.dropped + turn + 1}: "
+            "Ctrl+Enter runs it in place of that turn and the ones after it "
+            "(History keeps them)"
+        )
+
+    def show_turn(self, turn: int) -> None:
+        """Show an earlier turn's answer and charts (a reopened turn without its run cannot)."""
+        if self.bridge.busy:
+            return
+        if self.model.show_turn(turn) is None:
+            self.ui.show_notice(
+                "This turn's run is not in the history any more: only its text is known"
+            )
+
+    def switch_sibling(self, turn: int, step: int) -> None:
+        """Show the previous (-1) or next (+1) run of turn `turn`."""
+        if self.bridge.busy:
+            return
+        answers, current = self.session.conversation.siblings(turn)
+        target = current + step
+        if 0 <= target < len(answers):
+            self.model.switch_sibling(turn, target)
+
+    def on_link(self, kind: str, turn: int) -> None:
+        actions = {
+            "show": self.show_turn,
+            "edit": self.edit,
+            "regen": self.regenerate,
+            "prev": lambda t: self.switch_sibling(t, -1),
+            "next": lambda t: self.switch_sibling(t, +1),
+        }
+        actions[kind](turn)
+
+    def reopen(self, run, sessions) -> None:
+        """Show a past run (a RunLog) again, without the model: a chat run comes back as
+        its conversation (which the next message continues), any run with its branches
+        (from `sessions`, History's)."""
+        if self.bridge.busy:
+            self.ui.show_error("Stop the current run before opening one from history.")
+            return
+        state = state_of(run)
+        self.ui.hide_error()
+        same = [s for s in sessions if s.session_id == run.session_id]
+        restore = self.model.restore if state.settings.chat_template else self.model.restore_raw
+        restore(run, state, same[0].runs if same else (), state_of)
+        if run.error:
+            self.ui.show_error(f"This run ended with an error: {run.error.message}")
+
+    def on_run_ended(self) -> None:
+        """A run that failed before its first token takes its turn back; its message
+        returns to the prompt box when that is empty (nothing typed is lost)."""
+        message = self.model.run_ended()
+        if message is not None and not self.prompt.toPlainText().strip():
+            self.prompt.setPlainText(message)
+        self.ab_step()
+
+    # -- cold vs cached A/B ---------------------------------------------------------------
+    def start_ab(self) -> None:
+        """Rerun the last turn without the prompt cache, then with it; show both TTFTs."""
+        if self.bridge.busy:
+            return
+        turn = self.session.start_ab()
+        if turn is None:
+            return
+        self.ui.show_ab("A/B: running the turn cold (whole prompt prefilled)…")
+        if not self.regenerate(turn, cold=True):
+            self.session.ab = None
+
+    def ab_step(self) -> None:
+        step = self.session.ab_next()
+        if step == "stopped":
+            self.ui.show_ab("A/B stopped: the run did not finish")
+        elif step == "cached":
+            self.ui.show_ab("A/B: running the same turn again from the cache…")
+            if not self.regenerate(self.session.ab.turn, cold=False):
+                self.session.ab = None
+        elif step == "result":
+            self.ui.show_ab(ab_text(*self.session.ab_result))
+
+
+def ab_text(cold, cached) -> str:
+    ratio = cold.ttft_s / cached.ttft_s if cold.ttft_s and cached.ttft_s else None
+    times = f" · cached is {ratio:.1f}× faster to the first token" if ratio else ""
+    return (
+        f"<b>Cold vs cached</b> · cold TTFT {cold.ttft_s or 0:.2f} s ({cold.prompt_tokens} "
+        f"tokens prefilled) · cached TTFT {cached.ttft_s or 0:.2f} s ({cached.cached_tokens} "
+        f"of {cached.prompt_tokens} tokens from cache){times}"
+    )
+
+
+def state_of(run) -> RunState:
+    """A RunState of a journaled run (RunLog), for showing it again."""
+    state = RunState(
+        prompt=run.prompt, settings=SamplingSettings.from_dict(run.settings), model=run.model_record
+    )
+    state.add_tokens(run.tokens)
+    state.done, state.error, state.prefill = run.done, run.error, run.last_prefill
+    state.run_id = run.run_id
+    state.branch = run.branch
+    if run.messages:
+        state.sent = [*run.messages, {"role": "user", "content": run.prompt}]
+    return state

@@ -1,0 +1,120 @@
+"""RunView: the answer, the five charts and the status line, drawing the session's
+run on screen.
+
+It subscribes to the session adapter (a run shown, a step selected, a run ended)
+and is fed the stream's token batches; charts redraw one per timer tick while
+streaming (each at most every STREAM_REFRESH_S: paint is what costs), all at once
+when the run or the step changes; the status line at most 4 times a second. When
+another run comes on screen every readout starts afresh.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QObject, QTimer
+
+from app.charts.panel import CHARTS
+from app.core.session_signals import SessionSignals
+from app.playground.status_line import status_text
+
+STATUS_MS = 250
+REDRAW_MS = 33  # one chart per tick while streaming: each chart ~6 Hz, no long paint stalls
+STREAM_REFRESH_S = 0.25  # while streaming, each chart refreshes at most 4 times a second
+
+
+class RunView(QObject):
+    def __init__(
+        self,
+        model: SessionSignals,
+        answer,
+        charts,
+        status_label,
+        follow_button,
+        viewing_label,
+        temperature,
+        parent=None,
+    ):
+        """`temperature() -> float`: the sampling panel's current temperature."""
+        super().__init__(parent)
+        self.model, self.session = model, model.session
+        self.answer, self.charts, self.status_label = answer, charts, status_label
+        self.follow_button, self.viewing_label = follow_button, viewing_label
+        self.temperature = temperature
+        self.dirty: list[str] = []  # charts waiting for a redraw, oldest first
+        self.stale = False  # tokens arrived that the charts do not show yet
+        self._last_mark = 0.0
+        self.status_timer = QTimer(self)
+        self.status_timer.setInterval(STATUS_MS)
+        self.status_timer.timeout.connect(self.refresh_status)
+        self.redraw_timer = QTimer(self)
+        self.redraw_timer.setInterval(REDRAW_MS)
+        self.redraw_timer.timeout.connect(self._redraw_if_dirty)
+        model.shown_changed.connect(self._on_shown)
+        model.step_selected.connect(self._on_step_selected)
+        model.run_finished.connect(self._on_finished)
+        self.status_timer.start()
+        self.redraw_timer.start()
+
+    # -- what arrives -------------------------------------------------------------------
+    def add_tokens(self, records) -> None:
+        """A batch of the streaming run's tokens (the charts catch up on the timer)."""
+        state = self.session.shown
+        state.add_tokens(records)
+        self.answer.append_tokens(records, state.tokens)
+        self.stale = True
+
+    def _on_shown(self, state) -> None:
+        """Another run is on screen: every view starts from it, no readout stays."""
+        run = self.session.viewing
+        self.viewing_label.setText(
+            f"Viewing “{run.title}” from history ({run.run_id}). Prompt: {run.prompt[:200]}"
+            if run is not None
+            else ""
+        )
+        self.answer.clear_tokens()
+        if state.tokens:
+            self.answer.append_tokens(state.tokens)
+        self.follow_button.setEnabled(False)
+        self.charts.reset_readouts()
+        self.redraw()
+        self.refresh_status()
+
+    def _on_step_selected(self, step) -> None:
+        self.answer.select_step(step)
+        self.follow_button.setEnabled(step is not None)
+        self.redraw()
+
+    def _on_finished(self, record) -> None:
+        self.dirty, self.stale = list(CHARTS), False  # show the (partial) run in full
+        self.answer.set_done(record)  # the thinking header's share of the cost
+        self.refresh_status()
+
+    # -- drawing ------------------------------------------------------------------------
+    def _redraw_if_dirty(self) -> None:
+        """Redraw one waiting chart: painting all five at once stalls ~50 ms."""
+        now = time.monotonic()
+        if self.stale and now - self._last_mark >= STREAM_REFRESH_S:
+            self.stale, self._last_mark = False, now
+            self.dirty = [c for c in self.dirty if c not in CHARTS] + list(CHARTS)
+        if self.dirty:
+            self._draw_chart(self.dirty.pop(0))
+
+    def redraw(self) -> None:
+        """Redraw every chart now (a run starts or ends, a step is selected)."""
+        self.dirty = []
+        for name in CHARTS:
+            self._draw_chart(name)
+
+    def _draw_chart(self, name: str) -> None:
+        self.charts.draw(name, self.session.shown, self.temperature())
+
+    def refresh_status(self) -> None:
+        """The status line describes the run on screen, with the model it ran with."""
+        text = status_text(self.session.shown, self.session.shown_model)
+        if text is not None and self.status_label.text() != text:
+            self.status_label.setText(text)
+
+    def cleanup(self) -> None:
+        self.status_timer.stop()
+        self.redraw_timer.stop()

@@ -1,0 +1,66 @@
+"""The status line's text: TTFT, prefill and decode tok/s, tokens, peak memory, device.
+
+Every figure comes from the one definition in `engine.series` / the DoneRecord;
+a figure the engine did not report says so.
+"""
+
+from __future__ import annotations
+
+from app.session.run_state import RunState
+from engine.hardware_timeline import versus
+from engine.run_cost import run_cost, short
+from engine.series import decode_rate
+from engine.units import fmt_mb, fmt_or_na
+
+
+def status_text(state: RunState, model) -> str | None:
+    """None when there is nothing to say yet (no model, no run)."""
+    d = state.done
+    device = model.device if model else "—"
+    if d is not None:
+        cached = getattr(d, "cached_tokens", 0)
+        reuse = f" ({cached} of {d.prompt_tokens} tokens from cache)" if cached else ""
+        return (
+            f"TTFT {fmt_or_na(d.ttft_s, '.2f', 's')}{reuse} · "
+            f"prefill {fmt_or_na(d.prefill_tps, '.1f', 'tok/s')}{_flops(d, model)} · "
+            f"decode {fmt_or_na(d.decode_tps, '.1f', 'tok/s')}{_bandwidth(d, model)} · "
+            f"{d.generated_tokens} tokens{_thinking(d)} · "
+            f"peak {fmt_mb(d.peak_memory_bytes)} · {device} · {d.finish_reason}{_energy(d)}"
+        )
+    if state.n:
+        ttft = state.tokens[0].elapsed_s
+        tps = decode_rate(state.elapsed[: state.n])
+        return (
+            f"TTFT {ttft:.2f} s · decode {fmt_or_na(tps, '.1f', 'tok/s')} · "
+            f"{state.n} tokens · {device} · generating…"
+        )
+    if model is not None:
+        return f"Ready · {model.name} on {device}"
+    return None
+
+
+def _bandwidth(d, model) -> str:
+    """Decode reads every weight once per token: achieved GB/s against the measured limit."""
+    if not (d.decode_tps and model is not None and model.weight_bytes):
+        return ""
+    got = d.decode_tps * model.weight_bytes / 1e9
+    return f" ({versus(got, model.memory_gbs, 'GB/s', '.1f')})"
+
+
+def _flops(d, model) -> str:
+    """Prefill does about 2 x parameters FLOPs per token: achieved against the limit."""
+    if not (d.prefill_tps and model is not None and model.parameters):
+        return ""
+    got = d.prefill_tps * 2 * model.parameters / 1e9
+    return f" ({versus(got, model.matmul_gflops, 'GFLOP/s')})"
+
+
+def _thinking(d) -> str:
+    n = getattr(d, "thinking_tokens", 0)
+    return f" ({n} thinking)" if n else ""
+
+
+def _energy(d) -> str:
+    """'≈ 0.41 J/token (estimated from 10 W)' (engine/run_cost.py); '' for a remote run."""
+    part = short(run_cost(d, prices=[]))
+    return f" · {part}" if part else ""

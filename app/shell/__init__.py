@@ -1,0 +1,1 @@
+"""The main window: layout, menus, child windows, drop and open, start-up."""

@@ -1,0 +1,71 @@
+"""The playground's own windows: Compare, Inside the model and the Lab.
+
+Each is made on first use as a child window of the playground (closed with it
+and by Quit, its engine process with it), and made afresh after it was closed.
+They are given what they show (the session adapter, the journal, the prompt,
+the model and settings), never the playground window itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from app.core.accessibility import name_controls
+
+
+class ChildWindows:
+    def __init__(
+        self, parent, model, journal: Callable, prompt_text: Callable, lab_source: Callable
+    ):
+        """Args:
+        parent: the playground (their parent window).
+        model: the session adapter (SessionSignals) Inside follows.
+        journal: () -> the session's Journal (created when needed) or None.
+        prompt_text: () -> the prompt box's text (Compare starts from it).
+        lab_source: () -> (model record, prompt text, settings) the lab runs on.
+        """
+        self.parent, self.model, self.journal = parent, model, journal
+        self.prompt_text, self.lab_source = prompt_text, lab_source
+        self.compare = self.inside = self.lab = None
+
+    def open_compare(self):
+        """Compare: its own engine process, this session's journal."""
+        from app.compare.window import CompareWindow
+
+        if self.compare is None or self.compare.closed:
+            self.compare = CompareWindow(journal=self.journal(), parent=self.parent)
+            self.compare.shared_prompt.setPlainText(self.prompt_text())
+        return _raise(self.compare)
+
+    def open_inside(self, step: int | None = None):
+        """Inside the model, on the session's run on screen and `step` (its selected one
+        by default; a given step opens the attention view)."""
+        from app.inside.window import TABS, InsideWindow
+
+        if self.inside is None or self.inside.closed:
+            self.inside = InsideWindow(self.model, self.parent)
+        state = self.model.session.shown
+        self.inside.follow(state, step if step is not None else state.selected)
+        if step is not None:
+            self.inside.tabs.setCurrentIndex(TABS.index("attention"))
+        return _raise(self.inside)
+
+    def open_lab(self):
+        from app.lab.window import LabWindow
+
+        if self.lab is None or self.lab.closed:
+            self.lab = LabWindow(self.lab_source, parent=self.parent)
+            self.model.model_changed.connect(self.lab.show_source)  # the playground's model
+        self.lab.show_source()
+        return _raise(self.lab)
+
+    def cleanup(self) -> None:
+        if self.compare is not None:
+            self.compare.close()  # saves its geometry and stops its engine
+
+
+def _raise(window):
+    name_controls(window)  # lanes and views added since get accessible names too
+    window.show()
+    window.raise_()
+    return window

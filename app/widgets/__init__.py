@@ -1,0 +1,1 @@
+"""Reusable widgets: token view, sampling panel, model picker, branch menu."""
