@@ -13,6 +13,7 @@ import shiboken6
 from PySide6.QtCore import QSizeF, Qt
 from PySide6.QtGui import QFont, QTextOption
 
+from app.core.repaint_registry import on_repaint
 from app.core.theme import AXIS, PLOT_BG, chart_colors
 
 pg.setConfigOptions(antialias=False, background=PLOT_BG, foreground=AXIS)
@@ -71,6 +72,9 @@ def paint_all() -> None:
             paint_plot(plot)
         else:  # its widget was closed and deleted
             _PLOTS.discard(plot)
+
+
+on_repaint(paint_all)
 
 
 def set_title(plot: pg.PlotItem, title: str, detail: str = "") -> None:

@@ -27,6 +27,7 @@ from app.widgets.token_view import TokenView
 from engine.settings import SamplingSettings
 
 LANE_COLORS = ("#4c78a8", "#f58518", "#54a24b", "#b279a2")
+MAX_LANES = len(LANE_COLORS)  # Compare shows two to four lanes
 
 
 class CompareLane(QFrame):

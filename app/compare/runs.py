@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.compare.window import MAX_LANES
+from app.compare.lane import MAX_LANES
 
 
 def show_runs(window, states: list) -> None:

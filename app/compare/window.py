@@ -32,15 +32,14 @@ from PySide6.QtWidgets import (
 from app.charts.base import pen, set_title, style_plot
 from app.compare.cost import COST_ROWS, LaneCosts
 from app.compare.divergence import comparable, draw_divergence, lane_pairs, new_divergence_chart
-from app.compare.lane import CompareLane
+from app.compare.lane import MAX_LANES, CompareLane
 from app.core.bridge import EngineBridge
 from app.core.journal_sink import start_journaled_run
+from app.core.quit import add_quit_shortcut
 from app.core.window_fit import place, remember
-from app.main import add_quit_shortcut
 from engine.compare_stats import summarize
 from engine.sessions.journal import Journal
 
-MAX_LANES = 4
 LANE_MIN_WIDTH = 330  # px per lane side by side; below, two lanes a row
 LANE_MIN_HEIGHT = 330  # a lane in a second row keeps this height (the area scrolls)
 TABLE_MIN_WIDTH = 430  # four lanes' columns beside the row names, no scrollbars

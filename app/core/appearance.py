@@ -14,7 +14,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QStyleFactory
 
-from app.charts.base import paint_all
 from app.core import settings_store, theme
 from engine.prob_scale import SCALE_LABELS, SCALES
 
@@ -83,9 +82,9 @@ def set_scale(name: str) -> None:
 
 def repaint() -> None:
     """Charts, token views and legends in the current theme and scale."""
-    from app.core.repaint_registry import alive
+    from app.core.repaint_registry import alive, run_hooks
 
-    paint_all()
+    run_hooks()  # the charts' paint_all (app/charts/base.py)
     for widget, fns in list(_HOOKS.items()):
         if shiboken6.isValid(widget):
             for fn in fns:

@@ -13,8 +13,8 @@ import threading
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.core.preferences import compute_preference
 from app.core.servers import api_key_for
-from app.widgets.model_picker import compute_preference
 from engine.client import EngineClient
 from engine.continuation import with_prefix
 from engine.records import ErrorRecord

@@ -22,3 +22,18 @@ def track(kind: str, widget) -> None:
 def alive(kind: str) -> list:
     """The tracked widgets of `kind` whose Qt objects still exist."""
     return [w for w in list(_TRACKED.get(kind, ())) if shiboken6.isValid(w)]
+
+
+_HOOKS: list = []
+
+
+def on_repaint(fn) -> None:
+    """Call `fn()` on every repaint (the charts register theirs when imported)."""
+    if fn not in _HOOKS:
+        _HOOKS.append(fn)
+
+
+def run_hooks() -> None:
+    """Call every registered repaint function."""
+    for fn in list(_HOOKS):
+        fn()

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.bridge import EngineBridge, error_text
+from app.core.quit import add_quit_shortcut
 from app.core.window_fit import place, remember
 from app.inside.attention_view import AttentionView
 from app.inside.hardware_view import HardwareView
@@ -32,7 +33,6 @@ from app.inside.journey_view import JourneyView
 from app.inside.lens_view import LensView
 from app.inside.position_view import PositionView
 from app.inside.tokenizer_view import TokenizerView
-from app.main import add_quit_shortcut
 from engine.hardware_timeline import timeline
 
 TABS = ("tokenizer", "attention", "lens", "hardware", "journey", "position")

@@ -13,12 +13,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QTabWidget, QVBoxLayout, QWidget
 
 from app.core.bridge import EngineBridge, error_text
+from app.core.quit import add_quit_shortcut
 from app.core.window_fit import place, remember
 from app.lab.batch_view import BatchView
 from app.lab.cache_view import CacheView
 from app.lab.quant_view import QuantView
 from app.lab.speculative_view import SpeculativeView
-from app.main import add_quit_shortcut
 from engine.errors import SettingsError
 from engine.lab import params_from
 

@@ -13,26 +13,13 @@ import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtWidgets import QWidget
 
 from app.core import settings_store
+from app.dialogs.open_dialog import kind_of
 
-SESSION_SUFFIXES = (".json", ".jsonl")
 RECENT_KEYS = {"model": "recent/models", "session": "recent/sessions"}
 RECENT_MAX = 8
-OPEN_FILTER = "Models and sessions (*.gguf *.json *.jsonl);;All files (*)"
-
-
-def kind_of(path: str | Path) -> str | None:
-    """'model', 'session', or None for a path Logitscope cannot open."""
-    p = Path(path)
-    if p.is_dir():
-        return "model" if (p / "config.json").is_file() else None
-    if p.is_file() and p.suffix.lower() == ".gguf":
-        return "model"
-    if p.is_file() and p.suffix.lower() in SESSION_SUFFIXES:
-        return "session"
-    return None
 
 
 def recent(kind: str) -> list[str]:
@@ -86,23 +73,6 @@ def open_path(window, path: str) -> str | None:
             window.show_run(runs[-1])
     remember(kind, path)
     return kind
-
-
-def ask_open_path(parent: QWidget | None) -> str | None:
-    """One dialog for a .gguf file, a session export or an MLX model folder (select the
-    folder, or a file inside it). Cancelling opens nothing else."""
-    dialog = QFileDialog(parent, "Open a .gguf, a session, or any file in an MLX model folder")
-    dialog.setFileMode(QFileDialog.ExistingFile)
-    dialog.setOption(QFileDialog.DontUseNativeDialog, True)  # files and folders in one
-    dialog.setNameFilter(OPEN_FILTER)
-    if not dialog.exec():
-        return None
-    chosen = dialog.selectedFiles()[0] if dialog.selectedFiles() else ""
-    if chosen and kind_of(chosen) is None and kind_of(Path(chosen).parent) == "model":
-        chosen = str(Path(chosen).parent)  # a file inside an MLX folder: the folder
-    if not chosen and dialog.directory().exists():
-        chosen = dialog.directory().absolutePath()
-    return chosen or None
 
 
 def _paths(event) -> list[str]:

@@ -22,8 +22,8 @@ from app.charts.panel import ChartsPanel
 from app.core.accessibility import watch
 from app.core.bridge import EngineBridge, error_text
 from app.core.journal_sink import journal_session_run, open_journal
+from app.core.quit import quit_app
 from app.core.session_signals import SessionSignals
-from app.main import quit_app
 from app.playground.conversation_flow import FlowUi, TurnFlow
 from app.playground.prompt_panel import PromptPanel
 from app.playground.run_view import RunView

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core import settings_store
+from app.core.preferences import compute_preference, set_compute_preference
 from engine.models.catalogue import list_models
 from engine.models.default_model import DEFAULT_MODEL_NAME
 from engine.models.display_name import display_name, short_model_id
@@ -42,16 +42,6 @@ def local_details(path: str) -> str:
         return inspect_model(path).details()
     except (ModelError, OSError, ValueError, TypeError):
         return ""
-
-
-def compute_preference() -> str:
-    """auto | speed | memory: how a local quantized model runs on the CPU (remembered)."""
-    value = settings_store.value("model/prefer", "auto")
-    return value if value in COMPUTE_PREFERENCES else "auto"
-
-
-def set_compute_preference(value: str) -> None:
-    settings_store.set_value("model/prefer", value)
 
 
 def _label(spec: str) -> str:
@@ -237,7 +227,7 @@ class ModelPicker(QWidget):
 
     def _on_open(self) -> None:
         """One dialog: a .gguf, a session export, or a file inside an MLX model folder."""
-        from app.shell.file_drop import ask_open_path, kind_of
+        from app.dialogs.open_dialog import ask_open_path, kind_of
 
         path = ask_open_path(self)
         if path and kind_of(path) == "session":
