@@ -14,7 +14,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.session.conversation import Answer, Conversation, Turn
+from app.session.events import Announcer, announces
 from app.session.run_state import RunState
+from engine.sessions.branch_tree import turn_key
+
+# What the session announces (app/core/session_signals.py forwards each as a Qt signal).
+EVENTS = (
+    "model_changed",  # (ModelRecord) a different model was loaded
+    "shown_changed",  # (RunState) another run is on screen: every readout resets
+    "conversation_changed",  # () turns, siblings, branches or the turn shown changed
+    "step_selected",  # (int | None) the selected step; None follows the latest token
+    "tokens_added",  # (records) tokens of the streaming run on screen arrived
+    "prefill_changed",  # (PrefillRecord) prefill progress of the run on screen
+    "run_finished",  # (DoneRecord | ErrorRecord) the run on screen ended
+    "journal_changed",  # (Journal | None) the session's journal was opened or closed
+)
 
 
 @dataclass
@@ -56,21 +70,98 @@ class Session:
         self._running: Answer | None = None  # the answer whose run is streaming
         self.raw_turn: Turn | None = None  # the last raw-completion run and its branches
         self.sampling: SampleBatch | None = None  # Sample N in progress
+        self.events = Announcer(EVENTS)
 
     # -- the run on screen ----------------------------------------------------------------
+    @announces
     def show(self, state: RunState, turn: int | None = None, viewing=None) -> None:
         """Put `state` on screen (a new run, an earlier turn, a reopened run)."""
         self.shown, self.shown_turn, self.viewing = state, turn, viewing
+        self.events.note("shown_changed", state)
+        self.events.note("conversation_changed")
 
+    @announces
     def select(self, step: int | None) -> None:
-        """Select a step of the run on screen (None: follow the latest token)."""
+        """Select a step of the run on screen (None: follow the latest token); every
+        view of that run follows, wherever the step was chosen."""
         self.shown.selected = step
+        self.events.note("step_selected", step)
+
+    # -- the streaming run on screen ------------------------------------------------------
+    @announces
+    def set_prefill(self, record) -> None:
+        """Prefill progress of the run on screen."""
+        self.shown.prefill = record
+        self.events.note("prefill_changed", record)
+
+    @announces
+    def add_tokens(self, records: list) -> None:
+        """Tokens of the run on screen arrived (the engine's batch, in order)."""
+        self.shown.add_tokens(records)
+        self.events.note("tokens_added", records)
+
+    @announces
+    def finish(self, record) -> None:
+        """The run on screen ended with `record` (a DoneRecord or an ErrorRecord)."""
+        if record.type == "error":
+            self.shown.error = record
+        else:
+            self.shown.done = record
+        self.events.note("run_finished", record)
+
+    @staticmethod
+    def name_run(state: RunState, run_id: str | None) -> None:
+        """The journal gave `state` its run id (None: the history could not be written)."""
+        state.run_id = run_id
+
+    # -- the journal ----------------------------------------------------------------------
+    @announces
+    def open_journal(self, create: Callable[[], object]):
+        """This session's journal, made by `create()` at the first run (its errors
+        propagate: the caller says what went wrong)."""
+        if self.journal is None:
+            self.journal = create()
+            self.events.note("journal_changed", self.journal)
+        return self.journal
+
+    @announces
+    def close_journal(self) -> None:
+        """Close this session's journal (a new conversation starts a new session)."""
+        if self.journal is not None:
+            self.journal.close()
+            self.journal = None
+            self.events.note("journal_changed", None)
+
+    # -- Sample N, the A/B and the turn being edited ------------------------------------------
+    def start_sampling(self, batch: SampleBatch) -> None:
+        self.sampling = batch
+
+    def end_sampling(self) -> None:
+        self.sampling = None
+
+    def next_sample_seed(self) -> int | None:
+        """The seed of Sample N's next future, taken off its list (None: all ran, and
+        the batch ends)."""
+        batch = self.sampling
+        if batch is None or not batch.seeds:
+            self.sampling = None
+            return None
+        return batch.seeds.pop(0)
+
+    def edit_turn(self, turn: int | None) -> None:
+        """Put turn `turn`'s message back in the prompt box for editing (None: none)."""
+        self.editing_turn = turn
+
+    def stop_ab(self) -> None:
+        """Give up the cold-vs-cached A/B in progress."""
+        self.ab = None
 
     @property
     def shown_model(self):
         """The model of the run on screen (its own, not the one loaded now)."""
         return self.shown.model if self.shown.model is not None else self.model
 
+    @announces
     def set_model(self, record) -> bool:
         """The engine loaded `record`; True if it is a different model. A run being
         prepared or streaming takes it as its own; a finished or reopened one keeps
@@ -79,15 +170,19 @@ class Session:
         self.model = record
         if self.shown.done is None and self.shown.error is None and self.viewing is None:
             self.shown.model = record
+        if changed:
+            self.events.note("model_changed", record)
         return changed
 
     # -- conversation rules -----------------------------------------------------------------
+    @announces
     def new_conversation(self) -> None:
+        self.close_journal()  # the next run starts a new session in the history
         self.conversation = Conversation()
-        self.shown = RunState(model=self.model)
         self.shown_turn = self.editing_turn = self.viewing = None
         self.ab = None
         self.raw_turn = self.sampling = None
+        self.show(RunState(model=self.model))
 
     def next_turn(self, text: str) -> int:
         """The turn Run would give `text`: the turn being edited, the last turn again
@@ -116,6 +211,7 @@ class Session:
             dropped += 1
         return dropped
 
+    @announces
     def begin(self, text: str, turn: int, state: RunState) -> tuple[object, dict | None]:
         """Start `state` as turn `turn` answering `text`: a new sibling run there (the
         runs it replaces stay in the tree and in History). Returns (what the engine
@@ -143,10 +239,12 @@ class Session:
         self.editing_turn = None
         return prompt, info
 
+    @announces
     def run_ended(self) -> str | None:
         """A run that failed or was cancelled before its first token takes its turn
         back; returns its message (for the prompt box), else None."""
         state, answer, self._running = self.shown, self._running, None
+        self.events.note("conversation_changed")
         failed = state.error is not None or (
             state.done is not None and state.done.finish_reason == "cancelled"
         )
@@ -168,6 +266,7 @@ class Session:
         self.shown_turn = None
         return answer.user
 
+    @announces
     def show_turn(self, turn: int) -> RunState | None:
         """Put an earlier turn on screen; None when only its text is known."""
         turns = self.conversation.turns
@@ -176,13 +275,16 @@ class Session:
         self.show(turns[turn].state, turn)
         return self.shown
 
+    @announces
     def switch_sibling(self, turn: int, sibling: int) -> RunState | None:
         """Show another run of turn `turn` (a regenerate or an edit), with what followed it."""
         answer = self.conversation.switch(turn, sibling)
+        self.events.note("conversation_changed")
         if answer.state is not None:
             self.show(answer.state, turn)
         return answer.state
 
+    @announces
     def restore(self, run, state: RunState, same_session_runs, state_of) -> None:
         """Reopen `run` (a RunLog) from History as the conversation it ended; earlier
         turns get their own runs back from the same session's runs when recorded."""
@@ -206,6 +308,7 @@ class Session:
         add_family(conv.turn_at(turn), answer, run, same_session_runs, state_of)
         self.show(state, turn, viewing=run)
 
+    @announces
     def restore_raw(self, run, state: RunState, same_session_runs, state_of) -> None:
         """Reopen a raw-completion run from History, with its branches."""
         self.new_conversation()
@@ -238,6 +341,7 @@ class Session:
             return None
         return next((a for a in home.answers if a.state is self.shown), None)
 
+    @announces
     def begin_branch(self, parent: Answer, step: int, kind: str, state: RunState):
         """Start `state` as a branch of `parent` at answer `step`: a sibling run of
         its turn with the parent's prompt, made current and shown. Returns (what the
@@ -256,8 +360,10 @@ class Session:
         self.show(state, turn)
         return ps.engine_prompt, info
 
+    @announces
     def show_answer(self, answer: Answer) -> RunState | None:
         """Show `answer` (a run of a turn: a branch or its parent), making it current."""
+        self.events.note("conversation_changed")
         home = self.home_of(answer)
         if home is None or answer.state is None:
             return None
@@ -266,6 +372,7 @@ class Session:
         self.show(answer.state, turn)
         return answer.state
 
+    @announces
     def delete_branch(self, answer: Answer) -> Answer | None:
         """Take a run out of its turn (History's bin keeps it); the turn's remaining
         current answer is shown. None when it was the turn's only run."""
@@ -303,16 +410,22 @@ class Session:
 
 
 def family(run, runs) -> list:
-    """The runs (RunLogs, file order) in `run`'s branch tree within `runs`: its root
-    (following parents) and every run that descends from it, none in the bin."""
+    """The runs (RunLogs, file order) in `run`'s turn within `runs`: the root of its
+    branch tree (following parents), the turn's other runs (a regenerate is a root of
+    its own) and every run that descends from any of them, none in the bin."""
     by_id = {r.run_id: r for r in runs if not getattr(r, "deleted", False)}
     by_id[run.run_id] = run
-    root, seen = run, set()
     parent = lambda r: (getattr(r, "branch", None) or {}).get("parent")  # noqa: E731
-    while parent(root) in by_id and root.run_id not in seen:
-        seen.add(root.run_id)
-        root = by_id[parent(root)]
-    members, ids, grew = [], {root.run_id}, True
+    key = turn_key(run)
+    starts = [run] + [r for r in by_id.values() if key is not None and turn_key(r) == key]
+    ids = set()
+    for start in starts:
+        root, seen = start, set()
+        while parent(root) in by_id and root.run_id not in seen:
+            seen.add(root.run_id)
+            root = by_id[parent(root)]
+        ids.add(root.run_id)
+    grew = True
     while grew:
         grew = False
         for r in by_id.values():

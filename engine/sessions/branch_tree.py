@@ -140,6 +140,16 @@ def describe(s: BranchSummary) -> str:
     return " · ".join(parts)
 
 
+def turn_key(run) -> tuple | None:
+    """(conversation id, turn, earlier messages) of a journaled chat run: the runs that
+    share it are siblings of one turn (a regenerate, an edit of its message, a branch);
+    None for a raw-completion run."""
+    c = getattr(run, "conversation", None) or {}
+    if c.get("conversation_id") is None or c.get("turn") is None:
+        return None
+    return c["conversation_id"], int(c["turn"]), repr(c.get("messages") or [])
+
+
 def nodes_from_runs(runs) -> list[BranchNode]:
     """BranchNodes of journal runs (RunLog): parents from their `branch` field."""
     out = []

@@ -9,16 +9,25 @@ they took, its probability, a preview, length, joint log-probability and mean p
 
 from __future__ import annotations
 
-from engine.sessions.branch_tree import build_tree, describe, nodes_from_runs, summarise
+from engine.sessions.branch_tree import (
+    build_tree,
+    describe,
+    nodes_from_runs,
+    summarise,
+    turn_key,
+)
 
 
 def _tree(runs):
-    """The roots of `runs`' branch tree, or [] when no run branches."""
+    """The roots of `runs`' branch trees that branch, with the other roots of their
+    turns (a regenerate is a root of its own), or [] when no run branches."""
     if not any(r.branch for r in runs):
         return []
     nodes = [n for n in nodes_from_runs(runs) if n.step is None or len(n.tokens) > n.step]
     roots = build_tree(nodes)  # a branch that failed before its first token is left out
-    return [r for r in roots if r.points]  # only trees that branch
+    keys = {r.run_id: turn_key(r) for r in runs}
+    turns = {keys[r.key] for r in roots if r.points and keys.get(r.key) is not None}
+    return [r for r in roots if r.points or keys.get(r.key) in turns]
 
 
 def _after(node, step: int) -> str:
