@@ -2,7 +2,9 @@
 conversation, the prompt, thinking and the output against the model's context
 length; the prompt tokens reused from the KV cache outlined; the KV cache's size
 after each turn. Each row has its own token axis: the whole window's on top, the
-stretched used part's at the bottom (its ticks placed at token x stretch)."""
+stretched used part's at the bottom (its ticks placed at token x stretch). The
+selected step's token is marked in the used row ("step N: token position P of C"),
+so the chart follows the step the person clicked, like every other chart."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from PySide6.QtCore import Qt
 from app.charts.base import NOT_REPORTED, empty_text, set_title, show_empty, style_plot, view_point
 from app.core.theme import (
     AXIS,
+    CHOSEN,
     EARLIER_ANSWER,
     EARLIER_USER,
     FREE,
@@ -68,6 +71,10 @@ class ContextChart(pg.PlotWidget):
         )
         for bar in self.bars.values():
             plot.addItem(bar)
+        # The selected step's token in the used row: a short upright tick across row 1.
+        self.step_mark = pg.PlotDataItem(pen=pg.mkPen(CHOSEN, width=2))
+        plot.addItem(self.step_mark)
+        self.step_mark.setVisible(False)
         plot.getAxis("left").setTicks([[(0, "whole window"), (1, "used part")]])
         plot.invertY(True)
         self.counts = {
@@ -143,6 +150,7 @@ class ContextChart(pg.PlotWidget):
             else None,
         )
         if unknown and used:
+            self.step_mark.setVisible(False)
             for bar in self.bars.values():
                 bar.setOpts(x0=[0], y=[0], width=[0])
             known = f"{ctx:,}-token window" if ctx else f"{used:,} tokens so far"
@@ -192,7 +200,22 @@ class ContextChart(pg.PlotWidget):
         reuse = f" ┅ from cache {cached:,}" if cached else ""
         free = f"<span style='color:#999'>■ free {max(ctx - used, 0):,}</span>"
         self.summary = f"{head}{kv_text} · {legend}{reuse} {free}"  # wraps when narrow
+        self.summary += self._mark_step(state, at + prompt, zoom, ctx)
         set_title(self.getPlotItem(), "Context window", self.summary)
+
+    def _mark_step(self, state: RunState, first: int, zoom: float, ctx: int) -> str:
+        """Mark the selected step's token (position `first` + step) in the used row;
+        '<br>step N: token position P of C' for the title ('' when none is selected)."""
+        step = state.selected if state.selected is not None and state.selected < state.n else None
+        self.step_mark.setVisible(step is not None)
+        if step is None:
+            self.step_mark.setData([], [])
+            return ""
+        position = first + step
+        x = (position + 0.5) * zoom  # the token's middle, where the stretched row draws it
+        self.step_mark.setData([x, x], [0.55, 1.45])
+        of = f" of {ctx:,}" if ctx else ""
+        return f"<br>step {step}: token position {position:,}{of}"
 
     def _used_axis(self, used: int, zoom: float) -> None:
         """The bottom axis counts the used row's tokens: round token numbers, each drawn

@@ -1,5 +1,7 @@
 """Throughput over the run: decode tokens/s against time, the prefill phase
-shaded, time to first token marked."""
+shaded, time to first token marked, and the selected step's time (a vertical
+line; its rolling rate in the title) so the chart follows the step the person
+clicked, like every other chart."""
 
 from __future__ import annotations
 
@@ -32,6 +34,8 @@ class ThroughputChart(pg.PlotWidget):
             labelOpts={"position": 0.9, "color": CHOSEN},
         )
         plot.addItem(self.ttft_line)
+        self.step_line = pg.InfiniteLine(angle=90, pen=pen(CHOSEN, 1, Qt.DotLine))
+        plot.addItem(self.step_line)
         self.prefill_label = pg.TextItem("prefill", color=PROMPT, anchor=(0, 0))
         plot.addItem(self.prefill_label)
         self.empty = empty_text(plot, "Run a prompt to see prefill and decode speed")
@@ -73,7 +77,21 @@ class ThroughputChart(pg.PlotWidget):
             detail += " · curve as received"  # the server reports no timings of its own
         elif state.done is not None and state.done.timings_from == "server":
             detail += " (server's figure)"
+        detail += self._mark_step(state)
         set_title(self.getPlotItem(), "Throughput", detail)
+
+    def _mark_step(self, state: RunState) -> str:
+        """The selected step's time marked; ' · step N at t s: R tok/s' for the title
+        ('' when following the latest token)."""
+        step = state.selected if state.selected is not None and state.selected < state.n else None
+        self.step_line.setVisible(step is not None)
+        if step is None:
+            return ""
+        t = float(self.times[step])
+        self.step_line.setValue(t)
+        rate = self.tps[step]
+        speed = "first token" if np.isnan(rate) else f"{rate:.1f} tok/s"
+        return f" · step {step} at {t:.2f} s: {speed}"
 
     def readout(self, scene_pos) -> str | None:
         """The step nearest the time under the cursor, and the rolling speed there."""

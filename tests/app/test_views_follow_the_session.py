@@ -1,0 +1,104 @@
+"""Issue 37: every view follows the session model's one truth (no real model: runs
+are built from records here)."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtWidgets import QLabel, QPushButton
+
+from app.charts.panel import ChartsPanel
+from app.core.session_signals import SessionSignals
+from app.playground.run_view import RunView
+from app.session.run_state import RunState
+from engine.records import DoneRecord, ModelRecord, TokenRecord
+from engine.settings import SamplingSettings
+
+PROMPT = 30
+
+
+def model(ctx: int = 8192) -> ModelRecord:
+    return ModelRecord(
+        name="tiny",
+        path="/models/tiny",
+        architecture="llama",
+        quantization="4-bit",
+        size_bytes=1,
+        context_length=ctx,
+        device="CPU",
+        load_s=0.0,
+    )
+
+
+def token(step: int) -> TokenRecord:
+    t = 0.2 + 0.05 * step + 0.01 * step * step  # slowing down: every step its own rate
+    return TokenRecord(
+        step, 100 + step, f" w{step}", -0.1, 0.9, -0.1, (), (), 0.5, 0.5, t, 0.05, PROMPT + step
+    )
+
+
+def finished_run(n: int = 8) -> RunState:
+    state = RunState(prompt="x", settings=SamplingSettings(max_tokens=n), model=model())
+    state.add_tokens([token(i) for i in range(n)])
+    state.done = DoneRecord("length", "", PROMPT, n, 0.2, 50.0, 20.0, None, None, 8192, 1, 1.0)
+    return state
+
+
+class _Answer:
+    """The token view's part RunView uses."""
+
+    def __init__(self):
+        self.selected = None
+
+    def select_step(self, step):
+        self.selected = step
+
+    def clear_tokens(self): ...
+
+    def append_tokens(self, *_a): ...
+
+    def set_done(self, _r): ...
+
+
+def _run_view(qtbot, signals: SessionSignals) -> tuple[RunView, ChartsPanel]:
+    charts = ChartsPanel()
+    status, follow, viewing = QLabel(), QPushButton(), QLabel()
+    for widget in (charts, status, follow, viewing):
+        qtbot.addWidget(widget)
+    view = RunView(signals, _Answer(), charts, status, follow, viewing, lambda: 0.7)
+    return view, charts
+
+
+def test_selecting_a_step_moves_throughput_and_context(qtbot):
+    signals = SessionSignals()
+    view, charts = _run_view(qtbot, signals)
+    state = finished_run()
+    signals.show(state)
+    assert not charts.throughput.step_line.isVisible()  # following the latest: no marker
+    assert not charts.context.step_mark.isVisible()
+
+    signals.select(2)
+    line2 = charts.throughput.step_line.value()
+    mark2 = charts.context.step_mark.getData()[0].copy()
+    title2 = charts.throughput.getPlotItem().titleLabel.text
+    assert line2 == state.tokens[2].elapsed_s
+    assert "step 2 at 0.34 s" in title2
+    assert "step 2: token position 32 of 8,192" in charts.context.getPlotItem().titleLabel.text
+
+    signals.select(6)
+    line6 = charts.throughput.step_line.value()
+    mark6 = charts.context.step_mark.getData()[0]
+    assert line6 == state.tokens[6].elapsed_s != line2
+    assert charts.throughput.step_line.isVisible() and charts.context.step_mark.isVisible()
+    zoom = charts.context.zoom
+    assert np.allclose(mark2, (32.5 * zoom, 32.5 * zoom))
+    assert np.allclose(mark6, (36.5 * zoom, 36.5 * zoom)) and mark6[0] > mark2[0]
+    rate = charts.throughput.tps[6]
+    assert f"step 6 at {state.tokens[6].elapsed_s:.2f} s: {rate:.1f} tok/s" in (
+        charts.throughput.getPlotItem().titleLabel.text
+    )
+    assert "step 6: token position 36 of 8,192" in charts.context.getPlotItem().titleLabel.text
+
+    signals.select(None)  # follow the latest again: the markers go
+    assert not charts.throughput.step_line.isVisible()
+    assert not charts.context.step_mark.isVisible()
+    view.cleanup()
