@@ -94,19 +94,17 @@ class BranchFlow:
         locked = self.controls.seed_lock.isChecked()
         first = self.controls.seed.value() if locked else random.randrange(2**31 - n)
         parent = self.session.shown_answer()
-        self.session.sampling = SampleBatch(parent, step, [first + i for i in range(n)], n)
+        self.session.start_sampling(SampleBatch(parent, step, [first + i for i in range(n)], n))
         return self._next_sample()
 
     def _next_sample(self) -> bool:
-        batch = self.session.sampling
-        if batch is None or not batch.seeds:
-            self.session.sampling = None
+        batch, seed = self.session.sampling, self.session.next_sample_seed()
+        if seed is None:
             return False
-        seed = batch.seeds.pop(0)
         self.ui.show_notice(f"Sampling future {batch.started} of {batch.total} (seed {seed})…")
         ok = self._start(batch.step, "sample", parent=batch.parent, seed=seed)
         if not ok:
-            self.session.sampling = None
+            self.session.end_sampling()
         return ok
 
     def _start(self, step, kind, token_id=None, text=None, parent=None, seed=None) -> bool:
@@ -134,12 +132,12 @@ class BranchFlow:
             return
         shown = self.session.shown
         if shown.error is not None or (shown.done and shown.done.finish_reason == "cancelled"):
-            self.session.sampling = None
+            self.session.end_sampling()
             self.ui.show_notice(f"Sample N stopped after {batch.started} of {batch.total}")
             return
         if batch.seeds:
             self._next_sample()
         else:
-            self.session.sampling = None
+            self.session.end_sampling()
             self.ui.show_notice(f"Sampled {batch.total} futures from step {batch.step}")
             self.model.show_answer(self.session.shown_answer() or batch.parent)

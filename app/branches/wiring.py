@@ -32,8 +32,7 @@ def wire_branches(
     flow = BranchFlow(model, bridge, controls, ui)
     requests = BranchRequests(side_tabs)
     for view in views:
-        view.branches = requests
-        view.why_no_branch = flow.why_not
+        view.offer_branches(requests, flow.why_not)
     tree = BranchesView(model)
     side_tabs.addTab(tree, "Branches")
     tree.setToolTip("The runs of this turn as a tree of branch points")
@@ -41,8 +40,6 @@ def wire_branches(
     def show_tree():
         show_side()
         side_tabs.setCurrentWidget(tree)
-
-    tree.reveal = show_tree
 
     def branch(step: int, token_id: int) -> None:
         if flow.branch(step, token_id):

@@ -57,6 +57,11 @@ class DistributionChart(pg.PlotWidget):
         self.scene().sigMouseClicked.connect(self._clicked)
         self.show_record(None)
 
+    def offer_branches(self, requests, why_not) -> None:
+        """Offer branch actions in the menu: `requests` (BranchRequests) receives them,
+        `why_not()` says why branching cannot run now (None: it can)."""
+        self.branches, self.why_no_branch = requests, why_not
+
     def show_record(self, record: TokenRecord | None) -> None:
         plot = self.getPlotItem()
         self.record = record

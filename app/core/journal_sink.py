@@ -31,12 +31,11 @@ def start_journaled_run(
 def open_journal(session, notify: Callable[[str], None]) -> Journal | None:
     """The session's journal, created at its first run; None (after `notify`) when the
     history cannot be written."""
-    if session.journal is None:
-        try:
-            session.journal = Journal.create()
-        except LogitscopeError as e:
-            notify(str(e))
-    return session.journal
+    try:
+        return session.open_journal(Journal.create)
+    except LogitscopeError as e:
+        notify(str(e))
+        return None
 
 
 def journal_session_run(session, state, conversation: dict | None, notify):
@@ -59,5 +58,5 @@ def journal_session_run(session, state, conversation: dict | None, notify):
         conversation=conversation,
         branch=branch,
     )
-    state.run_id = run_id
+    session.name_run(state, run_id)
     return sink

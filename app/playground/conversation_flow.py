@@ -98,8 +98,10 @@ class TurnFlow:
                 "the context window (History keeps them)"
             )
         self.ui.hide_error()
-        state = RunState(prompt=text, settings=settings, model=self.session.model)
-        state.estimated_prompt = self.panel.count(conv.prompt(text, turn) if chat else text)
+        estimate = self.panel.count(conv.prompt(text, turn) if chat else text)
+        state = RunState(
+            prompt=text, settings=settings, model=self.session.model, estimated_prompt=estimate
+        )
         prompt, info = self.model.begin(text, turn, state)
         if from_box and chat:  # typing replaces it; Run again runs this turn again
             self.prompt.selectAll()
@@ -149,7 +151,7 @@ class TurnFlow:
         if self.bridge.busy or not 0 <= turn < len(turns):
             return
         self.prompt.setPlainText(turns[turn].user)
-        session.editing_turn = turn
+        session.edit_turn(turn)
         self.prompt.setFocus()
         self.ui.show_notice(
             f"Editing turn {session.conversation.dropped + turn + 1}: "
@@ -218,7 +220,7 @@ class TurnFlow:
             return
         self.ui.show_ab("A/B: running the turn cold (whole prompt prefilled)…")
         if not self.regenerate(turn, cold=True):
-            self.session.ab = None
+            self.session.stop_ab()
 
     def ab_step(self) -> None:
         step = self.session.ab_next()
@@ -227,7 +229,7 @@ class TurnFlow:
         elif step == "cached":
             self.ui.show_ab("A/B: running the same turn again from the cache…")
             if not self.regenerate(self.session.ab.turn, cold=False):
-                self.session.ab = None
+                self.session.stop_ab()
         elif step == "result":
             self.ui.show_ab(ab_text(*self.session.ab_result))
 
@@ -244,13 +246,4 @@ def ab_text(cold, cached) -> str:
 
 def state_of(run) -> RunState:
     """A RunState of a journaled run (RunLog), for showing it again."""
-    state = RunState(
-        prompt=run.prompt, settings=SamplingSettings.from_dict(run.settings), model=run.model_record
-    )
-    state.add_tokens(run.tokens)
-    state.done, state.error, state.prefill = run.done, run.error, run.last_prefill
-    state.run_id = run.run_id
-    state.branch = run.branch
-    if run.messages:
-        state.sent = [*run.messages, {"role": "user", "content": run.prompt}]
-    return state
+    return RunState.from_run(run)

@@ -52,16 +52,15 @@ class RunView(QObject):
         self.redraw_timer.timeout.connect(self._redraw_if_dirty)
         model.shown_changed.connect(self._on_shown)
         model.step_selected.connect(self._on_step_selected)
+        model.tokens_added.connect(self._on_tokens)
         model.run_finished.connect(self._on_finished)
         self.status_timer.start()
         self.redraw_timer.start()
 
     # -- what arrives -------------------------------------------------------------------
-    def add_tokens(self, records) -> None:
+    def _on_tokens(self, records) -> None:
         """A batch of the streaming run's tokens (the charts catch up on the timer)."""
-        state = self.session.shown
-        state.add_tokens(records)
-        self.answer.append_tokens(records, state.tokens)
+        self.answer.append_tokens(records, self.session.shown.tokens)
         self.stale = True
 
     def _on_shown(self, state) -> None:

@@ -38,6 +38,22 @@ class RunState(RunResult):
         self.elapsed = np.zeros(self._cap)
         self.latency = np.zeros(self._cap)
 
+    @classmethod
+    def from_run(cls, run) -> RunState:
+        """The state of a journaled run (an engine.sessions RunLog), to show it again."""
+        sent = [*run.messages, {"role": "user", "content": run.prompt}] if run.messages else None
+        state = cls(
+            prompt=run.prompt,
+            settings=SamplingSettings.from_dict(run.settings),
+            model=run.model_record,
+            run_id=run.run_id,
+            branch=run.branch,
+            sent=sent,
+        )
+        state.add_tokens(run.tokens)
+        state.done, state.error, state.prefill = run.done, run.error, run.last_prefill
+        return state
+
     @property
     def engine_prompt(self):
         """The prompt as the engine saw it: the conversation up to this turn, or the text."""

@@ -208,9 +208,6 @@ class PlaygroundWindow(QMainWindow):
         if self.bridge.busy:
             self.show_error("Stop the current run before starting a new conversation.")
             return
-        if self.session.journal is not None:
-            self.session.journal.close()
-            self.session.journal = None
         self.hide_error()
         self._show_ab(None)
         self.model.new_conversation()
@@ -228,7 +225,7 @@ class PlaygroundWindow(QMainWindow):
         b.progress.connect(self._on_progress)
         b.model_loaded.connect(self._on_model_loaded)
         b.prefill.connect(self._on_prefill)
-        b.tokens.connect(self.run_view.add_tokens)
+        b.tokens.connect(self.model.add_tokens)
         b.finished.connect(self._on_finished)
         b.failed.connect(self._on_failed)
         b.busy_changed.connect(self._on_busy)
@@ -247,7 +244,7 @@ class PlaygroundWindow(QMainWindow):
         self.answer.inspect_requested.connect(lambda step: self.open_inside(step))
         self.controls.temperature_changed.connect(self.temp_chart.set_temperature)
         self.picker.model_chosen.connect(self.load_model)
-        self.picker.sampling_source = self.controls  # sampling presets in Load settings…
+        self.picker.use_sampling(self.controls)  # sampling presets in Load settings…
         self.journal_failed.connect(self._on_journal_failed)
         self.history.open_run.connect(self.show_run)
         self.history.message.connect(self.show_notice)
@@ -357,7 +354,7 @@ class PlaygroundWindow(QMainWindow):
         self.run_view.refresh_status()
 
     def _on_prefill(self, record) -> None:
-        self.state.prefill = record
+        self.model.set_prefill(record)
         show_prefill(self.progress, record)
 
     def _on_finished(self, record) -> None:
@@ -396,5 +393,4 @@ class PlaygroundWindow(QMainWindow):
         self.prompt_panel.timer.stop()
         self.bridge.cleanup()
         self.windows.cleanup()
-        if self.session.journal is not None:
-            self.session.journal.close()
+        self.session.close_journal()

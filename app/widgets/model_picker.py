@@ -147,6 +147,10 @@ class ModelPicker(QWidget):
         self.load_button.clicked.connect(self.load_settings)
         self.prefer.activated.connect(self._on_prefer)
 
+    def use_sampling(self, controls) -> None:
+        """Load settings… offers sampling presets from `controls` (settings(), apply())."""
+        self.sampling_source = controls
+
     def refresh(self, select: str | None = None) -> None:
         self.combo.blockSignals(True)
         fill_models(self.combo)

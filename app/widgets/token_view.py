@@ -81,6 +81,11 @@ class TokenView(QTextEdit):
         self._records: list[TokenRecord] = []
         self._selected: int | None = None
 
+    def offer_branches(self, requests, why_not) -> None:
+        """Offer branch actions in the menu: `requests` (BranchRequests) receives them,
+        `why_not()` says why branching cannot run now (None: it can)."""
+        self.branches, self.why_no_branch = requests, why_not
+
     def clear_tokens(self) -> None:
         self._records = []
         self._selected = None
