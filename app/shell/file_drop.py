@@ -5,6 +5,7 @@ dialog that takes a .gguf file, an MLX model folder or a session export.
 A `.gguf` file or a folder with a config.json is a model: it is loaded. A `.json`
 export or a `.jsonl` session is a session: it is imported into History (validated
 field by field by engine.sessions.session_import) and its last run is shown.
+Open Recent lists a model only once it loaded and a session only once imported.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, Slot
 from PySide6.QtWidgets import QWidget
 
 from app.core import settings_store
@@ -33,6 +34,49 @@ def remember(kind: str, path: str) -> None:
     """Put `path` first in the recent list of its kind."""
     items = [str(Path(path))] + [p for p in recent(kind) if p != str(Path(path))]
     settings_store.set_value(RECENT_KEYS[kind], items[:RECENT_MAX])
+
+
+class RecentOnLoad(QObject):
+    """Remembers a model opened from a file once the engine has loaded it: a load that
+    fails leaves Open Recent as it was. Loading is exclusive (the bridge is busy), so
+    the next model announced, or the next failure, answers the load asked for."""
+
+    def __init__(self, bridge, parent=None):
+        super().__init__(parent)
+        self.setObjectName(RECENT_ON_LOAD)
+        self.pending: str | None = None
+        bridge.model_loaded.connect(self._on_loaded)
+        bridge.failed.connect(self._on_failed)
+
+    def expect(self, path: str) -> None:
+        self.pending = str(Path(path))
+
+    @Slot(object)
+    def _on_loaded(self, _record) -> None:
+        if self.pending is not None:
+            remember("model", self.pending)
+            self.pending = None
+
+    @Slot(object)
+    def _on_failed(self, _record) -> None:
+        self.pending = None
+
+
+RECENT_ON_LOAD = "recentOnLoad"
+
+
+def not_openable(path: str) -> str:
+    """Why `path` cannot be opened, in one sentence."""
+    p = Path(path)
+    if p.is_dir():
+        return (
+            f"{p.name} is a folder without a config.json, so it is not an MLX model folder: "
+            "drop the model's own folder (the one holding config.json and the weights), "
+            "a .gguf file or a session export."
+        )
+    if not p.exists():
+        return f"{path} does not exist."
+    return f"{p.name} is not a .gguf file, an MLX model folder or a session export."
 
 
 def import_session(history, path: str):
@@ -58,20 +102,24 @@ def open_path(window, path: str) -> str | None:
     session. Returns its kind, or None (and says why) when it is neither."""
     kind = kind_of(path)
     if kind is None:
-        window.show_error(f"{path} is not a .gguf file, an MLX model folder or a session export.")
+        window.show_error(not_openable(path))
         return None
     path = str(Path(path).resolve())
     if kind == "model":
+        refused = window.bridge.busy  # load_model says why; nothing to remember
         window.picker.refresh(select=path)
         window.load_model(path)
-    else:
-        session = import_session(window.history, path)
-        if session is None:
-            return None
-        runs = session.visible_runs
-        if runs:
-            window.show_run(runs[-1])
+        tracker = window.findChild(RecentOnLoad, RECENT_ON_LOAD)
+        if tracker is not None and not refused:
+            tracker.expect(path)
+        return kind
+    session = import_session(window.history, path)
+    if session is None:  # History said why
+        return None
     remember(kind, path)
+    runs = session.visible_runs
+    if runs:
+        window.show_run(runs[-1])
     return kind
 
 
@@ -92,15 +140,22 @@ class DropFilter(QObject):
     def eventFilter(self, obj, event):
         kind = event.type()
         if kind in (QEvent.DragEnter, QEvent.DragMove):
-            if any(kind_of(p) for p in _paths(event)):
-                event.acceptProposedAction()
+            paths = _paths(event)
+            if any(kind_of(p) or Path(p).is_dir() for p in paths):
+                event.acceptProposedAction()  # a folder is taken, to say why if refused
                 return True
         elif kind == QEvent.Drop:
-            paths = [p for p in _paths(event) if kind_of(p)]
+            dropped = _paths(event)
+            paths = [p for p in dropped if kind_of(p)]
             if paths:
                 event.acceptProposedAction()
                 for p in paths[:1] + [p for p in paths[1:] if kind_of(p) == "session"]:
                     open_path(self.window, p)
+                return True
+            folders = [p for p in dropped if Path(p).is_dir()]
+            if folders:  # not a model: the error banner says why
+                event.acceptProposedAction()
+                self.window.show_error(not_openable(folders[0]))
                 return True
         return False
 
@@ -134,8 +189,9 @@ def install(window) -> None:
     from PySide6.QtWidgets import QMenu
 
     accept_drops(window)  # the filter is the window's child: Qt keeps it alive
+    tracker = RecentOnLoad(window.bridge, window)
     window.picker.session_chosen.connect(lambda p: open_path(window, p))
-    window.picker.model_opened.connect(lambda p: remember("model", p))
+    window.picker.model_opened.connect(tracker.expect)
     file_menu = window.actions_["open"].parent()
     menu = QMenu("Open &Recent", file_menu)
     menu.setObjectName(RECENT_MENU)

@@ -85,12 +85,38 @@ def test_drops_of_each_kind(qtbot, playground, exports, default_model_path, tmp_
     text = tmp_path / "notes.txt"
     text.write_text("hi")
     assert not _drop(playground, text)
-    assert file_drop.recent("model")[:2] == [str(gguf.resolve()), str(default_model_path.resolve())]
+    assert file_drop.recent("model") == []  # none loaded (load_model is a stand-in)
     assert file_drop.recent("session")[0] == str(exports[1].resolve())
     menu = file_drop.recent_menu_of(playground)
     file_drop.fill_recent(menu, playground)
     names = [a.text() for a in menu.actions() if not a.isSeparator()]
-    assert "model.gguf" in names and "s.jsonl" in names
+    assert "s.jsonl" in names and "model.gguf" not in names
+
+
+def test_open_recent_keeps_only_what_opened(qtbot, playground, tiny_model_dir, tmp_path):
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF not really")
+    with qtbot.waitSignal(playground.bridge.failed, timeout=LOAD_MS):
+        assert file_drop.open_path(playground, str(bad)) == "model"
+    qtbot.waitUntil(lambda: not playground.bridge.busy, timeout=LOAD_MS)
+    broken_export = tmp_path / "broken.json"
+    broken_export.write_text("{not json", encoding="utf-8")
+    assert file_drop.open_path(playground, str(broken_export)) is None
+    assert file_drop.recent("model") == [] and file_drop.recent("session") == []
+    with qtbot.waitSignal(playground.bridge.model_loaded, timeout=LOAD_MS):
+        file_drop.open_path(playground, str(tiny_model_dir))
+    assert file_drop.recent("model") == [str(tiny_model_dir.resolve())]
+
+
+def test_a_dropped_folder_that_is_no_model_says_why(qtbot, playground, tmp_path):
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "cat.jpg").write_bytes(b"jpg")
+    assert _drop(playground, folder)
+    assert playground.banner.isVisibleTo(playground)
+    text = playground.banner.text()
+    assert "photos is a folder without a config.json" in text, text
+    assert file_drop.recent("model") == []
 
 
 def test_file_arguments_open_a_model_and_a_session(
