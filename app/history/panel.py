@@ -310,6 +310,10 @@ class HistoryPanel(QWidget):
         return True
 
     def _on_export(self) -> None:
+        self.export_selection()
+
+    def export_selection(self) -> None:
+        """Ask where to export the selected run, or the whole selected session."""
         session, run = self.selected()
         if session is None:
             self.message.emit("Select a run or a session to export first.")

@@ -214,11 +214,14 @@ class PlaygroundWindow(QMainWindow):
         self.prompt.setFocus()
 
     def export_current(self) -> None:
-        """Export the run on screen, or what is selected in the history panel."""
-        if self.state.run_id and self.history.select_run(self.state.run_id):
+        """Export what is selected in the history panel when it is on screen (a session
+        or a run), else the run on screen."""
+        session, _run = self.history.selected()
+        chosen = session is not None and self.history.isVisible()
+        if not chosen and self.state.run_id and self.history.select_run(self.state.run_id):
             self.toggle_side_panel(True)
             self.side_tabs.setCurrentWidget(self.history)
-        self.history._on_export()
+        self.history.export_selection()
 
     def _connect(self) -> None:
         b = self.bridge
