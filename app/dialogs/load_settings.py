@@ -5,6 +5,7 @@ when it loads the model); plus named presets of sampling settings."""
 
 from __future__ import annotations
 
+from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -26,6 +27,18 @@ from engine.models.memory_fit import model_fit
 KV_CHOICES = (("Float (as the model runs)", None), ("8-bit", 8), ("4-bit", 4))
 
 
+class ContextSpin(QSpinBox):
+    """The context length: digits, or empty (shown as its special text) for the model's own."""
+
+    def validate(self, text: str, pos: int):
+        if not text.strip():  # cleared: the model's own context, not the last value again
+            return QValidator.Acceptable, text, pos
+        return super().validate(text, pos)
+
+    def valueFromText(self, text: str) -> int:
+        return self.minimum() if not text.strip() else super().valueFromText(text)
+
+
 class LoadSettingsDialog(QDialog):
     """Choose how the model `spec` loads (its ModelInfo `info` gives the sizes).
 
@@ -43,9 +56,15 @@ class LoadSettingsDialog(QDialog):
         self.get_sampling, self.set_sampling = get_sampling, set_sampling
         opts = model_prefs.load_options(spec)
         own = info.context_length if info else 131072
-        self.context = QSpinBox(minimum=0, maximum=own, singleStep=512)
+        self.context = ContextSpin(minimum=0, maximum=own, singleStep=512)
         self.context.setSpecialValueText(f"the model's ({own:,})")
         self.context.setValue(opts.context_length or 0)
+        # Typed digits are read when the edit ends (Enter, focus out, OK), never clamped
+        # keystroke by keystroke: "128" typed must stay 128, not become 64 then 6284.
+        self.context.setKeyboardTracking(False)
+        self.context.setToolTip(
+            f"Tokens the KV cache holds, at least {MIN_CONTEXT:,}; empty: the model's own"
+        )
         self.rotating = QCheckBox("Rotating (keep going, drop the oldest tokens)")
         self.rotating.setChecked(opts.context_mode == "rotating")
         self.kv = QComboBox()
@@ -87,8 +106,8 @@ class LoadSettingsDialog(QDialog):
         return LoadOptions(ctx, self.kv.currentData(), mode)
 
     def _on_changed(self, *_):
-        if self.context.value() and self.context.value() < MIN_CONTEXT:
-            self.context.setValue(MIN_CONTEXT)
+        """The memory estimate and any error for the choice on screen (below the
+        minimum context is an error said here and refused by OK, not rewritten)."""
         try:
             opts = self.options()
             self.error.setText("")
@@ -101,6 +120,7 @@ class LoadSettingsDialog(QDialog):
 
     def accept(self) -> None:
         """Remember the options (the model reloads its cache with them)."""
+        self.context.interpretText()  # digits typed but not yet confirmed count too
         try:
             model_prefs.set_load_options(self.spec, self.options())
         except SettingsError as e:

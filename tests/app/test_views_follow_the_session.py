@@ -4,12 +4,16 @@ are built from records here)."""
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPushButton
 
 from app.charts.panel import ChartsPanel
 from app.core.session_signals import SessionSignals
+from app.dialogs.load_settings import LoadSettingsDialog
 from app.playground.run_view import RunView
 from app.session.run_state import RunState
+from engine.models import model_prefs
+from engine.models.load_options import LoadOptions
 from engine.records import DoneRecord, ModelRecord, TokenRecord
 from engine.settings import SamplingSettings
 
@@ -102,3 +106,34 @@ def test_selecting_a_step_moves_throughput_and_context(qtbot):
     assert not charts.throughput.step_line.isVisible()
     assert not charts.context.step_mark.isVisible()
     view.cleanup()
+
+
+def _type(qtbot, spin, text: str, enter: bool = True) -> None:
+    spin.setFocus()
+    spin.selectAll()
+    if text:
+        qtbot.keyClicks(spin, text)
+    else:
+        qtbot.keyClick(spin, Qt.Key_Backspace)
+    if enter:
+        qtbot.keyClick(spin, Qt.Key_Return)
+
+
+def test_typing_a_context_length_keeps_what_was_typed(qtbot, tmp_path):
+    spec = str(tmp_path / "model")
+    dialog = LoadSettingsDialog(spec, None)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    spin = dialog.context
+    _type(qtbot, spin, "128")
+    assert (spin.text(), spin.value()) == ("128", 128)  # was 6284: clamped at each key
+    _type(qtbot, spin, "4096")
+    assert (spin.text(), spin.value()) == ("4096", 4096)  # was 6094
+    assert dialog.error.text() == ""
+    _type(qtbot, spin, "")  # cleared: the model's own context, not 64 or the last value
+    assert spin.value() == 0 and spin.text() == "the model's (131,072)"
+    _type(qtbot, spin, "32")  # below the minimum: said, not rewritten
+    assert spin.value() == 32 and "at least 64 tokens" in dialog.error.text()
+    _type(qtbot, spin, "256", enter=False)  # typed, then OK at once
+    dialog.accept()
+    assert model_prefs.load_options(spec) == LoadOptions(256)
