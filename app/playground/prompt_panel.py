@@ -49,8 +49,14 @@ class PromptPanel(QWidget):
         self.tokenizer_ready.connect(self._on_tokenizer)
 
     def load_tokenizer(self, record) -> None:
-        """Load `record`'s tokenizer on a thread; counting resumes when it arrives."""
+        """Load `record`'s tokenizer on a thread; counting resumes when it arrives. The
+        same model loaded with other options keeps its tokenizer and counts against the
+        record's context (the one chosen at load) at once."""
+        same = self.model is not None and self.model.path == record.path
         self.model, path = record, record.path
+        if same and self.tokenizer is not None:
+            self.update_count()
+            return
         if record.backend != "mlx":  # a server's tokenizer is not here: it counts itself
             self.tokenizer = None
             self.token_count.setText("server-side")

@@ -20,7 +20,7 @@ from engine.sessions.branch_tree import turn_key
 
 # What the session announces (app/core/session_signals.py forwards each as a Qt signal).
 EVENTS = (
-    "model_changed",  # (ModelRecord) a different model was loaded
+    "model_changed",  # (ModelRecord) another model, or other load options, was loaded
     "shown_changed",  # (RunState) another run is on screen: every readout resets
     "conversation_changed",  # () turns, siblings, branches or the turn shown changed
     "step_selected",  # (int | None) the selected step; None follows the latest token
@@ -163,10 +163,12 @@ class Session:
 
     @announces
     def set_model(self, record) -> bool:
-        """The engine loaded `record`; True if it is a different model. A run being
-        prepared or streaming takes it as its own; a finished or reopened one keeps
+        """The engine loaded `record`; True if it differs from the model loaded before:
+        another model, or the same one loaded with other options (a context length or KV
+        precision chosen at load: every view's context is the loaded record's). A run
+        being prepared or streaming takes it as its own; a finished or reopened one keeps
         the model it ran with."""
-        changed = self.model is None or self.model.path != record.path
+        changed = _load_key(self.model) != _load_key(record)  # each run re-announces it
         self.model = record
         if self.shown.done is None and self.shown.error is None and self.viewing is None:
             self.shown.model = record
@@ -407,6 +409,14 @@ class Session:
         ab.cached = done
         self.ab_result, self.ab = (ab.cold, ab.cached), None
         return "result"
+
+
+def _load_key(record) -> tuple | None:
+    """What makes a loaded model another one for the views: its place and the load
+    options that shape its context (a server's record differs at each load in load_s)."""
+    if record is None:
+        return None
+    return (record.path, record.context_length, record.kv_bits, record.load_options)
 
 
 def family(run, runs) -> list:
