@@ -25,7 +25,7 @@ from app.core import settings_store
 from app.core.theme import current_scale
 from app.dialogs.file_dialogs import ask_export_path, ask_import_path
 from app.history.journal_events import journal_changes
-from app.history.tree import RUN_ROLE, RunTree, run_item, session_name
+from app.history.tree import RUN_ROLE, RunTree, run_item, session_item, session_name
 from engine.atomic import write_atomic
 from engine.errors import LogitscopeError
 from engine.sessions.export import render
@@ -158,9 +158,7 @@ class HistoryPanel(QWidget):
             name = session_name(s)
             seen[name] = seen.get(name, 0) + 1  # same minute, same first prompt: numbered
             name = name if seen[name] == 1 else f"{name} ({seen[name]})"
-            top = QTreeWidgetItem([name, "", str(len(s.visible_runs)), ""])
-            top.setData(0, RUN_ROLE, (s.session_id, None))
-            top.setToolTip(0, f"{s.session_id}\n{s.path}")
+            top = session_item(name, s)
             for r in s.runs:
                 if r.deleted:
                     binned.append((s, r))

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem
 
+from engine.models.display_name import model_name
 from engine.sessions.journal import RunLog, SessionLog
 
 RUN_ROLE = Qt.UserRole + 1
@@ -75,7 +76,29 @@ class RunTree(QTreeWidget):
 
 
 FAILED_MARK = "✗ failed · "
+BRANCH_MARK = "⑂ "  # a run that continued another from a step (a branch or a sample)
 FAILED_COLOR = "#c0392b"  # readable on light and dark rows (>= 4.5:1 on white)
+
+
+def branch_text(branch: dict | None) -> str:
+    """' · branch of run X at step K (…)' for a branch run's tooltip; '' otherwise."""
+    if not branch:
+        return ""
+    how = "a chosen token" if branch.get("kind") == "forced" else "sampled"
+    return f" · branch of run {branch.get('parent')} at step {branch.get('step')} ({how})"
+
+
+def session_item(name: str, s: SessionLog) -> QTreeWidgetItem:
+    """A session's row: its name, and in Tokens the tokens of its runs (not the count of
+    runs, which the tooltip gives)."""
+    runs = s.visible_runs
+    tokens = sum(sum(not t.eos for t in r.tokens) for r in runs)
+    item = QTreeWidgetItem([name, "", str(tokens), ""])
+    item.setData(0, RUN_ROLE, (s.session_id, None))
+    n = len(runs)
+    item.setToolTip(0, f"{s.session_id} · {n} run{'s' if n != 1 else ''}\n{s.path}")
+    item.setToolTip(2, f"{tokens} tokens generated in {n} run{'s' if n != 1 else ''}")
+    return item
 
 
 def run_item(session: SessionLog, r: RunLog) -> QTreeWidgetItem:
@@ -89,21 +112,23 @@ def run_item(session: SessionLog, r: RunLog) -> QTreeWidgetItem:
         lane = f"[turn {int(r.conversation['turn']) + 1}] "
     tps = d.decode_tps if d else None
     failed = FAILED_MARK if r.error else ""
+    branch = BRANCH_MARK if r.branch else ""
     item = QTreeWidgetItem(
         [
-            f"{when}  {lane}{failed}{'★ ' if r.starred else ''}{r.title}",
-            (r.model or {}).get("name", "—" if r.error else "?"),
+            f"{when}  {lane}{failed}{branch}{'★ ' if r.starred else ''}{r.title}",
+            model_name(r.model) if r.model else ("—" if r.error else "?"),
             str(sum(not t.eos for t in r.tokens)),
             f"{tps:.1f}" if tps is not None else ("failed" if r.error else "—"),
         ]
     )
     why = f"\nFailed: {r.error.message}" if r.error else ""
-    item.setToolTip(0, f"{r.run_id}\n{r.prompt[:300]}{why}")
+    item.setToolTip(0, f"{r.run_id}{branch_text(r.branch)}\n{r.prompt[:300]}{why}")
     if r.error:
         for col in range(4):
             item.setForeground(col, QColor(FAILED_COLOR))
         for col in (2, 3):
             item.setToolTip(col, f"Failed: {r.error.message}")
-    item.setToolTip(1, (r.model or {}).get("path") or (r.model or {}).get("name", ""))
+    m = r.model or {}
+    item.setToolTip(1, "\n".join(x for x in (m.get("name", ""), m.get("path", "")) if x))
     item.setData(0, RUN_ROLE, (session.session_id, r.run_id))
     return item

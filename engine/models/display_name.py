@@ -87,3 +87,25 @@ def display_name(name: str, path: str, quantization: str, parameters: int | None
     if quant and quant.lower().replace("-", "") not in base.lower().replace("-", ""):
         return f"{base} · {quant}"
     return base
+
+
+def model_name(model) -> str:
+    """The one name every view gives a run's model (History, Inside, exports): the
+    picker's `display_name` for a local model, `short_model_id` for a server's.
+
+    Args:
+        model: a ModelRecord, its dict as the journal keeps it, or None.
+
+    Returns:
+        e.g. "Gemma 3 270M · Q4_K_M"; "?" when the model is not known.
+    """
+    if model is None:
+        return "?"
+    get = model.get if isinstance(model, dict) else lambda key, d=None: getattr(model, key, d)
+    name = get("name") or ""
+    if not name:
+        return "?"
+    if get("backend", "mlx") != "mlx":
+        return short_model_id(name)
+    label = display_name(name, get("path") or "", get("quantization") or "", get("parameters"))
+    return label if not HASHED.search(label) else HASHED.sub("", label)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engine.models.display_name import display_name
 from engine.records import token_label
 
 # The same sentence in each language (and code and emoji for contrast).
@@ -86,8 +87,9 @@ def counts_by_model(text: str, models) -> dict[str, int | str]:
 
     out: dict[str, int | str] = {}
     for m in models:
+        name = display_name(m.name, m.path, m.quantization, m.parameters)  # as the picker
         try:
-            out[m.name] = len(LightTokenizer(m.path).encode(text, add_special_tokens=False))
+            out[name] = len(LightTokenizer(m.path).encode(text, add_special_tokens=False))
         except (OSError, ValueError, Exception) as e:  # noqa: BLE001 - one bad folder
-            out[m.name] = f"unreadable ({type(e).__name__})"
+            out[name] = f"unreadable ({type(e).__name__})"
     return out

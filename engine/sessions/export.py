@@ -14,6 +14,7 @@ import io
 import json
 import math
 
+from engine.models.display_name import model_name
 from engine.sessions.journal import RunLog, SessionLog
 from engine.sessions.report_rows import cost_rows, problems
 from engine.sessions.session_schema import SCHEMA, SCHEMA_VERSION
@@ -200,7 +201,7 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
         lines += [
             f"## {'★ ' if r.starred else ''}{_md_escape(r.title)}",
             "",
-            f"Run {_code(r.run_id)} · model {_code(m.get('name', '?'))} "
+            f"Run {_code(r.run_id)} · model {_code(model_name(m))} "
             f"({_code(m.get('quantization', '?'))}, {_code(m.get('device', '?'))})"
             + (
                 f" · branch of run {_code(r.branch['parent'])} at step {r.branch['step']} "

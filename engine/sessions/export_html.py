@@ -12,6 +12,7 @@ import html
 import math
 import time
 
+from engine.models.display_name import model_name
 from engine.prob_scale import DEFAULT_SCALE, gradient_stops, hex_rgb, prob_rgb, text_rgb
 from engine.series import rolling_tps
 from engine.sessions.journal import RunLog, SessionLog
@@ -342,7 +343,7 @@ def run_section(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
     return (
         f"<h2>{'★ ' if run.starred else ''}{_e(run.title)}</h2>"
         f"<p class='meta'>{_e(run.run_id)} · {_e(time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(run.started)))}"
-        f" · {_e(m.get('name', '?'))} ({_e(m.get('quantization', '?'))}, {_e(m.get('device', '?'))})"
+        f" · {_e(model_name(m))} ({_e(m.get('quantization', '?'))}, {_e(m.get('device', '?'))})"
         f"{_branch_line(run)}<br>{settings}</p>{system}<p><b>Prompt</b></p><pre>{_e(run.prompt)}</pre>"
         f"<p><b>Answer</b> {_legend(scale)} unlikely → likely (hover a token)</p>"
         f"<div class='tokens'>{token_spans(run, scale)}</div>{error}"

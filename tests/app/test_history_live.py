@@ -59,7 +59,9 @@ def test_sessions_have_distinct_names_and_the_run_column_keeps_its_room(qtbot, p
     write_run(second, "Write a haiku about   the sea.\nPlease.", LONG_MODEL)
     qtbot.waitUntil(lambda: panel.tree.topLevelItemCount() >= 2, timeout=5_000)
     panel.refresh()
-    assert panel.tree.topLevelItem(0).child(0).text(1) == LONG_NAME  # whole, elided on screen
+    row = panel.tree.topLevelItem(0).child(0)
+    assert row.text(1) == LONG_NAME.split("/")[1]  # the picker's name, elided on screen
+    assert LONG_NAME in row.toolTip(1)
     names = [panel.tree.topLevelItem(i).text(0) for i in range(panel.tree.topLevelItemCount())]
     assert len(set(names)) == len(names)
     assert any(n.endswith(" · Write a haiku about the sea. Please.") for n in names)

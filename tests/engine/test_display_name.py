@@ -50,3 +50,41 @@ def test_server_models_get_a_short_name():
     assert short_model_id("mlx-community/SmolLM2-135M-Instruct") == "SmolLM2-135M-Instruct"
     assert short_model_id("llama3.2:1b") == "llama3.2:1b"
     assert size_label(134_515_008) == "135M" and size_label(None) == ""
+
+
+def test_a_runs_model_has_the_pickers_name_everywhere(tmp_path):
+    from pathlib import Path
+
+    from engine.models.display_name import model_name
+    from engine.records import ModelRecord, to_dict
+    from engine.sessions.export import to_markdown
+    from engine.sessions.export_html import to_html
+    from engine.sessions.session_log import RunLog, SessionLog
+
+    folder = "gemma-3-270m-q4_k_m-a5fd3b6223"
+    path = _folder(tmp_path, folder, {"name": "Gemma 3 270m", "file_type": "Q4_K_M"})
+    label = "GGUF Q4_K_M → MLX 4/5/8-bit, group 32"
+    record = ModelRecord(
+        folder, path, "gemma3", label, 10**8, 32768, "cpu", 0.1, parameters=268_000_000
+    )
+    assert model_name(record) == model_name(to_dict(record)) == "Gemma 3 270M · Q4_K_M"
+    gone = to_dict(record) | {"path": str(tmp_path / "gone")}  # the folder was removed
+    assert model_name(gone) == "gemma-3-270M-q4_k_m"  # no hash at least
+    server = to_dict(record) | {"name": "/srv/qwen2.5-0.5b.gguf", "backend": "openai"}
+    assert model_name(server) == "qwen2.5-0.5b" and model_name(None) == "?"
+    run = RunLog("s/1", "s", 0.0, "Q", {}, model=to_dict(record))
+    session = SessionLog("s", Path("s.jsonl"), 0.0, runs=[run])
+    assert "model `Gemma 3 270M · Q4_K_M`" in to_markdown(session)
+    html = to_html(session)
+    assert "Gemma 3 270M · Q4_K_M" in html and folder not in html.replace(path, "")
+
+
+def test_inside_tokenizer_names_each_model_as_the_picker(tmp_path):
+    from types import SimpleNamespace
+
+    from engine.models.token_explorer import counts_by_model
+
+    folder = "gemma-3-270m-q4_k_m-a5fd3b6223"
+    path = _folder(tmp_path, folder, {"name": "Gemma 3 270m", "file_type": "Q4_K_M"})
+    entry = SimpleNamespace(name=folder, path=path, quantization="GGUF", parameters=268_000_000)
+    assert list(counts_by_model("hello", [entry])) == ["Gemma 3 270M · Q4_K_M"]

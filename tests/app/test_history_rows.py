@@ -1,0 +1,41 @@
+"""History's rows: a session's Tokens are tokens (not its count of runs), a branch run
+is marked, and a model is named as the picker names it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app.history.tree import BRANCH_MARK, run_item, session_item
+from engine.records import ModelRecord, TokenRecord, to_dict
+from engine.sessions.session_log import RunLog, SessionLog
+
+
+def tok(step, tid):
+    return to_dict(
+        TokenRecord(step, tid, f"t{tid}", -0.69, 0.5, -0.69, (), (), 1.0, 1.0, 0.0, 0.0, 10 + step)
+    )
+
+
+def test_history_rows_count_tokens_mark_branches_and_name_models(qtbot, tmp_path):
+    folder = tmp_path / "gemma-3-270m-q4_k_m-a5fd3b6223"
+    folder.mkdir()
+    source = {"name": "Gemma 3 270m", "file_type": "Q4_K_M"}
+    (folder / "config.json").write_text(json.dumps({"logitscope_source": source}))
+    model = to_dict(
+        ModelRecord(
+            folder.name, str(folder), "gemma3", "GGUF Q4_K_M → MLX", 10**8, 32768, "cpu", 0.1
+        )
+    )
+    root = RunLog("s/1", "s", 0.0, "Q", {}, model=model, records=[tok(i, i) for i in range(5)])
+    branch = {"parent": "s/1", "step": 2, "kind": "forced"}
+    child = RunLog("s/2", "s", 1.0, "Q", {}, model=model, records=[tok(0, 0)], branch=branch)
+    session = SessionLog("s", Path("s.jsonl"), 0.0, runs=[root, child])
+    top = session_item("a session", session)
+    assert top.text(2) == "6"  # 5 + 1 tokens, not "2" runs
+    assert "2 runs" in top.toolTip(0)
+    first, second = run_item(session, root), run_item(session, child)
+    assert first.text(1) == second.text(1) == "Gemma 3 270M · Q4_K_M"
+    assert folder.name in first.toolTip(1)  # the full name stays in the tooltip
+    assert BRANCH_MARK not in first.text(0) and f"{BRANCH_MARK}Q" in second.text(0)
+    assert "branch of run s/1 at step 2 (a chosen token)" in second.toolTip(0)
