@@ -10,6 +10,7 @@ which is why decode is memory-bound and prefill compute-bound.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 
@@ -28,6 +29,40 @@ def versus(got: float, limit: float | None, unit: str, fmt: str = ".0f") -> str:
     if got > limit:
         return f"{got:{fmt}} {unit}, above the {limit:{fmt}} {unit} estimate"
     return f"{got:{fmt}} of {limit:{fmt}} {unit}"
+
+
+def prefill_counts(done) -> tuple[int, int, int | None]:
+    """What a run fed the model before its first step, the one definition the status
+    line, the transcript and Inside's prefill figure share.
+
+    A branch feeds its prompt and the shared answer prefix (`branch_step` tokens); the
+    engine's `cached_tokens` counts both (and a forced token it could reuse), so the
+    prefix is counted on both sides: "82 of 82 from cache", never "82 of 78".
+
+    Args:
+        done: the run's DoneRecord.
+
+    Returns:
+        (tokens fed, of them reused from the KV cache, of them computed: the count the
+        engine's prefill speed divides; None when it is not known).
+    """
+    cached = getattr(done, "cached_tokens", 0) or 0
+    fed = max((done.prompt_tokens or 0) + (getattr(done, "branch_step", None) or 0), cached)
+    if done.prefill_tps and done.prefill_s:  # the engine's own count, read back exactly
+        computed = round(done.prefill_tps * done.prefill_s)
+    else:
+        computed = fed - cached if done.prompt_tokens is not None else None
+    return fed, cached, computed
+
+
+def cache_reuse(done) -> str:
+    """'82 of 82 tokens from cache, the prompt and 4 answer tokens' ('' when none)."""
+    fed, cached, _ = prefill_counts(done)
+    if not cached:
+        return ""
+    step = getattr(done, "branch_step", None)
+    shared = f", the prompt and {step} answer token{'s' * (step != 1)}" if step else ""
+    return f"{cached} of {fed} tokens from cache{shared}"
 
 
 @dataclass
@@ -70,12 +105,17 @@ def timeline(model, tokens, done, prompt_tokens: int | None) -> Timeline:
         t.weight_bytes, t.parameters = model.weight_bytes, model.parameters
         t.memory_gbs, t.matmul_gflops = model.memory_gbs, model.matmul_gflops
         t.limits_source = getattr(model, "limits_source", "")
-    n_prompt = prompt_tokens or (done.prompt_tokens if done else None)
-    computed = (n_prompt or 0) - (getattr(done, "cached_tokens", 0) or 0)  # not from cache
-    if done is not None and done.prefill_s and computed > 0:
+    fed = cached = computed = 0  # prompt tokens (and a branch's shared prefix) fed
+    if done is not None:
+        if done.prompt_tokens is None and prompt_tokens:  # a server that did not count
+            done = dataclasses.replace(done, prompt_tokens=prompt_tokens)
+        fed, cached, computed = prefill_counts(done)
+    if done is not None and done.prefill_s and computed:
         t.prefill_s, t.prefill_tokens = done.prefill_s, computed
         if t.parameters:
             t.prefill_gflops = 2 * t.parameters * computed / done.prefill_s / 1e9
+    elif done is not None and fed and cached >= fed:
+        t.missing.append(f"prefill: all {fed:,} tokens came from the KV cache, none computed")
     else:
         t.missing.append("prefill: the run did not report its prefill time")
     if done is not None and done.kv_cache_bytes and tokens:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QLabel, QTextBrowser
 from app.core.appearance import on_theme
 from app.core.theme import note_color
 from app.session import Answer, Conversation
+from engine.hardware_timeline import cache_reuse
 from engine.units import human_bytes
 
 
@@ -54,8 +55,7 @@ def turn_stats(turn: Answer) -> str:
     if thinking:
         parts.append(f"{thinking} thinking")
     if d.ttft_s is not None:
-        cached = getattr(d, "cached_tokens", 0)
-        reuse = f" ({cached} of {d.prompt_tokens} from cache)" if cached else ""
+        reuse = f" ({cache_reuse(d)})" if d.cached_tokens else ""
         parts.append(f"TTFT {d.ttft_s:.2f} s{reuse}")
     if d.kv_cache_bytes:
         parts.append(f"KV {human_bytes(d.kv_cache_bytes)}")

@@ -7,7 +7,7 @@ a figure the engine did not report says so.
 from __future__ import annotations
 
 from app.session.run_state import RunState
-from engine.hardware_timeline import versus
+from engine.hardware_timeline import cache_reuse, versus
 from engine.run_cost import run_cost, short
 from engine.series import decode_rate
 from engine.units import fmt_mb, fmt_or_na
@@ -18,8 +18,7 @@ def status_text(state: RunState, model) -> str | None:
     d = state.done
     device = model.device if model else "—"
     if d is not None:
-        cached = getattr(d, "cached_tokens", 0)
-        reuse = f" ({cached} of {d.prompt_tokens} tokens from cache)" if cached else ""
+        reuse = f" ({cache_reuse(d)})" if d.cached_tokens else ""
         return (
             f"TTFT {fmt_or_na(d.ttft_s, '.2f', 's')}{reuse} · "
             f"prefill {fmt_or_na(d.prefill_tps, '.1f', 'tok/s')}{_flops(d, model)} · "

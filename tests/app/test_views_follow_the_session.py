@@ -3,15 +3,22 @@ are built from records here)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPushButton
 
 from app.charts.panel import ChartsPanel
 from app.core.session_signals import SessionSignals
 from app.dialogs.load_settings import LoadSettingsDialog
+from app.playground.conversation_view import turn_stats
 from app.playground.run_view import RunView
+from app.playground.status_line import status_text
+from app.session import Answer
 from app.session.run_state import RunState
+from engine.hardware_timeline import timeline
 from engine.models import model_prefs
 from engine.models.load_options import LoadOptions
 from engine.records import DoneRecord, ModelRecord, TokenRecord
@@ -162,3 +169,38 @@ def test_a_context_chosen_at_load_is_every_views_context(qtbot, window):
         qtbot.waitUntil(lambda: not window.bridge.busy, timeout=RUN_MS)
         window.load_model(path)
         qtbot.waitUntil(lambda: window.model_record.context_length > 64, timeout=LOAD_MS)
+
+
+def branch_done(prompt=78, step=4, cached=82, computed=1) -> DoneRecord:
+    """A Sample N future from step 4: the prompt and 4 answer tokens fed, from the cache."""
+    prefill_s = 0.05
+    return DoneRecord(
+        "length", "", prompt, 8, 0.1, computed / prefill_s, 20.0, None, 1 << 20, 8192, 3, 1.0,
+        prefill_s=prefill_s, cached_tokens=cached, branch_step=step,
+    )  # fmt: skip
+
+
+def test_a_branch_counts_its_shared_prefix_on_both_sides_of_the_cache():
+    done = branch_done()
+    state = finished_run()
+    state.done, state.branch = done, {"parent": "s/1", "step": 4, "kind": "sample"}
+    text = status_text(state, model())
+    assert "(82 of 82 tokens from cache, the prompt and 4 answer tokens)" in text  # was 82 of 78
+    answer = Answer("hi", state)
+    assert "(82 of 82 tokens from cache, the prompt and 4 answer tokens)" in turn_stats(answer)
+    plain = dataclasses.replace(done, cached_tokens=70, branch_step=None)
+    assert "(70 of 78 tokens from cache)" in status_text(
+        dataclasses.replace(state, done=plain), None
+    )
+
+
+def test_inside_reads_a_branch_runs_prefill_as_the_status_line_does():
+    m = dataclasses.replace(model(), parameters=135_000_000, weight_bytes=100_000_000)
+    done = branch_done(cached=81, computed=1)  # the forced token computed
+    t = timeline(m, finished_run().tokens, done, 78)
+    assert t.prefill_tokens == 1 and t.prefill_gflops == pytest.approx(2 * 135e6 * 20 / 1e9)
+    assert not any("prefill" in line for line in t.missing)  # was "did not report"
+    cached = dataclasses.replace(done, cached_tokens=82, prefill_tps=None)
+    assert "all 82 tokens came from the KV cache" in " ".join(
+        timeline(m, finished_run().tokens, cached, 78).missing
+    )
