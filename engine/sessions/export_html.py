@@ -43,6 +43,7 @@ table.stats td { padding: 1px 10px 1px 0; }
 details.thinking { background: #faf6ec; border: 1px solid #e2d6b5; padding: 4px 8px;
   margin-bottom: 8px; } details.thinking summary { color: #6b5320; font: 600 13px system-ui; }
 .legend { display: inline-block; width: 240px; height: 12px; vertical-align: middle; }
+.tok.forced { outline: 2px solid #e45756; outline-offset: 1px; }
 """
 
 
@@ -87,11 +88,12 @@ def token_spans(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
         )
         p = _pct(t.prob).replace("not recorded", "not reported")
         h = "not reported" if t.entropy is None else f"{t.entropy:.2f} nats"
-        head = _e(f"step {t.step} · {t.label!r} · p={p} · H={h}")
+        chosen = " · chosen by the person (a branch)" if t.forced else ""
+        head = _e(f"step {t.step} · {t.label!r} · p={p} · H={h}{chosen}")
         alt = f"<span class='alt'>{head}<table>{rows}</table></span>"
         shown = _e(t.text) if t.text else f"<span class='mark'>{'⏎ end' if t.eos else '·'}</span>"
         (thought if t.thinking else out).append(
-            f"<span class='tok' style='{_shade(t.prob, scale)}' "
+            f"<span class='tok{' forced' if t.forced else ''}' style='{_shade(t.prob, scale)}' "
             f"data-step='{_e(t.step)}'>{shown}{alt}</span>"
         )
     if thought:
@@ -129,7 +131,7 @@ def svg_line_chart(
     x0, x1 = (min(xs), max(xs)) if xs else (0, 1)
     x0 = x_from if x_from is not None else x0
     x1 = x1 if x1 > x0 else x0 + 1
-    ymax = max([max(v) for v, _c, _l in series if v] + [1e-9])
+    ymax = max([y for v, _c, _l in series for y in v if math.isfinite(y)] + [1e-9])
     parts = [
         f"<svg width='{W}' height='{H}' viewBox='0 0 {W} {H}' role='img'>",
         f"<text x='{W / 2}' y='16' text-anchor='middle' font-weight='bold'>{_e(title)}</text>",
@@ -147,7 +149,7 @@ def svg_line_chart(
         parts.append(_polyline(xs, values, color, px, lambda y: py(y, ymax)))
     if y2 is not None:
         values, color, label = y2
-        top = max(values + [1e-9])
+        top = max([v for v in values if math.isfinite(v)] + [1e-9])
         parts.append(_polyline(xs, values, color, px, lambda y: py(y, top), dash=True))
         parts.append(
             f"<text x='{W - 4}' y='{PAD_T - 4}' text-anchor='end' fill='{color}'>"
@@ -165,7 +167,9 @@ def svg_line_chart(
 
 
 def _polyline(xs, ys, color, px, py, dash=False) -> str:
-    pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(xs, ys, strict=True))
+    """A line through the points whose y is known (a NaN is left out, never drawn)."""
+    known = [(x, y) for x, y in zip(xs, ys, strict=True) if math.isfinite(y)]
+    pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in known)
     extra = " stroke-dasharray='5 3'" if dash else ""
     return f"<polyline fill='none' stroke='{color}' stroke-width='1.5'{extra} points='{pts}'/>"
 
@@ -258,8 +262,13 @@ def run_section(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
     d, m, s = run.done, run.model or {}, run.settings_used
     tokens = run.tokens
     steps = [t.step for t in tokens]
-    times = [t.elapsed_s for t in tokens]
+    # A branch's shared prefix is copied from its parent, stamped 0 s: its speed is
+    # the branch's own, from the branch point on.
+    start = (run.branch or {}).get("step") or 0
+    own = [t for t in tokens if t.step >= start] or tokens
+    times = [t.elapsed_s for t in own]
     tps = rolling_tps(times).tolist()
+    chosen = [(t.step, f"chosen {t.label!r}") for t in tokens if t.forced]
     charts = []
     known = tokens and all(t.prob is not None and t.entropy is not None for t in tokens)
     if known:
@@ -271,14 +280,16 @@ def run_section(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
                 "step",
                 "probability",
                 y2=([t.entropy for t in tokens], "#72b7b2", "entropy"),
+                marks=chosen,
             )
         )
     if tokens:
         ttft = d.ttft_s if d and d.ttft_s is not None else times[0]
         # The first step has no speed of its own (NaN): the curve starts at the second.
+        title = f"Throughput (the branch, from step {start})" if run.branch else "Throughput"
         charts.append(
             svg_line_chart(
-                "Throughput",
+                title,
                 times[1:],
                 [(tps[1:], "#f58518", "tokens/s")],
                 "seconds since Run",
