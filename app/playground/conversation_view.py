@@ -81,14 +81,15 @@ class ConversationView(QTextBrowser):
         self.hide()
 
     def show_conversation(self, conv: Conversation, shown: int | None) -> None:
-        """Every turn except `shown` (the one in the answer view) and the ones after a
-        shown last turn."""
+        """The turns before `shown` (the one in the answer view, drawn below this): a
+        later turn is never drawn above an earlier one; the turn line names the turns
+        that follow (TurnLabel). With no turn shown, every turn."""
         self._shown = (conv, shown)
         note = note_color()
         rows = []
         for i, turn in enumerate(conv.turns):
-            if i == shown:
-                continue
+            if shown is not None and i >= shown:
+                break
             stats = turn_stats(turn)
             answer = html.escape(turn.answer) or "<i>(no answer)</i>"
             rows.append(
@@ -106,6 +107,17 @@ class ConversationView(QTextBrowser):
         kind, _, index = url.toString().partition(":")
         if index.isdigit():
             self.turn_link.emit(kind, int(index))
+
+
+def _later(conv: Conversation, i: int) -> str:
+    """'an earlier turn: turn 2 follows, show' (the turns after turn i, linked)."""
+    later = len(conv.turns) - 1 - i
+    first, last = conv.dropped + i + 2, conv.dropped + len(conv.turns)
+    which = f"turn {first} follows" if later == 1 else f"turns {first}–{last} follow"
+    return (
+        f"an earlier turn: {which}, "
+        f"<a style='{_link_style()}' href='show:{len(conv.turns) - 1}'>show the latest</a>"
+    )
 
 
 class TurnLabel(QLabel):
@@ -132,7 +144,7 @@ class TurnLabel(QLabel):
         text = html.escape(" ".join(turn.user.split()))
         if len(text) > 300:
             text = text[:300] + "…"
-        latest = "" if i == len(conv.turns) - 1 else " <i>(an earlier turn)</i>"
+        latest = "" if i == len(conv.turns) - 1 else f" <i>({_later(conv, i)})</i>"
         self.setText(
             f"<b>Turn {conv.dropped + i + 1}</b>{latest} · <b>You:</b> {text} "
             f"&nbsp; {_links(conv, i, True)}"

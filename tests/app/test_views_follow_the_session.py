@@ -13,10 +13,10 @@ from PySide6.QtWidgets import QLabel, QPushButton
 from app.charts.panel import ChartsPanel
 from app.core.session_signals import SessionSignals
 from app.dialogs.load_settings import LoadSettingsDialog
-from app.playground.conversation_view import turn_stats
+from app.playground.conversation_view import ConversationView, TurnLabel, turn_stats
 from app.playground.run_view import RunView
 from app.playground.status_line import status_text
-from app.session import Answer
+from app.session import Answer, Session
 from app.session.run_state import RunState
 from engine.hardware_timeline import timeline
 from engine.models import model_prefs
@@ -24,6 +24,7 @@ from engine.models.load_options import LoadOptions
 from engine.records import DoneRecord, ModelRecord, TokenRecord
 from engine.settings import SamplingSettings
 from tests.app.conftest import LOAD_MS, RUN_MS
+from tests.session.test_session_model import answer
 
 PROMPT = 30
 
@@ -204,3 +205,23 @@ def test_inside_reads_a_branch_runs_prefill_as_the_status_line_does():
     assert "all 82 tokens came from the KV cache" in " ".join(
         timeline(m, finished_run().tokens, cached, 78).missing
     )
+
+
+def test_an_earlier_run_of_turn_1_draws_turn_2_below_it_not_above(qtbot):
+    s = Session()
+    s.set_model(model())
+    answer(s, "Hello", 0, ("Hi",))
+    answer(s, "More please", 1, ("Sure",))
+    answer(s, "Hello", 0, ("Hey",))  # regenerate turn 1: run 2/2, no turn 2 after it
+    s.switch_sibling(0, 0)  # ‹ run 1/2: its turn 2 follows again
+    assert [a.user for a in s.conversation.turns] == ["Hello", "More please"]
+    transcript, label = ConversationView(), TurnLabel()
+    qtbot.addWidget(transcript)
+    qtbot.addWidget(label)
+    transcript.show_conversation(s.conversation, s.shown_turn)
+    label.show_turn(s.conversation, s.shown_turn)
+    assert "More please" not in transcript.toPlainText()  # was drawn above turn 1
+    assert "Turn 1" in label.text() and "turn 2 follows" in label.text()
+    assert "href='show:1'" in label.text()
+    transcript.show_conversation(s.conversation, 1)  # turn 2 shown: turn 1 above it
+    assert "Hello" in transcript.toPlainText() and "More please" not in transcript.toPlainText()
