@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel, QPushButton
 from app.charts.panel import ChartsPanel
 from app.core.session_signals import SessionSignals
 from app.dialogs.load_settings import LoadSettingsDialog
+from app.inside.window import InsideWindow
 from app.playground.conversation_view import ConversationView, TurnLabel, turn_stats
 from app.playground.run_view import RunView
 from app.playground.status_line import status_text
@@ -225,3 +226,23 @@ def test_an_earlier_run_of_turn_1_draws_turn_2_below_it_not_above(qtbot):
     assert "href='show:1'" in label.text()
     transcript.show_conversation(s.conversation, 1)  # turn 2 shown: turn 1 above it
     assert "Hello" in transcript.toPlainText() and "More please" not in transcript.toPlainText()
+
+
+def test_inside_journeys_next_step_moves_the_playground_too(qtbot):
+    signals = SessionSignals()
+    view, charts = _run_view(qtbot, signals)
+    state = finished_run()
+    signals.show(state)
+    signals.select(5)
+    inside = InsideWindow(signals)
+    qtbot.addWidget(inside)
+    inside.show()
+    inside.follow(state, 5)
+    heard = []
+    signals.step_selected.connect(heard.append)
+    inside.journey.step_requested.emit(6)  # ▸ Next step
+    assert heard == [6] and state.selected == 6  # the session's cursor, not a copy
+    assert inside.step == 6
+    assert charts.throughput.step_line.value() == state.tokens[6].elapsed_s  # the playground
+    inside.close()
+    view.cleanup()
