@@ -116,8 +116,8 @@ class TurnFlow:
             f"This conversation and its answer need {need:,} tokens, but the model's context "
             f"window is {ctx:,}. Nothing was sent. {drop}{' · ' if drop else ''}"
             "<a href='new'>start a new conversation</a> · or lower Max tokens "
-            "(View ▸ Settings). Turn on Run ▸ Drop oldest turns when the context is full to "
-            "always drop them.",
+            "(View ▸ Settings and history panel). Turn on Run ▸ Drop oldest turns when the "
+            "context is full to always drop them.",
             links=True,
         )
 

@@ -10,6 +10,7 @@ from app.session.run_state import RunState
 from engine.hardware_timeline import cache_reuse, versus
 from engine.run_cost import run_cost, short
 from engine.series import decode_rate
+from engine.sessions.run_outcome import finish_words
 from engine.units import fmt_mb, fmt_or_na
 
 
@@ -24,7 +25,8 @@ def status_text(state: RunState, model) -> str | None:
             f"prefill {fmt_or_na(d.prefill_tps, '.1f', 'tok/s')}{_flops(d, model)} · "
             f"decode {fmt_or_na(d.decode_tps, '.1f', 'tok/s')}{_bandwidth(d, model)} · "
             f"{d.generated_tokens} tokens{_thinking(d)} · "
-            f"peak {fmt_mb(d.peak_memory_bytes)} · {device} · {d.finish_reason}{_energy(d)}"
+            f"peak {fmt_mb(d.peak_memory_bytes)} · {device} · "
+            f"{finish_words(d.finish_reason)}{_energy(d)}"
         )
     if state.n:
         ttft = state.tokens[0].elapsed_s

@@ -33,6 +33,21 @@ def outcome(run) -> Outcome:
     return Outcome("unfinished", UNFINISHED)
 
 
+FINISH_WORDS = {
+    "eos": "ended by the model",
+    "stop": "ended by the model",  # older logs' name for eos and stop strings
+    "stop_string": "ended at a stop string",
+    "length": "stopped at max tokens",
+    "cancelled": "cancelled by Stop",
+    "error": "failed",
+}
+
+
+def finish_words(reason: str) -> str:
+    """A DoneRecord's finish reason in words ("length" -> "stopped at max tokens")."""
+    return FINISH_WORDS.get(reason, reason)
+
+
 def one_line(text: str, limit: int = REASON_CHARS) -> str:
     """`text` on one line, cut to `limit` characters."""
     words = " ".join(text.split())

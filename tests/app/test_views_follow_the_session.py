@@ -14,6 +14,7 @@ from app.charts.panel import ChartsPanel
 from app.core.session_signals import SessionSignals
 from app.dialogs.load_settings import LoadSettingsDialog
 from app.inside.window import InsideWindow
+from app.playground.conversation_flow import FlowUi, TurnFlow
 from app.playground.conversation_view import ConversationView, TurnLabel, turn_stats
 from app.playground.run_view import RunView
 from app.playground.status_line import status_text
@@ -246,3 +247,15 @@ def test_inside_journeys_next_step_moves_the_playground_too(qtbot):
     assert charts.throughput.step_line.value() == state.tokens[6].elapsed_s  # the playground
     inside.close()
     view.cleanup()
+
+
+def test_the_status_line_and_banner_say_it_in_words():
+    state = finished_run()
+    text = status_text(state, model())
+    assert text.endswith("· stopped at max tokens") or "· stopped at max tokens ·" in text
+    assert "· length" not in text  # was the bare finish reason
+    said = []
+    panel = type("Panel", (), {"prompt": None})()
+    ui = FlowUi(lambda m, links=False: said.append(m), *[lambda *a: None] * 4, lambda: False)
+    TurnFlow(SessionSignals(), None, None, panel, ui).ask_about_context(200, 64, ("x", 1, 0, 1))
+    assert "(View ▸ Settings and history panel)" in said[0]  # the menu's own words

@@ -168,9 +168,10 @@ def plan_run(lm: LoadedModel, prompt, settings: SamplingSettings, extra=()) -> _
     ids = list(enc.ids) + list(extra)
     n_prompt = len(ids)
     if n_prompt >= lm.context_length:
+        over = n_prompt - lm.context_length + 1
         raise PromptTooLong(
             f"the prompt is {n_prompt:,} tokens but the model's context window is "
-            f"{lm.context_length:,}: shorten it by {n_prompt - lm.context_length + 1:,} tokens",
+            f"{lm.context_length:,}: shorten it by {over:,} token{'s' * (over != 1)}",
             n_prompt,
             enc.system_tokens,
         )
