@@ -142,7 +142,10 @@ def show_progress(bar: QProgressBar, message: str, fraction: float) -> None:
     bar.setVisible(True)
     bar.setRange(0, 0 if fraction < DOWNLOAD_DONE else 1000)
     bar.setValue(int(fraction * 1000))
-    bar.setFormat(message)
+    # The words go whole in the status line beside it; the narrow bar shows its share
+    # (a model's name in 260 px read "Loading Sm…").
+    bar.setFormat(f"{fraction:.0%}" if fraction >= DOWNLOAD_DONE else "")
+    bar.setToolTip(message)
 
 
 def box_css(kind: str, selector: str, extra: str = "") -> str:
@@ -199,7 +202,8 @@ def build_center(prompt_panel) -> Center:
     # Two rows, so every button keeps its whole label down to a 1024-px window.
     count_bar = QHBoxLayout()
     count = prompt_panel.token_count
-    count.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # clip, not squeeze
+    count.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # never widens the row
+    count.setWordWrap(True)  # "… · turn 3: 118 of 8,192" wraps where narrow, never cut
     count_bar.addWidget(count, 1)
     for w in (prompt_panel.show_tokens, ab):
         count_bar.addWidget(w)

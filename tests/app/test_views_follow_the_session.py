@@ -4,11 +4,12 @@ are built from records here)."""
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QPushButton
+from PySide6.QtWidgets import QLabel, QPushButton, QWidget
 
 from app.charts.panel import ChartsPanel
 from app.core.session_signals import SessionSignals
@@ -20,6 +21,7 @@ from app.playground.run_view import RunView
 from app.playground.status_line import status_text
 from app.session import Answer, Session
 from app.session.run_state import RunState
+from app.shell.layout import ElidedProgressBar, build_center, show_progress
 from engine.hardware_timeline import timeline
 from engine.models import model_prefs
 from engine.models.load_options import LoadOptions
@@ -259,3 +261,21 @@ def test_the_status_line_and_banner_say_it_in_words():
     ui = FlowUi(lambda m, links=False: said.append(m), *[lambda *a: None] * 4, lambda: False)
     TurnFlow(SessionSignals(), None, None, panel, ui).ask_about_context(200, 64, ("x", 1, 0, 1))
     assert "(View ▸ Settings and history panel)" in said[0]  # the menu's own words
+
+
+def test_the_count_wraps_and_the_load_bar_never_cuts_a_name(qtbot):
+    panel = SimpleNamespace(token_count=QLabel(), show_tokens=QPushButton(), stack=QWidget())
+    center = build_center(panel)
+    qtbot.addWidget(center.widget)
+    center.widget.resize(420, 600)
+    center.widget.show()
+    count = panel.token_count
+    count.setText("12 tokens · turn 3: 118 of 8,192")
+    qtbot.waitUntil(lambda: count.width() > 0)
+    assert count.wordWrap()  # was cut to "turn 3: 118 of 8,19" in a narrow window
+    bar = ElidedProgressBar()
+    qtbot.addWidget(bar)
+    bar.setFixedWidth(260)
+    show_progress(bar, "Loading SmolLM2-135M-Instruct (4-bit, 98 MB)…", 0.95)
+    assert bar.text() == "95%" and "…" not in bar.text()  # was "Loading Sm…"
+    assert bar.toolTip() == "Loading SmolLM2-135M-Instruct (4-bit, 98 MB)…"
