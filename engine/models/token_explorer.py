@@ -88,6 +88,8 @@ def counts_by_model(text: str, models) -> dict[str, int | str]:
     out: dict[str, int | str] = {}
     for m in models:
         name = display_name(m.name, m.path, m.quantization, m.parameters)  # as the picker
+        if name in out:  # two copies of one model (another tool's, an added folder)
+            name = f"{name} ({m.path})"
         try:
             out[name] = len(LightTokenizer(m.path).encode(text, add_special_tokens=False))
         except (OSError, ValueError, Exception) as e:  # noqa: BLE001 - one bad folder

@@ -88,3 +88,21 @@ def test_inside_tokenizer_names_each_model_as_the_picker(tmp_path):
     path = _folder(tmp_path, folder, {"name": "Gemma 3 270m", "file_type": "Q4_K_M"})
     entry = SimpleNamespace(name=folder, path=path, quantization="GGUF", parameters=268_000_000)
     assert list(counts_by_model("hello", [entry])) == ["Gemma 3 270M · Q4_K_M"]
+
+
+def test_two_copies_of_one_model_keep_a_row_each(tmp_path):
+    from types import SimpleNamespace
+
+    from engine.models.token_explorer import counts_by_model
+
+    a = _folder(tmp_path, "SmolLM2-135M-Instruct", None)
+    (tmp_path / "copy").mkdir()
+    b = _folder(tmp_path / "copy", "SmolLM2-135M-Instruct", None)
+    entries = [
+        SimpleNamespace(name="SmolLM2-135M-Instruct", path=p, quantization="", parameters=None)
+        for p in (a, b)
+    ]
+    assert list(counts_by_model("hi", entries)) == [
+        "SmolLM2-135M-Instruct",
+        f"SmolLM2-135M-Instruct ({b})",
+    ]
