@@ -157,6 +157,40 @@ class CompareLane(QFrame):
     def model_path(self) -> str | None:
         return self.model.currentData()
 
+    def model_name(self) -> str:
+        """The lane's model as its picker names it."""
+        return self.model.currentText()
+
+    def follow_prompt(self, text: str | None) -> None:
+        """Show the window's shared prompt in this lane's box, read-only (`text`), or
+        give the box back to the lane's own prompt (None)."""
+        if text is not None and self.prompt.toPlainText() != text:
+            self.prompt.setPlainText(text)
+        self.prompt.setReadOnly(text is not None)
+
+    def show_run(self, state: RunState) -> None:
+        """Show a finished run (a RunState) in this lane, nothing run: its prompt, its
+        model in the picker, its settings with the seed it used (so the summary line
+        says what made it), its tokens and how it ended."""
+        settings = state.settings
+        done = state.done
+        if done is not None and getattr(done, "seed", None) is not None:
+            settings = settings.with_(seed=done.seed)
+        self.prompt.setPlainText(state.prompt)
+        if state.model is not None and (i := self.model.findData(state.model.path)) >= 0:
+            self.model.setCurrentIndex(i)
+        self.sampling.apply(settings)
+        self._summarize()
+        self.reset(state.prompt, settings)
+        self.state.model, self.state.sent = state.model, state.sent
+        self.add_tokens(list(state.tokens))
+        self.state.done, self.state.error = state.done, state.error
+        label = state.run_id or "run"
+        if state.branch_step is not None:
+            label += f" · branch at step {state.branch_step}"
+        self.status.setText(label)
+        self.redraw()
+
     def reset(self, prompt: str, settings: SamplingSettings) -> None:
         self.state = RunState(prompt=prompt, settings=settings)
         self.divergence = None

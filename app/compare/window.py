@@ -31,12 +31,17 @@ from PySide6.QtWidgets import (
 
 from app.charts.base import pen, set_title, style_plot
 from app.compare.cost import COST_ROWS, LaneCosts
-from app.compare.divergence import comparable, draw_divergence, lane_pairs, new_divergence_chart
+from app.compare.divergence import (
+    EMPTY,
+    comparable,
+    draw_divergence,
+    lane_pairs,
+    new_divergence_chart,
+)
 from app.compare.lane import MAX_LANES, CompareLane
 from app.core.bridge import EngineBridge
+from app.core.child_window import ChildWindow
 from app.core.journal_sink import start_journaled_run
-from app.core.quit import add_quit_shortcut
-from app.core.window_fit import place, remember
 from engine.compare_stats import summarize
 from engine.sessions.journal import Journal
 
@@ -58,7 +63,7 @@ SUMMARY_ROWS = (
 )
 
 
-class CompareWindow(QMainWindow):
+class CompareWindow(ChildWindow, QMainWindow):
     journal_failed = Signal(str)  # from the bridge thread: the history stopped saving
 
     def __init__(
@@ -67,8 +72,7 @@ class CompareWindow(QMainWindow):
         """`parent`: the playground; Compare is a window of its own, closed with it."""
         super().__init__(parent)
         self.setWindowTitle("Logitscope — Compare")
-        self.closed = False  # its engine is gone: open_compare makes a new window
-        self.bridge = bridge or EngineBridge(parent=self)
+        self.start_child(GEOMETRY_KEY, DEFAULT_SIZE, bridge)  # app/core/child_window.py
         self.journal = journal
         self.lanes: list[CompareLane] = []
         self.queue: list[CompareLane] = []
@@ -76,10 +80,9 @@ class CompareWindow(QMainWindow):
         self.comparison_id = None
         self.pair: tuple[CompareLane, ...] | None = None  # lanes of the divergence shown
         self.costs = LaneCosts()  # every run's cost, per lane (app/compare/cost.py)
+        self.loaded_spec: str | None = None  # the model spec the engine has loaded
         self._build()
         self.set_lane_count(2)
-        place(self, GEOMETRY_KEY, DEFAULT_SIZE)
-        add_quit_shortcut(self)
 
     # -- layout ---------------------------------------------------------------------
     def _build(self) -> None:
@@ -148,6 +151,8 @@ class CompareWindow(QMainWindow):
         layout.addWidget(self.divergence_info)
         self.setCentralWidget(root)
         self.lane_count.valueChanged.connect(self.set_lane_count)
+        self.shared_prompt.textChanged.connect(self._sync_prompts)
+        self.same_prompt.toggled.connect(self._sync_prompts)
         self.run_button.clicked.connect(self.run_all)
         self.stop_button.clicked.connect(self.stop_all)
         self.bridge.tokens.connect(self._on_tokens)
@@ -202,6 +207,20 @@ class CompareWindow(QMainWindow):
             self.lane_count.setValue(n)
         self.table.setColumnCount(n)
         self.table.setHorizontalHeaderLabels([f"Lane {chr(65 + i)}" for i in range(n)])
+        self._sync_prompts()
+
+    def set_shared_prompt(self, text: str, same: bool | None = None) -> None:
+        """Put `text` in the prompt for every lane; `same` ticks or unticks "same
+        prompt for all lanes" (None: as it is)."""
+        if same is not None:
+            self.same_prompt.setChecked(same)
+        self.shared_prompt.setPlainText(text)
+
+    def _sync_prompts(self) -> None:
+        """With one prompt for all lanes, every lane's box shows it (read-only)."""
+        shared = self.shared_prompt.toPlainText() if self.same_prompt.isChecked() else None
+        for lane in self.lanes:
+            lane.follow_prompt(shared)
 
     def _copy(self, lane: CompareLane, combo_index: int) -> None:
         index = lane.copy_from.itemData(combo_index)
@@ -219,7 +238,7 @@ class CompareWindow(QMainWindow):
         if self.running is not None or self.bridge.busy:
             return
         self.comparison_id = secrets.token_hex(4)
-        self.pair = None
+        self._clear_comparison("The lanes are compared when they have run.")
         self.queue = []
         for lane in self.lanes:
             prompt = self.lane_prompt(lane)
@@ -241,7 +260,11 @@ class CompareWindow(QMainWindow):
                 lane.state.prompt, lane.state.settings, lane.model_path(), sink=sink
             ):
                 self.running = lane
-                lane.status.setText("running…")
+                spec = lane.model_path()
+                loading = self.loaded_spec is None or (
+                    spec is not None and spec != self.loaded_spec
+                )
+                lane.status.setText(f"loading {lane.model_name()}…" if loading else "running…")
                 return
             self.queue.insert(0, lane)  # the bridge thread is still ending: retry shortly
             QTimer.singleShot(50, self._next)
@@ -280,6 +303,9 @@ class CompareWindow(QMainWindow):
     def _on_model(self, record) -> None:
         if self.running is not None:
             self.running.state.model = record
+            self.loaded_spec = self.running.model_path()
+            if self.running.status.text().startswith("loading"):
+                self.running.status.setText("running…")
 
     def _on_tokens(self, records) -> None:
         if self.running is not None:
@@ -341,6 +367,21 @@ class CompareWindow(QMainWindow):
                 )
         set_title(plot, "Probability timelines", " ".join(names) or "no run yet")
 
+    def refresh_comparison(self) -> None:
+        """The summary table, the overlay and the divergence of the lanes as they are."""
+        self._refresh_summary()
+        self._compare()
+
+    def _clear_comparison(self, note: str) -> None:
+        """No divergence on screen (a new Run all: an older one would mislead)."""
+        for lane in self.lanes:
+            lane.mark_divergence(None)
+        self.pair = None
+        self.divergence_bars, self.divergence_ids = draw_divergence(
+            self.divergence_chart.getPlotItem(), (), 0, EMPTY
+        )
+        self.divergence_info.setText(note)
+
     def _compare(self) -> None:
         """Mark the first differing step of every lane pair with one prompt and model."""
         for lane in self.lanes:
@@ -378,19 +419,5 @@ class CompareWindow(QMainWindow):
             self.divergence_chart.getPlotItem(), lanes, step
         )
 
-    def cleanup(self) -> None:
-        """Stop the timer and the engine process (once; closing calls it too)."""
-        if self.closed:
-            return
-        self.closed = True
-        self.timer.stop()
-        self.bridge.cleanup()
-
-    def hideEvent(self, event) -> None:
-        remember(self, GEOMETRY_KEY)
-        super().hideEvent(event)
-
-    def closeEvent(self, event) -> None:
-        remember(self, GEOMETRY_KEY)
-        self.cleanup()
-        super().closeEvent(event)
+    def stop_child(self) -> None:
+        self.timer.stop()  # before the engine stops (ChildWindow.cleanup)

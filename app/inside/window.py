@@ -24,9 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.bridge import EngineBridge, error_text
-from app.core.quit import add_quit_shortcut
-from app.core.window_fit import place, remember
+from app.core.bridge import error_text
+from app.core.child_window import ChildWindow
 from app.inside.attention_view import AttentionView
 from app.inside.hardware_view import HardwareView
 from app.inside.journey_view import JourneyView
@@ -42,13 +41,13 @@ DEFAULT_SIZE = (1200, 800)  # shrunk to fit the screen (app/core/window_fit.py)
 GEOMETRY_KEY = "inside"
 
 
-class InsideWindow(QWidget):
+class InsideWindow(ChildWindow, QWidget):
     def __init__(self, model=None, parent=None):
         """`model`: the playground's SessionSignals; the window follows the run on
         screen and its selected step (a run started, finished, reopened, a click)."""
         super().__init__(parent, Qt.Window)
         self.setWindowTitle("Inside the model — Logitscope")
-        self.bridge = EngineBridge(parent=self)
+        self.start_child(GEOMETRY_KEY, DEFAULT_SIZE)  # app/core/child_window.py
         self.tabs = QTabWidget()
         self.tokenizer = TokenizerView()
         self.attention = AttentionView()
@@ -87,7 +86,6 @@ class InsideWindow(QWidget):
         layout.addLayout(head)
         layout.addWidget(self.body, 1)
         self.state = None
-        self.closed = False  # its engine is gone: open_inside makes a new window
         self.step: int | None = None
         self.cache: dict[tuple, object] = {}
         self.pending: tuple | None = None
@@ -109,8 +107,6 @@ class InsideWindow(QWidget):
                 lambda _r: self._follow_if_open(session.shown, session.shown.selected)
             )
             model.step_selected.connect(lambda step: self._follow_if_open(session.shown, step))
-        place(self, GEOMETRY_KEY, DEFAULT_SIZE)  # fitted to the screen, or as left
-        add_quit_shortcut(self)
 
     # -- what to show ---------------------------------------------------------------
     def _follow_if_open(self, state, step) -> None:
@@ -259,16 +255,6 @@ class InsideWindow(QWidget):
         self.stop.setVisible(busy)
         if not busy and self.pending is not None and self.pending == self._key():
             self.refresh()
-
-    def hideEvent(self, event):
-        remember(self, GEOMETRY_KEY)
-        super().hideEvent(event)
-
-    def closeEvent(self, event):
-        remember(self, GEOMETRY_KEY)
-        self.closed = True
-        self.bridge.cleanup()
-        super().closeEvent(event)
 
 
 class _FaultPanel(QWidget):

@@ -12,9 +12,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QTabWidget, QVBoxLayout, QWidget
 
-from app.core.bridge import EngineBridge, error_text
-from app.core.quit import add_quit_shortcut
-from app.core.window_fit import place, remember
+from app.core.bridge import error_text
+from app.core.child_window import ChildWindow
 from app.lab.batch_view import BatchView
 from app.lab.cache_view import CacheView
 from app.lab.quant_view import QuantView
@@ -27,15 +26,14 @@ DEFAULT_SIZE = (1200, 760)  # shrunk to fit the screen (app/core/window_fit.py)
 GEOMETRY_KEY = "lab"
 
 
-class LabWindow(QWidget):
+class LabWindow(ChildWindow, QWidget):
     def __init__(self, source, parent=None):
         """`source() -> (model record, prompt text, settings)`: the playground's, used by
         every experiment."""
         super().__init__(parent, Qt.Window)
         self.source = source
-        self.closed = False  # its engine is gone: open_lab makes a new window
         self.setWindowTitle("Lab — Logitscope")
-        self.bridge = EngineBridge(parent=self)
+        self.start_child(GEOMETRY_KEY, DEFAULT_SIZE)  # app/core/child_window.py
         self.quant, self.speculative, self.batch = QuantView(), SpeculativeView(), BatchView()
         self.cache = CacheView()
         self.views = {
@@ -75,8 +73,6 @@ class LabWindow(QWidget):
         )
         self.bridge.busy_changed.connect(self._on_busy)
         self.tabs.currentChanged.connect(lambda _i: self._show_status())
-        place(self, GEOMETRY_KEY, DEFAULT_SIZE)  # fitted to the screen, or as left
-        add_quit_shortcut(self)
 
     def show_source(self, _record=None) -> None:
         """Say which model and prompt the next experiment runs on (the playground's)."""
@@ -142,13 +138,3 @@ class LabWindow(QWidget):
         self.progress.setVisible(busy)
         for view in self.views.values():
             view.run.setEnabled(not busy)
-
-    def hideEvent(self, event):
-        remember(self, GEOMETRY_KEY)
-        super().hideEvent(event)
-
-    def closeEvent(self, event):
-        remember(self, GEOMETRY_KEY)
-        self.closed = True
-        self.bridge.cleanup()
-        super().closeEvent(event)

@@ -1,7 +1,8 @@
 """The playground's own windows: Compare, Inside the model and the Lab.
 
 Each is made on first use as a child window of the playground (closed with it
-and by Quit, its engine process with it), and made afresh after it was closed.
+and by Quit, its engine process with it), made afresh after it was closed, and
+brought back un-minimised (their one lifecycle: app/core/child_window.py).
 They are given what they show (the session adapter, the journal, the prompt,
 the model and settings), never the playground window itself.
 """
@@ -9,8 +10,6 @@ the model and settings), never the playground window itself.
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from app.core.accessibility import name_controls
 
 
 class ChildWindows:
@@ -34,8 +33,8 @@ class ChildWindows:
 
         if self.compare is None or self.compare.closed:
             self.compare = CompareWindow(journal=self.journal(), parent=self.parent)
-            self.compare.shared_prompt.setPlainText(self.prompt_text())
-        return _raise(self.compare)
+            self.compare.set_shared_prompt(self.prompt_text())
+        return self.compare.bring_back()
 
     def open_inside(self, step: int | None = None):
         """Inside the model, on the session's run on screen and `step` (its selected one
@@ -48,7 +47,7 @@ class ChildWindows:
         self.inside.follow(state, step if step is not None else state.selected)
         if step is not None:
             self.inside.tabs.setCurrentIndex(TABS.index("attention"))
-        return _raise(self.inside)
+        return self.inside.bring_back()
 
     def open_lab(self):
         from app.lab.window import LabWindow
@@ -57,15 +56,8 @@ class ChildWindows:
             self.lab = LabWindow(self.lab_source, parent=self.parent)
             self.model.model_changed.connect(self.lab.show_source)  # the playground's model
         self.lab.show_source()
-        return _raise(self.lab)
+        return self.lab.bring_back()
 
     def cleanup(self) -> None:
         if self.compare is not None:
             self.compare.close()  # saves its geometry and stops its engine
-
-
-def _raise(window):
-    name_controls(window)  # lanes and views added since get accessible names too
-    window.show()
-    window.raise_()
-    return window
