@@ -104,7 +104,23 @@ def test_nothing_but_keep_alives_is_a_clear_error(server, tmp_path):
 def test_an_endless_event_is_bounded(server, tmp_path):
     server.stream = lambda write: (write(token("a") + b"data: "), forever(write, b"x" * 2**16))
     shown, _ = journaled_run(server, tmp_path)
-    ends_with_error(shown, "one event of more than 32 MB", 1)
+    ends_with_error(shown, "one event of more than 16 MB", 1)
+
+
+def test_a_token_over_1_mb_is_refused_with_its_size(server, tmp_path):
+    server.stream = lambda write: (write(token("a")), write(token("x" * (2**20 + 1))))
+    shown, _ = journaled_run(server, tmp_path)
+    message = ends_with_error(shown, "a token of 1,048,577 characters (at most 1,048,576", 1)
+    assert "partial answer is kept" in message
+
+
+def test_a_5_mb_token_in_a_10_mb_event_is_refused(server, tmp_path):
+    """The event that froze the window: refused whole, nothing of it shown or kept."""
+    big = "y" * 5 * 2**20
+    chunk = {"choices": [{"index": 0, "delta": {"content": big}, "finish_reason": None}]}
+    server.stream = lambda write: (write(token("a")), write(event({**chunk, "pad": big})))
+    shown, _ = journaled_run(server, tmp_path)
+    ends_with_error(shown, "a token of 5,242,880 characters", 1)
 
 
 def test_all_tokens_then_silence_ends_as_length(server, tmp_path):

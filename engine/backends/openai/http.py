@@ -11,7 +11,7 @@ import httpx
 
 from engine import environment
 from engine.errors import ServerError, SettingsError
-from engine.sessions.sanitize import clean_text
+from engine.sessions.sanitize import clean_text, scrub
 
 CONNECT_S = 10.0
 STALL_S = 120.0  # silence allowed from a server mid-request (env LOGITSCOPE_SERVER_TIMEOUT)
@@ -62,9 +62,10 @@ def auth_headers(api_key: str | None) -> dict:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
-def describe_status(status: int, body: str, url: str) -> str:
-    """One line for an HTTP error, with what to do about it."""
-    detail = " ".join(body.split())
+def describe_status(status: int, body: str, url: str, secret: str | None = None) -> str:
+    """One line for an HTTP error, with what to do about it; `secret` (the API key
+    sent, which a server may echo in its message) is scrubbed from it."""
+    detail = " ".join(scrub(body, secret).split())
     if detail[:200].lower().lstrip().startswith(("<!doctype", "<html")):
         title = re.search(r"<title[^>]*>(.*?)</title", detail, re.I | re.S)
         detail = f"an HTML page: {title.group(1).strip()}" if title else "an HTML page"
@@ -73,7 +74,9 @@ def describe_status(status: int, body: str, url: str) -> str:
         detail = err.get("message", detail) if isinstance(err, dict) else str(err or detail)
     except (ValueError, AttributeError):
         pass
-    detail = clean_text(detail[:200])[0]  # a lone surrogate from a JSON escape: not printable
+    detail = clean_text(scrub(detail, secret)[:200])[
+        0
+    ]  # a lone surrogate from a JSON escape: not printable
     hint = {
         401: "the server wants an API key: set one with Add server… (or --api-key-env)",
         403: "the API key was refused: check it with Add server…",
@@ -129,7 +132,7 @@ def _request(
             describe_exception(e, url), None, isinstance(e, httpx.ConnectError)
         ) from None
     if r.status_code >= 400:
-        raise RequestFailed(describe_status(r.status_code, r.text, url), r.status_code)
+        raise RequestFailed(describe_status(r.status_code, r.text, url, api_key), r.status_code)
     try:
         data = r.json()
     except ValueError:
