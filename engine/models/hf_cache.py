@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import struct
 from collections.abc import Callable
 from pathlib import Path
 
 from engine.errors import ModelError
 
+MAX_CONFIG_BYTES = 8_000_000  # a config.json is kilobytes
 _PATTERNS = ["*.json", "*.safetensors", "*.jinja", "tokenizer.model", "*.tiktoken", "*.txt"]
 
 
@@ -50,17 +52,29 @@ def mlx_lm_supports(model_type: str) -> bool:
     return (Path(spec.origin).parent / "models" / f"{model_type}.py").exists()
 
 
+def _small_regular(path: Path, limit: int | None = MAX_CONFIG_BYTES) -> bool:
+    """True if `path` is a regular file of at most `limit` bytes (None: any size)."""
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and (limit is None or st.st_size <= limit)
+
+
 def is_mlx_folder(folder: Path) -> bool:
     """True if mlx-lm can open the folder: safetensors weights written by MLX, or
     a config whose model type mlx-lm runs (it reads Hugging Face weights too)."""
     weights = sorted(folder.glob("*.safetensors"))
-    if not (folder / "config.json").exists() or not weights:
-        return False
+    config_path = folder / "config.json"
+    if not _small_regular(config_path) or not weights or not _small_regular(weights[0], None):
+        return False  # a FIFO or a device would block the read; a huge file is no config
     try:
-        meta = safetensors_header(weights[0]).get("__metadata__") or {}
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, struct.error):
+        header = safetensors_header(weights[0])
+        meta = header.get("__metadata__") if isinstance(header, dict) else None
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError, struct.error):
         return False
+    meta = meta if isinstance(meta, dict) else {}
     model_type = config.get("model_type") if isinstance(config, dict) else None
     return meta.get("format") == "mlx" or (
         isinstance(model_type, str) and mlx_lm_supports(model_type)
