@@ -8,7 +8,8 @@ What each server reports (see README "Remote servers"):
 - mlx_lm.server: no logprobs while streaming. The text streams live, then one
   non-streamed pass with the same seed gives the logprobs, with the generated
   token recovered from its unsorted, mislabelled top list; the tokens are
-  re-sent with them (a token record for a step already sent supersedes it).
+  re-sent with them (a token record for a step already sent supersedes it;
+  `generate --json` prints each step once: engine/cli/json_steps.py).
 """
 
 from __future__ import annotations
