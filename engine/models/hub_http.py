@@ -205,7 +205,11 @@ def translate(e: BaseException, what: str, resume: bool = False) -> BaseExceptio
 
 
 def _hub_shown(e) -> str:
+    """The address a failed request went to: scheme, host and port only (a user name
+    or key written into HF_ENDPOINT is never shown)."""
     try:
-        return shown(str(e.request.url.copy_with(path="/", query=None)).rstrip("/"))
-    except Exception:  # noqa: BLE001 - no request attached
+        url = e.request.url
+    except RuntimeError:  # no request attached
         return "its address"
+    port = f":{url.port}" if url.port else ""
+    return shown(f"{url.scheme}://{url.host}{port}")
