@@ -106,11 +106,12 @@ class Scan:
         """True if the root can be scanned; a root in /proc, /sys or /dev, or one that
         is not a folder, is skipped (a missing tool folder silently)."""
         real = self.real_root
+        lexical = Path(os.path.abspath(self.root))
+        if is_system_folder(lexical) or (real is not None and is_system_folder(real)):
+            self.skip(self.root, "a system folder (/proc, /sys, /dev) is not scanned")
+            return False
         if real is None:
             self.skip(self.root, "its path cannot be resolved")
-            return False
-        if is_system_folder(real):
-            self.skip(self.root, "a system folder (/proc, /sys, /dev) is not scanned")
             return False
         try:
             st = os.stat(real)
@@ -131,7 +132,11 @@ class Scan:
         and is not in a system folder; None (recorded when it is a model's file)."""
         real = resolve(path)
         if real is None or self.real_root is None:
-            self.skip(path, "its path cannot be resolved")
+            try:  # /proc/1/cwd: a link even root may not read
+                why = f"it links to {clean_text(os.readlink(path))}, which cannot be followed"
+            except (OSError, ValueError):
+                why = "its path cannot be resolved"
+            self.skip(path, why)
             return None
         if real != self.real_root and self.real_root not in real.parents:
             self.skip(path, f"it links to {clean_text(real)}, outside {clean_text(self.root)}")
