@@ -196,6 +196,9 @@ def translate(e: BaseException, what: str, resume: bool = False) -> BaseExceptio
         return HubError(f"{what}: the hub stopped answering (nothing for {READ_S:g} s)")
     if isinstance(e, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return HubError(f"{what}: the hub address is not a web address ({shown(e)})")
+    dropped = any(w in str(e).lower() for w in ("closed", "incomplete", "reset", "eof"))
+    if isinstance(e, httpx.RemoteProtocolError) and not dropped:
+        return HubError(f"{what}: the hub sent a malformed answer ({shown(e, 120)})")
     if isinstance(e, httpx.TransportError):
         again = "download again to resume" if resume else "try again"
         return HubError(f"{what}: the connection to the hub dropped ({type(e).__name__}); {again}")

@@ -242,3 +242,19 @@ def test_absurd_sizes_in_a_listing_do_not_break_the_download(evil, home):
     folder = hub.download("good/model", on_progress=seen.append)
     assert sorted(p.name for p in folder.iterdir()) == sorted(GOOD)
     assert {e.total_bytes for e in seen} == {None} and seen[-1].done_bytes == 5023
+
+
+@pytest.mark.parametrize(
+    ("headers", "message"),
+    [
+        ({"ETag": '"a\0b"'}, "the hub sent a malformed answer"),
+        ({"X-Repo-Commit": "0" * 39 + "\0"}, "the hub sent a malformed answer"),
+        ({"Content-Length": "9" * 400}, "the hub sent a malformed answer"),
+        ({"Location": "file:///etc/passwd"}, "the hub address is not a web address"),
+    ],
+)
+def test_malformed_file_headers_end_in_one_line(evil, home, capsys, headers, message):
+    evil.file_headers = headers
+    code, _, err = cli(capsys, "models", "--download", "good/model", "--file", "config.json")
+    assert code == 1 and message in one_line(err)
+    assert written_outside(home) == []
