@@ -19,7 +19,7 @@ from pathlib import Path
 from engine.errors import ModelError
 from engine.models.default_model import DEFAULT_MODEL_NAME
 from engine.models.load_options import kv_bytes_per_token
-from engine.models.scan_guard import Skipped, clean_text
+from engine.models.scan_guard import ScanLog, Skipped, clean_text
 from engine.paths import models_dir
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no "PyTorch not found"
@@ -262,7 +262,8 @@ def list_models_report(other_tools: bool = True) -> Listing:
     models other tools keep; one that cannot be read is left out and named."""
     from engine.models.hf_cache import cached_mlx_models
 
-    out = Listing()
+    log = ScanLog()
+    out = Listing(skipped=log.skipped)
     try:
         folders = sorted(models_dir().iterdir())
     except OSError as e:
@@ -275,15 +276,14 @@ def list_models_report(other_tools: bool = True) -> Listing:
             except _BAD_ITEM as e:  # one bad folder never hides the others
                 out.skipped.append(Skipped(clean_text(folder), "models folder", _why(e)))
     out.models.sort(key=lambda m: m.name != DEFAULT_MODEL_NAME)
-    for repo_id, folder in cached_mlx_models():
+    for repo_id, folder in cached_mlx_models(log):
         try:
             out.models.append(inspect_model(folder, name=repo_id))
         except _BAD_ITEM as e:
             out.skipped.append(Skipped(clean_text(repo_id), "Hugging Face cache", _why(e)))
     if other_tools:
-        found = list_discovered_report()
+        found = list_discovered_report(log)
         out.models.extend(found.models)
-        out.skipped.extend(found.skipped)
     return out
 
 
@@ -292,13 +292,14 @@ def list_models(other_tools: bool = True) -> list[ModelInfo]:
     return list_models_report(other_tools).models
 
 
-def list_discovered_report() -> Listing:
+def list_discovered_report(log: ScanLog | None = None) -> Listing:
     """The models LM Studio, Ollama, the HF cache (GGUF), llama.cpp and the added
-    folders keep, and each one left out (outside its folder, unreadable …) with why."""
+    folders keep, and each one left out (outside its folder, unreadable …) with why;
+    `log` (a scan_guard.ScanLog) is shared with the caller's other scans."""
     from engine.models.discovery import discover_all
 
-    found = discover_all()
-    out = Listing(skipped=list(found.skipped))
+    found = discover_all(log)
+    out = Listing(skipped=found.skipped)
     for f in found.found:
         try:
             out.models.append(inspect_found(f))

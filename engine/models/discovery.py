@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.models.scan_guard import MAX_DEPTH, Scan, Skipped, clean_text
+from engine.models.scan_guard import MAX_DEPTH, Scan, ScanLog, Skipped, clean_text
 
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
 OLLAMA_REGISTRY = "registry.ollama.ai"
@@ -126,18 +126,18 @@ def _scan_folder(scan: Scan, depth: int = MAX_DEPTH, mlx: bool = True) -> list[F
 
 
 def scan_folder(
-    root: Path, source: str, depth: int = MAX_DEPTH, skipped: list[Skipped] | None = None
+    root: Path, source: str, depth: int = MAX_DEPTH, log: ScanLog | None = None
 ) -> list[Found]:
     """GGUF files and MLX folders under `root`, named by their path below it; what is
-    left out goes to `skipped` with its reason."""
-    scan = Scan(root, source, [] if skipped is None else skipped)
+    left out goes to `log` with its reason."""
+    scan = Scan(root, source, log)
     missing_is_skipped = source.startswith("folder ")
     return _scan_folder(scan, depth) if scan.usable_root(missing_is_skipped) else []
 
 
-def scan_lmstudio(skipped: list[Skipped] | None = None) -> list[Found]:
+def scan_lmstudio(log: ScanLog | None = None) -> list[Found]:
     """LM Studio's `<publisher>/<repo>/*.gguf` files and MLX folders."""
-    return [f for r in lmstudio_roots() for f in scan_folder(r, "LM Studio", 3, skipped)]
+    return [f for r in lmstudio_roots() for f in scan_folder(r, "LM Studio", 3, log)]
 
 
 def _ollama_name(rel: tuple[str, ...]) -> str:
@@ -176,10 +176,10 @@ def _manifest_digest(scan: Scan, path: Path, size: int) -> str | None:
     return match.group(1)
 
 
-def scan_ollama(skipped: list[Skipped] | None = None) -> list[Found]:
+def scan_ollama(log: ScanLog | None = None) -> list[Found]:
     """Ollama's models: each manifest's model layer, a GGUF blob `blobs/sha256-…`; a
     digest that is not 64 hex digits, or a blob outside `blobs/`, is refused."""
-    scan = Scan(ollama_root(), "Ollama", [] if skipped is None else skipped)
+    scan = Scan(ollama_root(), "Ollama", log)
     manifests = scan.root / "manifests"
     if not scan.usable_root() or not os.path.isdir(manifests):
         return []
@@ -198,10 +198,10 @@ def scan_ollama(skipped: list[Skipped] | None = None) -> list[Found]:
     return found
 
 
-def scan_hf_gguf(skipped: list[Skipped] | None = None) -> list[Found]:
+def scan_hf_gguf(log: ScanLog | None = None) -> list[Found]:
     """GGUF files in the Hugging Face cache's repos (`models--org--name/snapshots/*/`);
     the newest snapshot of each repo, named `org/name/file.gguf`."""
-    scan = Scan(hf_cache_root(), "Hugging Face cache", [] if skipped is None else skipped)
+    scan = Scan(hf_cache_root(), "Hugging Face cache", log)
     if not scan.usable_root():
         return []
     found = []
@@ -221,35 +221,41 @@ def scan_hf_gguf(skipped: list[Skipped] | None = None) -> list[Found]:
     return found
 
 
-def scan_llama_cache(skipped: list[Skipped] | None = None) -> list[Found]:
+def scan_llama_cache(log: ScanLog | None = None) -> list[Found]:
     """GGUF files llama.cpp's `-hf` downloads keep in its cache folder."""
-    found = scan_folder(llama_cache_root(), "llama.cpp cache", 3, skipped)
+    found = scan_folder(llama_cache_root(), "llama.cpp cache", 3, log)
     return [f for f in found if f.path.suffix.lower() == ".gguf"]
 
 
-def scan_user_folders(skipped: list[Skipped] | None = None) -> list[Found]:
-    """The folders the person added (Settings), scanned as LM Studio's are."""
+def scan_user_folders(log: ScanLog | None = None) -> list[Found]:
+    """The folders the person added (Settings), scanned as LM Studio's are; a folder
+    listed twice (`/x` and `/x/`, or through a link) is scanned once."""
     from engine.models.model_prefs import user_folders
+    from engine.models.scan_guard import resolve
 
-    return [
-        f
-        for d in user_folders()
-        for f in scan_folder(d, f"folder {clean_text(d)}", skipped=skipped)
-    ]
+    found, seen = [], set()
+    for folder in user_folders():
+        real = resolve(folder) or folder
+        if real not in seen:
+            seen.add(real)
+            found += scan_folder(folder, f"folder {clean_text(folder)}", log=log)
+    return found
 
 
 SCANS = (scan_lmstudio, scan_ollama, scan_hf_gguf, scan_llama_cache, scan_user_folders)
 
 
-def discover_all() -> Discovered:
+def discover_all(log: ScanLog | None = None) -> Discovered:
     """Every model the other tools keep, each path once (first source wins: an added
     folder inside a tool's folder lists nothing twice), and every item left out with
     its reason. Links are followed only within the folder scanned, and not to merge
-    entries: a file two tools link to is listed under both."""
-    result = Discovered()
+    entries: a file two tools link to is listed under both. `log` shares the
+    listing's time and reasons with other scans (a fresh one if None)."""
+    log = log if log is not None else ScanLog()
+    result = Discovered(skipped=log.skipped)
     seen: set[Path] = set()
     for scan in SCANS:
-        for f in scan(result.skipped):
+        for f in scan(log):
             key = f.path.absolute()
             if key not in seen:
                 seen.add(key)

@@ -81,24 +81,32 @@ def is_mlx_folder(folder: Path) -> bool:
     )
 
 
-def cached_mlx_models() -> list[tuple[str, Path]]:
-    """(repo id, snapshot folder) of every MLX model in the local HF cache."""
+def cached_mlx_models(log=None) -> list[tuple[str, Path]]:
+    """(repo id, snapshot folder) of every MLX model in the local HF cache; a snapshot
+    whose config or weights link out of the cache is left out (named in `log`, a
+    scan_guard.ScanLog)."""
+    from engine.models.scan_guard import Scan, is_system_folder, resolve
+
     try:
         from huggingface_hub import constants, scan_cache_dir
 
         folder = os.environ.get("HF_HUB_CACHE") or constants.HF_HUB_CACHE  # as set now
-        if not Path(folder).is_dir():
+        real = resolve(Path(folder))
+        if real is None or is_system_folder(real) or not real.is_dir():
             return []
         cache = scan_cache_dir(folder)
     except Exception:  # noqa: BLE001 - no cache folder, no hub library: nothing cached
         return []
+    scan = Scan(Path(folder), "Hugging Face cache", log)
     found = []
     for repo in cache.repos:
         if repo.repo_type != "model" or not repo.revisions:
             continue
-        newest = max(repo.revisions, key=lambda r: r.last_modified)
-        if is_mlx_folder(Path(newest.snapshot_path)):
-            found.append((repo.repo_id, Path(newest.snapshot_path)))
+        snapshot = Path(max(repo.revisions, key=lambda r: r.last_modified).snapshot_path)
+        files = [snapshot / "config.json", *sorted(snapshot.glob("*.safetensors"))]
+        inside = all(scan.regular_file(f) is not None for f in files if os.path.lexists(f))
+        if inside and is_mlx_folder(snapshot):
+            found.append((repo.repo_id, snapshot))
     return sorted(found)
 
 

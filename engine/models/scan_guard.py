@@ -16,12 +16,13 @@ import re
 import stat
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_DEPTH = 4  # how deep a folder is searched
 MAX_ENTRIES = 20_000  # entries one scan looks at
 SCAN_SECONDS = 5.0  # time one scan may take
+DISCOVERY_SECONDS = 15.0  # time all the scans of one listing may take together
 MAX_SKIPPED = 50  # reasons one scan records (a scan of / would list thousands)
 SYSTEM_FOLDERS = (Path("/proc"), Path("/sys"), Path("/dev"))
 
@@ -55,6 +56,19 @@ class Skipped:
         return f"{self.where} ({self.source}): {self.reason}"
 
 
+def _discovery_deadline() -> float:
+    return time.monotonic() + DISCOVERY_SECONDS
+
+
+@dataclass
+class ScanLog:
+    """What the scans of one listing share: the items left out, and the time they
+    have together (however many folders a damaged preferences file lists)."""
+
+    skipped: list[Skipped] = field(default_factory=list)
+    deadline: float = field(default_factory=_discovery_deadline)
+
+
 def _why(e: OSError | ValueError) -> str:
     if isinstance(e, ValueError):
         return "its name cannot be used (it holds a NUL byte)"
@@ -75,20 +89,21 @@ def is_system_folder(real: Path) -> bool:
 
 
 class Scan:
-    """One bounded scan of `root`, collecting what it leaves out in `skipped`.
+    """One bounded scan of `root`, recording what it leaves out in `log`.
 
     Args:
         root: the folder scanned; nothing outside it is followed.
         source: the scan's name in each Skipped.
-        skipped: the list Skipped items are appended to.
-        clock: seconds, monotonic (tests pass their own).
+        log: the listing's shared ScanLog (a fresh one if None).
     """
 
-    def __init__(self, root: Path, source: str, skipped: list[Skipped], clock=time.monotonic):
-        self.root, self.source, self.skipped = Path(root), source, skipped
+    def __init__(self, root: Path, source: str, log: ScanLog | None = None):
+        self.root, self.source = Path(root), source
+        self.log = log if log is not None else ScanLog()
+        self.skipped = self.log.skipped
         self.real_root = resolve(self.root)
-        self.clock = clock
-        self.deadline = clock() + SCAN_SECONDS
+        self.clock = time.monotonic
+        self.deadline = min(self.clock() + SCAN_SECONDS, self.log.deadline)
         self.entries = 0
         self.stopped = False
         self._own = 0
@@ -169,7 +184,9 @@ class Scan:
         if self.entries > MAX_ENTRIES:
             why = f"the scan stopped after {MAX_ENTRIES:,} entries; the rest was not looked at"
         elif self.clock() > self.deadline:
-            why = f"the scan stopped after {SCAN_SECONDS:g} s; the rest was not looked at"
+            overall = self.deadline == self.log.deadline
+            took = f"the listing's {DISCOVERY_SECONDS:g} s" if overall else f"{SCAN_SECONDS:g} s"
+            why = f"the scan stopped after {took}; the rest was not looked at"
         else:
             return False
         self.stopped = True

@@ -250,3 +250,54 @@ def test_verbose_json_lists_what_was_left_out(tree, capsys):
         s for s in data["skipped"] if s["where"].endswith("evil.gguf")
     ).items()
     assert not any(m["path"].endswith("evil.gguf") for m in data["models"])
+
+
+def test_all_scans_of_a_listing_share_one_time_budget(tree, monkeypatch):
+    from engine.models.model_prefs import set_user_folders
+
+    for name in ("a", "b"):
+        (tree / name / "sub").mkdir(parents=True)
+    set_user_folders([str(tree / "a"), str(tree / "b"), str(tree / "a") + "/"])
+    monkeypatch.setattr(scan_guard, "DISCOVERY_SECONDS", -1.0)  # spent before it begins
+    stops = [s for s in discover_all().skipped if "stopped" in s.reason]
+    assert {(s.where, s.source) for s in stops} == {
+        (str(tree / "a"), f"folder {tree / 'a'}"),  # scanned once, though listed twice
+        (str(tree / "b"), f"folder {tree / 'b'}"),
+    }
+    assert {s.reason for s in stops} == {
+        "the scan stopped after the listing's -1 s; the rest was not looked at"
+    }
+
+
+def test_an_mlx_snapshot_whose_config_links_out_of_the_hf_cache_is_left_out(
+    tree, default_model_path
+):
+    from engine.models.catalogue import list_models_report
+
+    repo = tree / "hf/models--org--mlx-model"
+    for name, commit in (("good", "a" * 40), ("evil", "b" * 40)):
+        snap = repo.with_name(f"models--org--{name}") / "snapshots" / commit
+        snap.mkdir(parents=True)
+        os.link(default_model_path / "model.safetensors", snap / "model.safetensors")
+        (snap.parents[1] / "refs").mkdir()
+        (snap.parents[1] / "refs/main").write_text(commit)
+        if name == "good":
+            os.link(default_model_path / "config.json", snap / "config.json")
+    outside = tree.parent / "outside/config.json"
+    os.link(default_model_path / "config.json", outside)
+    evil = tree / "hf/models--org--evil/snapshots" / ("b" * 40) / "config.json"
+    os.symlink(outside, evil)
+
+    listing = list_models_report()
+    hf = [m.name for m in listing.models if m.path.startswith(str(tree / "hf"))]
+    assert hf == ["org/good"]
+    assert _reasons(listing.skipped)[str(evil)] == f"it links to {outside}, outside {tree / 'hf'}"
+
+
+def test_hf_cache_in_proc_lists_nothing_and_stops_nothing(tree, monkeypatch):
+    from engine.models.catalogue import list_models_report
+
+    monkeypatch.setenv("HF_HUB_CACHE", "/proc")
+    listing = list_models_report()
+    assert not any(m.path.startswith("/proc") for m in listing.models)
+    assert ("/proc", "Hugging Face cache") in {(s.where, s.source) for s in listing.skipped}
