@@ -83,8 +83,8 @@ def fetch_file(
     etag = blob_name(headers.get("x-linked-etag") or headers.get("etag"), f"{commit}/{filename}")
     size = size_header(headers.get("x-linked-size") or headers.get("content-length"))
     location = headers.get("location") or url
-    link = inside(folder / "snapshots" / commit, filename)
-    blob = folder / "blobs" / etag
+    link = inside(folder / "snapshots" / commit, filename, root=folder)
+    blob = inside(folder / "blobs", etag, root=folder)
     if not blob.is_file():
         if size is None:  # an endless body would fill the disk
             raise HubError(f"{what}: the hub did not say the file's size; nothing written")

@@ -92,15 +92,18 @@ def check_file_name(name: object, given: bool = False) -> str:
     raise kind(f"{source}file name '{shown(name)}' is not safe to write ({why}); nothing written")
 
 
-def inside(folder: Path, name: str) -> Path:
-    """`folder / name`, checked to stay under `folder` once links are resolved.
+def inside(folder: Path, name: str, root: Path | None = None) -> Path:
+    """`folder / name`, checked to stay under `root` (`folder` by default) once links
+    are resolved.
 
     Raises:
-        HubError: the path would leave `folder` (a link planted in the cache).
+        HubError: the path would leave `root` (a link planted in the cache).
     """
     path = folder / check_file_name(name)
-    if not path.parent.resolve().is_relative_to(folder.resolve()):
-        raise HubError(f"'{shown(name)}' would be written outside {folder}; nothing written")
+    if not path.parent.resolve().is_relative_to((root or folder).resolve()):
+        raise HubError(
+            f"'{shown(name)}' would be written outside {root or folder}; nothing written"
+        )
     return path
 
 

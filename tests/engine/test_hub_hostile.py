@@ -258,3 +258,16 @@ def test_malformed_file_headers_end_in_one_line(evil, home, capsys, headers, mes
     code, _, err = cli(capsys, "models", "--download", "good/model", "--file", "config.json")
     assert code == 1 and message in one_line(err)
     assert written_outside(home) == []
+
+
+@pytest.mark.parametrize("planted", ["snapshots/COMMIT", "snapshots/COMMIT/sub", "blobs"])
+def test_a_link_planted_in_the_cache_is_not_followed(evil, home, capsys, planted):
+    from tests.hub_server import COMMIT
+
+    evil.repos["good/model"]["sub/config.json"] = CONFIG
+    link = home / "hf" / "hub" / "models--good--model" / planted.replace("COMMIT", COMMIT)
+    link.parent.mkdir(parents=True)
+    link.symlink_to(home / "abs_target")
+    code, _, err = cli(capsys, "models", "--download", "good/model", "--file", "sub/config.json")
+    assert code == 1 and "would be written outside" in one_line(err)
+    assert list((home / "abs_target").iterdir()) == []
