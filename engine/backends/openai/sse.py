@@ -178,7 +178,7 @@ def _event(sse: SSEEvent):
         return None
     try:
         obj = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past Python's limit: malformed too
         raise ServerError(f"the server sent a malformed event ({data[:80]!r})") from None
     if not isinstance(obj, dict):
         raise ServerError(f"the server sent an unexpected event ({data[:80]!r})")
