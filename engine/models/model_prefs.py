@@ -87,11 +87,21 @@ def _valid_load(entry: object) -> str | None:
 
 
 def _valid_preset(entry: object) -> str | None:
-    """Why a sampling preset cannot be used, or None (its fields are checked when used)."""
+    """Why a sampling preset cannot be used, or None: its known fields must make valid
+    sampling settings (the window applies them as they are)."""
+    import dataclasses
+
+    from engine.settings import SamplingSettings
+
     if not isinstance(entry, dict):
         return "not a JSON object"
     if any(isinstance(v, float) and not math.isfinite(v) for v in entry.values()):
         return "it holds NaN or an infinity"
+    known = {f.name for f in dataclasses.fields(SamplingSettings)}
+    try:
+        SamplingSettings().with_(**{k: v for k, v in entry.items() if k in known}).validate()
+    except (SettingsError, TypeError, ValueError, OverflowError) as e:
+        return str(e)[:200]
     return None
 
 

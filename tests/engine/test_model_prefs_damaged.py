@@ -67,6 +67,10 @@ PARTLY = {
         {"presets": {"hot": {"temperature": float("inf")}, "ok": {"top_k": 3}}},
         "the preset 'hot' (it holds NaN or an infinity)",
     ),
+    "preset of a wrong type": (
+        {"presets": {"hot": {"temperature": "very"}, "ok": {"top_k": 3}}},
+        "the preset 'hot' (",
+    ),
 }
 
 
