@@ -82,3 +82,19 @@ def test_the_rendered_answer_is_bounded(qtbot):
     shown = sum(len(label.text()) for label in view.body.findChildren(QLabel))
     assert MAX_RENDERED < shown < MAX_RENDERED + 300
     assert f"the answer has {len(answer):,} characters" in view.body.findChildren(QLabel)[-1].text()
+
+
+def test_an_earlier_huge_answer_in_a_conversation_is_drawn_cut(qtbot):
+    from app.conversation_view import MAX_ANSWER_SHOWN, ConversationView
+    from app.session.conversation import Conversation
+
+    conv = Conversation()
+    conv.add_run(0, "Hi", None).answer_text = HUGE
+    conv.add_run(1, "More?", None).answer_text = "yes"
+    view = ConversationView()
+    qtbot.addWidget(view)
+    view.show_conversation(conv, 1)
+    drawn = view.document().toPlainText()
+    assert MAX_ANSWER_SHOWN < len(drawn) < MAX_ANSWER_SHOWN + 300
+    assert f"({len(HUGE):,} characters; the history keeps all)" in drawn
+    assert conv.turns[0].answer == HUGE  # kept whole
