@@ -6,13 +6,16 @@
                        [--temp T --top-p P --sample-top-k K --min-p M --repetition-penalty R]
 
 The sampling options only shape the journey's sampler funnel (what those settings
-would do to the step's distribution); the answer inspected is greedy.
+would do to the step's distribution); the answer inspected is plain greedy (no
+penalty, no filter).
 
-With --step N the prompt is first answered greedily for N + 1 tokens (as the
-window's run would be at T = 0) and step N of that answer is inspected; without
-it, the prompt alone (what it predicts next). An engine that dies or hangs while
-answering or inspecting ends the command with one line naming the phase and
-exit 1; nothing is printed as if it were a result.
+With --step N (0 to MAX_INSPECT_STEP, and within the context window after the
+prompt: refused at once otherwise) the prompt is first answered greedily for N + 1
+tokens (as the window's run would be at T = 0) and step N of that answer is
+inspected; without it, the prompt alone (what it predicts next). Every view reads
+the last 1,024 tokens of a longer context, and the text says so. An engine that
+dies or hangs while answering or inspecting ends the command with one line naming
+the phase and exit 1; nothing is printed as if it were a result.
 """
 
 from __future__ import annotations
@@ -53,7 +56,9 @@ def add_parser(sub) -> None:
     i.add_argument("--system", default=None, help="system prompt")
     i.add_argument("--raw", action="store_true", help="raw completion, no chat template")
     i.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    f = i.add_argument_group("journey: the sampler funnel's settings (the answer stays greedy)")
+    f = i.add_argument_group(
+        "journey: the sampler funnel's settings (the answer stays plain greedy, unpenalised)"
+    )
     f.add_argument("--temp", type=float, default=0.0, help="temperature (0 = greedy)")
     f.add_argument("--top-p", type=float, default=1.0, help="top-p (1 = off)")
     f.add_argument("--sample-top-k", type=int, default=0, help="top-k (0 = off)")
