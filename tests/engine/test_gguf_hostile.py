@@ -8,6 +8,7 @@ library's own exceptions (which quote tokens whole) or its native panics.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -224,3 +225,47 @@ def test_an_engine_bug_is_one_short_line_without_a_traceback(monkeypatch, capsys
     assert message.startswith("internal error: AttributeError: ")
     assert len(message) < 500 and "LOGITSCOPE_DEBUG" in message
     assert "Traceback" not in capsys.readouterr().err  # was printed, with the 500 KB op
+
+
+# -- a model folder's tokenizer files, read without MLX (the window, `inspect --what tokens`) -----
+def _folder(tmp_path, tokenizer: str, config: str | None = None) -> Path:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_text(tokenizer)
+    if config is not None:
+        (folder / "tokenizer_config.json").write_text(config)
+    return folder
+
+
+def test_a_damaged_tokenizer_json_is_one_short_model_error(tmp_path):
+    from engine.models.light_tokenizer import LightTokenizer
+
+    bpe = {"type": "BPE", "vocab": {"a": 0}, "merges": ["q" * LONG + " a"]}
+    folder = _folder(tmp_path, json.dumps({"model": bpe}))
+    with pytest.raises(ModelError, match="model/tokenizer.json cannot be used") as info:
+        LightTokenizer(folder)  # was the library's Exception, quoting the 500 KB token
+    assert isinstance(info.value, ValueError) and len(str(info.value)) < SHORT_MESSAGE
+
+
+@pytest.mark.parametrize(
+    ("config", "match"),
+    [
+        ("[1]", "tokenizer_config.json is not a JSON object"),
+        ("{not json", "tokenizer_config.json is not JSON text"),
+        ('{"chat_template": [1]}', "chat_template is not a template"),
+    ],
+)
+def test_a_damaged_tokenizer_config_is_named(tmp_path, tiny_model_dir, config, match):
+    from engine.models.light_tokenizer import LightTokenizer
+
+    folder = _folder(tmp_path, (tiny_model_dir / "tokenizer.json").read_text(), config)
+    with pytest.raises(ModelError, match=match):
+        LightTokenizer(folder)  # was an AttributeError, KeyError or TypeError
+
+
+def test_special_tokens_of_odd_types_are_left_out(tmp_path, tiny_model_dir):
+    from engine.models.light_tokenizer import LightTokenizer
+
+    config = '{"bos_token": {"no": "content"}, "eos_token": 7, "unk_token": "<u>"}'
+    folder = _folder(tmp_path, (tiny_model_dir / "tokenizer.json").read_text(), config)
+    assert LightTokenizer(folder).special_tokens_map == {"unk_token": "<u>"}
