@@ -141,16 +141,17 @@ def number(value, what: str, most: float) -> float:
     Raises:
         ValueError: a bool, not a number, not finite, negative or above `most` (in words).
     """
-    if isinstance(value, str):
+    given = value
+    if isinstance(value, str):  # the Cost dialog's cells
         try:
             value = float(value.strip())
         except ValueError:
-            raise ValueError(f"{what} ({_show(value)}) is not a number") from None
+            raise ValueError(f"{what} ({_show(given)}) is not a number") from None
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     if ok and isinstance(value, float):
         ok = math.isfinite(value)
     if not ok or not 0 <= value <= most:
-        raise ValueError(f"{what} ({_show(value)}) is not a number from 0 to {most:,.0f}")
+        raise ValueError(f"{what} ({_show(given)}) is not a number from 0 to {most:,.0f}")
     return float(value)
 
 
