@@ -16,10 +16,7 @@ import struct
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.errors import ModelError
-
 MAX_CONFIG_BYTES = 8_000_000  # a config.json is kilobytes
-_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "tokenizer.model", "*.tiktoken", "*.txt"]
 
 
 def is_repo_id(spec: str) -> bool:
@@ -123,37 +120,20 @@ def hf_cached(spec: str) -> Path | None:
 
 
 def hf_download(spec: str, progress: Callable[[str, float], None] | None = None) -> Path:
-    """Download a repo id's MLX files into the HF cache, with progress.
+    """Download a repo id's MLX files into the HF cache, with progress, through the one
+    hub client (engine/models/hub.py: validated names, timeouts, no retries, resume).
 
     Raises:
         ModelError: the id does not exist, or the Hub cannot be reached (offline).
     """
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
-    from tqdm.auto import tqdm
-
-    class Bar(tqdm):  # huggingface_hub reports bytes through a tqdm class
-        """A tqdm bar that reports download progress to `progress`."""
-
-        def update(self, n=1):
-            """Advance by `n` bytes and report the fraction downloaded."""
-            super().update(n)
-            if progress and self.total:
-                progress(f"Downloading {spec} from Hugging Face…", min(self.n / self.total, 1.0))
+    from engine.models.hub import download
 
     if progress:
         progress(f"Looking up {spec} on Hugging Face…", 0.0)
-    try:
-        folder = snapshot_download(spec, allow_patterns=_PATTERNS, tqdm_class=Bar)
-    except LocalEntryNotFoundError as e:
-        raise ModelError(
-            f"model '{spec}' is not in the Hugging Face cache and the Hub cannot be reached "
-            "(offline?): connect to the internet, or open a local folder or .gguf file"
-        ) from e
-    except HfHubHTTPError as e:
-        status = getattr(getattr(e, "response", None), "status_code", None)
-        what = "does not exist (or needs a login)" if status in (401, 403, 404) else f"failed: {e}"
-        raise ModelError(f"Hugging Face model '{spec}' {what}") from e
-    except (OSError, ValueError) as e:  # includes HFValidationError: not a valid id
-        raise ModelError(f"'{spec}' cannot be fetched from Hugging Face: {e}") from e
-    return Path(folder)
+
+    def report(e) -> None:
+        if progress and e.total_bytes:
+            fraction = min(e.done_bytes / e.total_bytes, 1.0)
+            progress(f"Downloading {spec} from Hugging Face…", fraction)
+
+    return download(spec, None, report)

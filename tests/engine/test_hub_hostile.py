@@ -271,3 +271,20 @@ def test_a_link_planted_in_the_cache_is_not_followed(evil, home, capsys, planted
     code, _, err = cli(capsys, "models", "--download", "good/model", "--file", "sub/config.json")
     assert code == 1 and "would be written outside" in one_line(err)
     assert list((home / "abs_target").iterdir()) == []
+
+
+def test_a_model_named_by_repo_id_downloads_through_the_guarded_client(evil, home):
+    """`generate --model org/repo` (engine.models.hf_cache.hf_download) uses the same
+    checks: a hostile listing writes nothing, a good one lands in the cache."""
+    from engine.errors import ModelError
+    from engine.models.hf_cache import hf_download
+
+    evil.repos["evil/repo"] = {**GOOD, "../../../../rel_evil.json": b"{}"}
+    with pytest.raises(ModelError, match="is not safe to write"):
+        hf_download("evil/repo")
+    assert written_outside(home) == []
+    seen: list[float] = []
+    folder = hf_download("good/model", lambda _text, fraction: seen.append(fraction))
+    assert (folder / "config.json").read_bytes() == CONFIG
+    assert folder.resolve().is_relative_to((home / "hf").resolve())
+    assert seen[0] == 0.0 and seen[-1] == 1.0
