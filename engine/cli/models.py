@@ -112,8 +112,11 @@ def _server_models(args) -> int:
     from dataclasses import asdict
 
     from engine.backends.openai.catalogue import list_server_models
+    from engine.models.scan_guard import clean_text
+    from engine.sessions.sanitize import scrub_record
 
-    info = list_server_models(base_url(args.endpoint), api_key(args))
+    key = api_key(args)
+    info = scrub_record(list_server_models(base_url(args.endpoint), key), key)  # echoed keys
     if args.json:
         print(
             json.dumps(
@@ -129,5 +132,6 @@ def _server_models(args) -> int:
     print(f"{info.label} at {info.base_url}: {len(info.models)} model(s)")
     for m in info.models:
         ctx = f"ctx {m.context_length}" if m.context_length else "ctx not reported"
-        print(f"  {m.id}  ({ctx})  --endpoint {info.base_url} --remote-model {m.id}")
+        name = clean_text(m.id)  # a server's id never writes escapes to the terminal
+        print(f"  {name}  ({ctx})  --endpoint {info.base_url} --remote-model {name}")
     return 0

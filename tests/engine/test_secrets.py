@@ -164,3 +164,17 @@ def test_a_server_that_finishes_normally_keeps_its_answer(server, tmp_path):
     assert p.returncode == 0, p.stderr
     done = json.loads(p.stdout.splitlines()[-1])
     assert done["type"] == "done" and done["text"] == "Hi!"
+
+
+def test_a_model_list_echoing_the_key_is_listed_scrubbed(server, tmp_path):
+    """`models --endpoint`: a model id holding the key (or terminal escapes) is printed
+    scrubbed and clean, as text and as JSON."""
+    ids = [f"m-{KEY}", "evil\x1b[2J\x1b]0;pwned\x07"]
+    server.models = (200, json.dumps({"data": [{"id": i} for i in ids]}).encode(), 0.0)
+    p = logitscope(tmp_path, "models", "--endpoint", server.url, "--api-key-env", "K")
+    assert p.returncode == 0, p.stderr
+    assert f"m-{SCRUBBED}" in p.stdout and KEY not in p.stdout + p.stderr
+    assert "\x1b" not in p.stdout and "\x07" not in p.stdout
+    p = logitscope(tmp_path, "models", "--endpoint", server.url, "--api-key-env", "K", "--json")
+    assert p.returncode == 0 and KEY not in p.stdout
+    assert f"m-{SCRUBBED}" in [m["id"] for m in json.loads(p.stdout)["models"]]
