@@ -24,7 +24,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 HEARTBEAT_S = 0.5  # well inside the client's smallest silence limit
 FAULT_ENV = "LOGITSCOPE_FAULT"  # tests: "<phase>:kill|stop[:n]" signals this process there
 FAULT_PHASES = ("load", "progress", "prefill", "decode", "inspect", "lab")
-MAX_MESSAGE = 2000  # characters of one error message sent to the window or the terminal
+MAX_MESSAGE = 1000  # characters of one error message sent to the window or the terminal
 
 
 def _clip(text: str, limit: int) -> str:

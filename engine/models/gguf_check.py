@@ -23,6 +23,7 @@ from engine.models.gguf_vocab_check import QUOTE, check_vocabulary, shown
 MAGIC = b"GGUF"
 MAX_DIMS = 4
 MAX_KEY = 65_536
+MAX_TENSOR_NAME = 256  # bytes; llama.cpp's own limit is 64 (GGML_MAX_NAME)
 # GGUF metadata value types: (struct format, size); 8 = string, 9 = array.
 _SCALARS = {
     0: ("<B", 1),
@@ -231,7 +232,7 @@ def _header(r: _Reader, size: int) -> tuple[GGUFInfo, int]:
 def _tensor_infos(r: _Reader, info: GGUFInfo, n_tensors: int, sizes, types) -> None:
     names = set()
     for i in range(n_tensors):
-        name = r.string(f"the name of tensor {i}", limit=MAX_KEY)
+        name = r.string(f"the name of tensor {i}", limit=MAX_TENSOR_NAME)
         if name in names:
             r.fail(f"tensor {shown(name)} appears twice")
         names.add(name)

@@ -208,6 +208,18 @@ def test_a_huge_architecture_name_is_quoted_short(tmp_path, monkeypatch):
     _refused(path, "general.architecture is 'yyy")
 
 
+def test_a_huge_tensor_name_is_refused_before_any_message_quotes_it(tmp_path, monkeypatch):
+    real = gguf.GGUFWriter.add_tensor
+
+    def add(self, name, *args, **kwargs):
+        return real(self, "z" * 10_000 if name == "output_norm.weight" else name, *args, **kwargs)
+
+    monkeypatch.setattr(gguf.GGUFWriter, "add_tensor", add)
+    path = fixtures.write_tiny_gguf(tmp_path / "name.gguf")
+    monkeypatch.undo()
+    _refused(path, "claims 10,000 bytes, more than the 256 allowed")  # was 65,536
+
+
 # -- a bug in the engine reaches the user in one line ---------------------------------------------
 def test_an_engine_bug_is_one_short_line_without_a_traceback(monkeypatch, capsys):
     from engine.worker import _Worker
