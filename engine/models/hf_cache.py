@@ -126,7 +126,8 @@ def hf_download(spec: str, progress: Callable[[str, float], None] | None = None)
     Raises:
         ModelError: the id does not exist, or the Hub cannot be reached (offline).
     """
-    from engine.models.hub import download
+    from engine.models.hub import HubError, download
+    from engine.models.hub_names import HubInputError
 
     if progress:
         progress(f"Looking up {spec} on Hugging Face…", 0.0)
@@ -136,4 +137,9 @@ def hf_download(spec: str, progress: Callable[[str, float], None] | None = None)
             fraction = min(e.done_bytes / e.total_bytes, 1.0)
             progress(f"Downloading {spec} from Hugging Face…", fraction)
 
-    return download(spec, None, report)
+    try:
+        return download(spec, None, report)
+    except HubInputError:
+        raise
+    except HubError as e:
+        raise HubError(f"model '{spec}' is not in the Hugging Face cache, and {e}") from e
