@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QByteArray, QSettings
 
 from engine.paths import data_dir
 from engine.settings_files import DamagedFile, read_text, report, set_aside
@@ -24,6 +24,37 @@ MAX_INI_BYTES = 8 << 20  # generous: the remembered prompt lives here too
 MAX_LINE = 2 << 20  # a 2 MB line is a prompt of half a million tokens or more
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # Qt escapes these in values
 _checked: set[Path] = set()  # files already checked by this process
+BYTES_KEYS = ("window/geometry", "window/splitter", "windows/")  # saveGeometry()/saveState()
+
+
+class Store(QSettings):
+    """QSettings whose `value()` gives only the kind of value the app writes under a
+    key (text; a list of texts where the default is a list; bytes for geometry): a hand-
+    edited `a, b` (which Qt reads as a list) or a NUL is said and the default used."""
+
+    def value(self, key, defaultValue=None, *args, **kwargs):  # noqa: N803 - Qt's name
+        """The stored value, or `defaultValue` when none or of the wrong kind."""
+        v = super().value(key, defaultValue, *args, **kwargs)
+        why = None if v is None or v is defaultValue else value_damage(key, v, defaultValue)
+        if why is None:
+            return v
+        report(
+            f"the settings file {self.fileName()} holds a damaged value for {key} ({why}); "
+            "its default is used"
+        )
+        return defaultValue
+
+
+def value_damage(key: str, v, default) -> str | None:
+    """What is wrong with the value `v` stored under `key`, in words; None if it fits."""
+    if key.startswith(BYTES_KEYS):
+        return None if isinstance(v, QByteArray) else "not the bytes Qt saved"
+    items = v if isinstance(v, list) and isinstance(default, list) else [v]
+    if not all(isinstance(i, str) for i in items):
+        return "a list where text belongs" if isinstance(v, list) else "not text"
+    if any("\x00" in i for i in items):
+        return "it holds a NUL character"
+    return None
 
 
 def store() -> QSettings:
@@ -32,7 +63,15 @@ def store() -> QSettings:
     if path not in _checked:
         _checked.add(path)
         check(path)
-    return QSettings(str(path), QSettings.IniFormat)
+    return Store(str(path), QSettings.IniFormat)
+
+
+def say_damaged(key: str, why: str) -> None:
+    """Say that the value under `key` could not be used (its reader's check failed)."""
+    report(
+        f"the settings file {data_dir() / SETTINGS_FILE} holds a damaged value for {key} "
+        f"({why}); its default is used"
+    )
 
 
 def check(path: Path) -> str | None:

@@ -115,6 +115,53 @@ def test_the_app_starts_on_damaged_settings_and_says_so(fresh, kind):
         assert settings_store.value("servers/list") == kept
 
 
+DAMAGED_VALUES = (
+    b'[General]\nprompt=a, b\nmodel=x, y\nsettings="' + DEEP.encode() + b'"\n'
+    b"window\\geometry=5\n\n[view]\nprob_scale=1, 2\n"
+)
+
+
+def test_the_app_starts_on_damaged_values_and_names_each(fresh):
+    (fresh / "settings.ini").write_bytes(DAMAGED_VALUES)
+    p = _start(fresh)
+    assert p.returncode == 0, p.stdout + p.stderr[-3000:]
+    assert "Traceback" not in p.stderr, p.stderr[-3000:]
+    status = next(line for line in p.stdout.splitlines() if line.startswith("STATUS: "))
+    for key, why in [
+        ("prompt", "a list where text belongs"),
+        ("model", "a list where text belongs"),
+        ("settings", "nested too deeply"),
+        ("window/geometry", "not the bytes Qt saved"),
+        ("view/prob_scale", "a list where text belongs"),
+    ]:
+        words = f"settings file {fresh / 'settings.ini'} holds a damaged value for {key} ({why})"
+        assert f"logitscope: warning: the {words}; its default is used" in p.stderr, key
+        assert words in status, key
+
+
+def test_the_store_gives_only_the_kind_of_value_the_app_writes(fresh, capsys):
+    path = fresh / "settings.ini"
+    path.write_text(
+        "[General]\nrecent=a, b\none=only\nsettings=5\nnul=a\\0b\n"
+        "[windows]\ncompare=@ByteArray(xy)\nlab=text\n"
+    )
+    store = settings_store.store()
+    assert store.value("recent", []) == ["a", "b"]  # a list where the default is a list
+    assert store.value("one", []) == "only"  # Qt reads a one-item list as its text
+    assert store.value("settings") == "5"  # text: its reader checks what it says
+    assert store.value("windows/compare") == b"xy"
+    assert store.value("recent") is None
+    assert store.value("nul", "d") == "d"
+    assert store.value("windows/lab") is None
+    assert store.value("absent", "d") == "d"
+    err = capsys.readouterr().err
+    assert f"{path} holds a damaged value for recent (a list where text belongs)" in err
+    assert "value for nul (it holds a NUL character)" in err
+    assert "value for windows/lab (not the bytes Qt saved)" in err
+    assert err.count("\n") == 3
+    assert path.read_text().startswith("[General]\nrecent=a, b\n")
+
+
 def test_qt_writes_what_the_check_accepts(fresh):
     """No false alarm: whatever the window stores, the check finds it sound."""
     settings_store.set_value("prompt", "Tab\there, a newline\nand é, 漢字, \x01\x7f, = ; [x]")
@@ -178,7 +225,10 @@ def test_remembered_servers_are_checked_entry_by_entry(fresh, capsys, stored, wh
 def test_a_list_qt_reads_as_several_values_is_damage(fresh, capsys):
     (fresh / "settings.ini").write_text("[servers]\nlist=a, b\n")
     assert servers.load_servers() == []
-    assert "(not a JSON text)" in capsys.readouterr().err
+    assert (
+        "holds a damaged value for servers/list (a list where text belongs)"
+        in capsys.readouterr().err
+    )
 
 
 def test_saving_a_server_keeps_the_damaged_list_first(fresh, capsys):
