@@ -208,3 +208,29 @@ def test_a_local_runs_energy_survives_a_400_digit_price(fresh, capsys):
         out[-1].energy_j / costs.J_PER_KWH * costs.DEFAULT_PRICE_PER_KWH, rel=1e-12
     )
     _warning(capsys.readouterr().err, fresh / costs.COST_FILE)
+
+
+def test_a_local_generate_survives_a_400_digit_price(fresh, default_model_path):
+    import os
+    import subprocess
+    import sys
+
+    path = fresh / costs.COST_FILE
+    path.write_text(f'{{"price_per_kwh": {DIGITS_400}}}')
+    p = subprocess.run(
+        [sys.executable, "-m", "engine", "generate", "--prompt", "Hi", "--max-tokens", "2"]
+        + ["--temp", "0", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "LOGITSCOPE_DATA_DIR": str(fresh)},
+    )
+    assert p.returncode == 0, p.stderr
+    done = _strict_json(p.stdout.splitlines()[-1])
+    assert done["type"] == "done" and done["cost_currency"] == "USD"
+    assert done["cost"] == pytest.approx(
+        done["energy_j"] / costs.J_PER_KWH * costs.DEFAULT_PRICE_PER_KWH, rel=1e-12
+    )
+    line = _warning(p.stderr, path)
+    assert "the price per kWh (a 400-digit number) is not a number from 0 to 100,000" in line
+    assert path.read_text() == f'{{"price_per_kwh": {DIGITS_400}}}'
