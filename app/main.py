@@ -57,18 +57,22 @@ def main(argv: list[str] | None = None) -> int:
 def say_damaged_settings(window) -> None:
     """Show in the window's status bar every damaged settings file found so far (at
     start: settings.ini, the remembered servers) and any found later (the cost files)."""
+    from PySide6.QtCore import QTimer
+
     from engine import settings_files
 
     said: list[str] = []
 
-    def say(message: str) -> None:
+    def show(message: str) -> None:
         said.append(message[0].upper() + message[1:])
         window.statusBar().showMessage(" · ".join(said))  # no timeout: it must be read
         window.statusBar().setToolTip("\n".join(said))
 
     for message in settings_files.reported():
-        say(message)
-    window.destroyed.connect(settings_files.listen(say))
+        show(message)
+    # said from any thread: shown on the window's own (a queued call)
+    stop = settings_files.listen(lambda m: QTimer.singleShot(0, window, lambda: show(m)))
+    window.destroyed.connect(stop)
 
 
 def _set_identity(app) -> None:

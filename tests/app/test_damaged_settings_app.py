@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from types import SimpleNamespace
 
 import pytest
@@ -51,6 +52,7 @@ def fresh(tmp_path, monkeypatch):
     """A data folder of its own, checked afresh, with nothing said yet."""
     monkeypatch.setenv("LOGITSCOPE_DATA_DIR", str(tmp_path))
     monkeypatch.setattr(settings_files, "_said", [])
+    monkeypatch.setattr(settings_files, "_listeners", [])
     monkeypatch.setattr(settings_store, "_checked", set(), raising=False)
     return tmp_path
 
@@ -256,15 +258,15 @@ def test_the_status_bar_says_damage_found_before_and_after(qtbot, fresh):
         "The cost settings /x/cost.json are damaged (a); the defaults are used"
     )
     (fresh / costs.PRICES_FILE).write_bytes(b"\xff")
-    costs.load_prices()
-    assert (
-        win.statusBar()
-        .currentMessage()
-        .endswith(
-            f" · The API price table {fresh / costs.PRICES_FILE} is damaged (it is not text "
-            "(not UTF-8 at byte 0)); the examples are used"
-        )
+    worker = threading.Thread(target=costs.load_prices)  # found off the GUI thread
+    worker.start()
+    worker.join()
+    said = (
+        f" · The API price table {fresh / costs.PRICES_FILE} is damaged (it is not text "
+        "(not UTF-8 at byte 0)); the examples are used"
     )
+    qtbot.waitUntil(lambda: win.statusBar().currentMessage().endswith(said), timeout=5_000)
+    assert win.statusBar().toolTip().count("\n") == 1
 
 
 PRICE_DAMAGE = {
