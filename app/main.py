@@ -59,8 +59,10 @@ def say_damaged_settings(window) -> None:
     start: settings.ini, the remembered servers) and any found later (the cost files)."""
     from PySide6.QtCore import QTimer
 
-    from engine import settings_files
+    from engine import costs, settings_files
 
+    costs.load_settings()  # read by the engine at each run: said here at start, once
+    costs.load_prices()
     said: list[str] = []
 
     def show(message: str) -> None:

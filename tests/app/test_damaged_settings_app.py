@@ -92,6 +92,11 @@ STARTS = {
         "is damaged (it is not text (not UTF-8 at byte 128))",
         "settings.ini.damaged",
     ),
+    "cost files": (
+        _ini("[]"),
+        "The cost settings {data}/cost.json are damaged (it is nested too deeply to read)",
+        "cost.json",
+    ),
     "a 5 MB line": (
         b"[General]\nprompt=hi\n" + b"A" * 5_000_000 + b"\n",
         "is damaged (line 3 is 5,000,000 characters long); it was moved aside to "
@@ -105,13 +110,18 @@ STARTS = {
 def test_the_app_starts_on_damaged_settings_and_says_so(fresh, kind):
     content, words, kept = STARTS[kind]
     (fresh / "settings.ini").write_bytes(content)
+    words = words.format(data=fresh)
+    if kind == "cost files":  # read by the engine at each run; said by the window at start
+        (fresh / "cost.json").write_text(DEEP)
     p = _start(fresh)
     assert p.returncode == 0, p.stdout + p.stderr[-3000:]
     assert "Traceback" not in p.stderr, p.stderr[-3000:]
     status = next(line for line in p.stdout.splitlines() if line.startswith("STATUS: "))
-    assert words in status and str(fresh / "settings.ini") in status, status
+    assert words in status and str(fresh) in status, status
     assert f"logitscope: warning: the {status[len('STATUS: ') + 4 :]}" in p.stderr
-    if kept.endswith(".damaged"):
+    if kept == "cost.json":
+        assert (fresh / kept).read_text() == DEEP
+    elif kept.endswith(".damaged"):
         assert (fresh / kept).read_bytes() == content
     else:  # the window saved its settings at exit; the damaged value is still there
         assert settings_store.value("servers/list") == kept
