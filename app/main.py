@@ -46,11 +46,35 @@ def main(argv: list[str] | None = None) -> int:
     apply_theme()  # the remembered theme (System follows the platform's palette)
     window = PlaygroundWindow(load_on_start=not self_test and not model_arguments(files))
     window.show()
+    say_damaged_settings(window)
     open_arguments(window, files)
     if self_test:
         window.load_model(None)  # the default model, whatever the picker remembers
         return _self_test(app, window)
     return app.exec()
+
+
+def say_damaged_settings(window) -> None:
+    """Show in the window's status bar every damaged settings file found so far (at
+    start: settings.ini, the remembered servers) and any found later (the cost files)."""
+    from PySide6.QtCore import QTimer
+
+    from engine import costs, settings_files
+
+    costs.load_settings()  # read by the engine at each run: said here at start, once
+    costs.load_prices()
+    said: list[str] = []
+
+    def show(message: str) -> None:
+        said.append(message[0].upper() + message[1:])
+        window.statusBar().showMessage(" · ".join(said))  # no timeout: it must be read
+        window.statusBar().setToolTip("\n".join(said))
+
+    for message in settings_files.reported():
+        show(message)
+    # said from any thread: shown on the window's own (a queued call)
+    stop = settings_files.listen(lambda m: QTimer.singleShot(0, window, lambda: show(m)))
+    window.destroyed.connect(stop)
 
 
 def _set_identity(app) -> None:

@@ -72,7 +72,7 @@ def write_atomic(path: Path | str, data: str | bytes, overwrite: bool = True) ->
         if overwrite:
             os.replace(tmp, path)
         else:
-            _link_no_replace(tmp, path)
+            move_no_replace(tmp, path)
         tmp = None
     except FileExistsError:
         raise
@@ -101,8 +101,13 @@ def _mode_for(path: Path, exists: bool) -> int:
     return 0o666 & ~current_umask()
 
 
-def _link_no_replace(tmp: str, path: Path) -> None:
-    """Move `tmp` to `path` unless `path` exists (a hard link cannot replace)."""
+def move_no_replace(tmp: str | Path, path: Path) -> None:
+    """Move `tmp` to `path` unless `path` exists (a hard link cannot replace).
+
+    Raises:
+        FileExistsError: `path` exists (`tmp` is left where it is).
+        OSError: the move failed.
+    """
     try:
         os.link(tmp, path)
     except FileExistsError:

@@ -301,7 +301,18 @@ class EngineClient:
         if step is None or request.get("continuation") is not None:
             yield from self.inspect(prompt, settings, request, model, prefer)
             return
-        greedy = settings.with_(temperature=0.0, max_tokens=int(step) + 1, seed=0)
+        # plain greedy, as documented: the sampling options (the penalty too) shape
+        # only the inspected step's funnel, never which answer is inspected
+        plain = SamplingSettings()
+        greedy = settings.with_(
+            temperature=0.0,
+            top_p=plain.top_p,
+            top_k=plain.top_k,
+            min_p=plain.min_p,
+            repetition_penalty=plain.repetition_penalty,
+            max_tokens=int(step) + 1,
+            seed=0,
+        )
         tokens, end = [], None
         for record in self.generate(prompt, greedy, model, prefer=prefer):
             if record.type == "token":

@@ -12,6 +12,8 @@ import json
 import math
 from dataclasses import asdict, dataclass, fields, replace
 
+from engine.settings_files import DamagedFile, number, read_json, report, set_aside
+
 COST_FILE = "cost.json"
 PRICES_FILE = "api_prices.json"
 J_PER_KWH = 3.6e6
@@ -19,6 +21,11 @@ J_PER_KWH = 3.6e6
 DEFAULT_PRICE_PER_KWH = 0.17
 DEFAULT_CURRENCY = "USD"
 COMPLETED = ("eos", "stop_string", "stop")  # an answer the model finished itself
+# Bounds a figure must keep to be believed: no hosted API asks a million per million
+# tokens, and these allow every currency's kWh price (IDR ~1,500) and any one machine.
+MAX_PRICE_PER_MTOK = 1e6
+MAX_PRICE_PER_KWH = 100_000.0
+MAX_WATTS = 100_000.0
 
 
 @dataclass(frozen=True)
@@ -31,12 +38,13 @@ class CostSettings:
     watts: float | None = None
 
     def validate(self) -> CostSettings:
-        """Raise ValueError for a negative or non-finite price or watts, or a bad currency."""
-        for name, v in (("price_per_kwh", self.price_per_kwh), ("watts", self.watts)):
-            if v is not None and (not isinstance(v, int | float) or not math.isfinite(v) or v < 0):
-                raise ValueError(f"{name} must be a number of at least 0")
+        """Raise ValueError (in words) for a price or watts that is not a number within
+        bounds, or a bad currency."""
+        number(self.price_per_kwh, "the price per kWh", MAX_PRICE_PER_KWH)
+        if self.watts is not None:
+            number(self.watts, "the watts", MAX_WATTS)
         if not isinstance(self.currency, str) or not 0 < len(self.currency) <= 8:
-            raise ValueError("currency must be a short code such as USD or EUR")
+            raise ValueError("the currency must be a short code such as USD or EUR")
         return self
 
 
@@ -57,7 +65,11 @@ class ApiPrice:
         """What `prompt_tokens` in and `output_tokens` out would cost (None: prompt unknown)."""
         if prompt_tokens is None:
             return None
-        return (prompt_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
+        try:
+            c = (prompt_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
+        except OverflowError:  # token counts beyond any float (a damaged journal)
+            return None
+        return c if math.isfinite(c) else None
 
 
 # Examples to check: prices change; each row says where and when it was read.
@@ -78,58 +90,166 @@ def _path(name: str):
 
 
 def load_settings() -> CostSettings:
-    """The person's cost settings; the defaults where there are none or they are unreadable."""
+    """The person's cost settings, field by field: the default for each field that is
+    missing or does not fit; any damage is said in words and the file kept as it is."""
+    settings, damage = _read_settings()
+    if damage:
+        report(damage)
+    return settings
+
+
+def _read_settings() -> tuple[CostSettings, str | None]:
+    """(the settings, the damage in words or None)."""
+    path = _path(COST_FILE)
     try:
-        d = json.loads(_path(COST_FILE).read_text())
-        known = {f.name for f in fields(CostSettings)}
-        return CostSettings(**{k: v for k, v in d.items() if k in known}).validate()
-    except (OSError, ValueError, TypeError, AttributeError):
-        return CostSettings()
+        data = read_json(path)
+    except DamagedFile as e:
+        data, bad = None, [str(e)]
+    else:
+        bad = [] if data is None or isinstance(data, dict) else ["not a JSON object"]
+    out = CostSettings()
+    for f in fields(CostSettings) if isinstance(data, dict) else ():
+        if f.name in data and not (f.name == "watts" and data[f.name] is None):
+            try:
+                out = replace(out, **{f.name: data[f.name]}).validate()
+            except ValueError as e:
+                bad.append(str(e))
+    if out.watts is not None:  # an int from the file: a float like every other figure
+        out = replace(out, watts=float(out.watts))
+    out = replace(out, price_per_kwh=float(out.price_per_kwh))
+    if not bad:
+        return out, None
+    which = "the defaults stand in for those" if isinstance(data, dict) else "the defaults are used"
+    return out, f"the cost settings {path} are damaged ({'; '.join(bad)}); {which}"
 
 
 def save_settings(settings: CostSettings) -> None:
-    """Keep `settings` (validated; written atomically)."""
+    """Keep `settings` (validated; written atomically; a damaged file is set aside)."""
     from engine.atomic import write_atomic
 
-    write_atomic(_path(COST_FILE), json.dumps(asdict(settings.validate()), indent=1))
+    settings.validate()
+    _set_aside_if_damaged(COST_FILE)
+    write_atomic(_path(COST_FILE), json.dumps(asdict(settings), indent=1))
 
 
 def load_prices() -> list[ApiPrice]:
     """The API price table: the person's, or the shipped examples when there is none.
 
-    Rows that do not fit (a missing name, a negative price) are left out.
+    Rows that do not fit (a missing name, a price that is not a number from 0 to
+    MAX_PRICE_PER_MTOK) are left out; a file that cannot be read at all gives the
+    examples. Either way the damage is said in words and the file kept as it is.
     """
+    prices, damage = _read_prices()
+    if damage:
+        report(damage)
+    return prices
+
+
+def _read_prices() -> tuple[list[ApiPrice], str | None]:
+    """(the table, the damage in words or None)."""
+    path = _path(PRICES_FILE)
     try:
-        rows = json.loads(_path(PRICES_FILE).read_text())
-    except (OSError, ValueError):
-        return list(EXAMPLE_PRICES)
-    return [p for p in (price_from_dict(r) for r in rows if isinstance(r, dict)) if p]
+        rows = read_json(path)
+    except DamagedFile as e:
+        why = str(e)
+    else:
+        if rows is None:
+            return list(EXAMPLE_PRICES), None
+        if isinstance(rows, list):
+            return _rows(rows, path)
+        why = "not a JSON list of rows"
+    damage = f"the API price table {path} is damaged ({why}); the examples are used"
+    return list(EXAMPLE_PRICES), damage
+
+
+def _rows(rows: list, path) -> tuple[list[ApiPrice], str | None]:
+    out, bad = [], []
+    for i, r in enumerate(rows, 1):
+        try:
+            out.append(price_row(r))
+        except ValueError as e:
+            bad.append(f"row {i}: {e}")
+    if not bad:
+        return out, None
+    more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+    why = "; ".join(bad[:3]) + more
+    return out, f"the API price table {path} is damaged ({why}); those rows are left out"
+
+
+def price_row(d) -> ApiPrice:
+    """One table row checked field by field.
+
+    Raises:
+        ValueError: which field does not fit, in words.
+    """
+    if not isinstance(d, dict):
+        raise ValueError("not a JSON object")
+    text = {}
+    for name, most, default in _TEXT_FIELDS:
+        v = d.get(name, default)
+        if not isinstance(v, str) or (default is None and not v.strip()):
+            raise ValueError(f"{name} is missing or not text")
+        text[name] = v[:most]
+    example = d.get("example", False)
+    if not isinstance(example, bool):
+        raise ValueError("example is not true or false")
+    return ApiPrice(
+        input_per_mtok=number(d.get("input_per_mtok"), "the input price", MAX_PRICE_PER_MTOK),
+        output_per_mtok=number(d.get("output_per_mtok"), "the output price", MAX_PRICE_PER_MTOK),
+        example=example,
+        **text,
+    )
+
+
+# (field, most characters kept, default: None = required and not empty)
+_TEXT_FIELDS = (
+    ("provider", 80, ""),
+    ("model", 120, None),
+    ("currency", 8, "USD"),
+    ("source", 300, ""),
+    ("date", 20, ""),
+)
 
 
 def price_from_dict(d: dict) -> ApiPrice | None:
-    """One table row checked field by field; None when it does not fit."""
+    """One table row checked field by field; None when it does not fit (price_row says why)."""
     try:
-        p = ApiPrice(
-            provider=str(d["provider"])[:80],
-            model=str(d["model"])[:120],
-            input_per_mtok=float(d["input_per_mtok"]),
-            output_per_mtok=float(d["output_per_mtok"]),
-            currency=str(d.get("currency", "USD"))[:8],
-            source=str(d.get("source", ""))[:300],
-            date=str(d.get("date", ""))[:20],
-            example=bool(d.get("example", False)),
-        )
-    except (KeyError, TypeError, ValueError):
+        return price_row(d)
+    except ValueError:
         return None
-    ok = all(math.isfinite(v) and v >= 0 for v in (p.input_per_mtok, p.output_per_mtok))
-    return p if ok and p.model else None
 
 
 def save_prices(prices: list[ApiPrice]) -> None:
-    """Keep the person's table (atomically)."""
+    """Keep the person's table (atomically; a damaged file is set aside)."""
     from engine.atomic import write_atomic
 
+    _set_aside_if_damaged(PRICES_FILE)
     write_atomic(_path(PRICES_FILE), json.dumps([asdict(p) for p in prices], indent=1))
+
+
+def damage(name: str) -> str | None:
+    """What is wrong with the cost file `name` (COST_FILE or PRICES_FILE), or None."""
+    return (_read_prices if name == PRICES_FILE else _read_settings)()[1]
+
+
+def _set_aside_if_damaged(name: str) -> None:
+    """Rename a damaged `name` to `<name>.damaged` before a fresh one is written over it.
+
+    Raises:
+        WriteError: it could not be renamed (so nothing is written over it).
+    """
+    from engine.atomic import WriteError, describe_os_error
+
+    if damage(name) is None:
+        return
+    path = _path(name)
+    try:
+        kept = set_aside(path)
+    except OSError as e:
+        raise WriteError(
+            f"{describe_os_error(e, path)}; it is damaged and was left as it is"
+        ) from e
+    report(f"the damaged {path} was moved aside to {kept.name}; a fresh one is written")
 
 
 def electricity_cost(energy_j: float | None, price_per_kwh: float) -> float | None:
@@ -162,7 +282,7 @@ def with_cost(done, energy_j: float | None, source: str | None, settings: CostSe
 
 def money(value: float | None, currency: str | None) -> str:
     """An amount with enough digits to see a fraction of a cent: '0.000012 USD'."""
-    if value is None:
+    if value is None or not math.isfinite(value):
         return "not known"
     small = 0 < value < 1
     digits = min(10, 2 - math.floor(math.log10(value))) if small else 2  # 3 significant

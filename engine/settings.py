@@ -18,6 +18,7 @@ DEFAULT_MAX_TOKENS = 256
 DEFAULT_TOP_N = 10  # alternatives recorded per step
 MAX_TOP_N = 50
 MAX_TOP_K = 1_000_000  # more than any vocabulary: a larger top-k is a typo
+MAX_LENS_TOP = 50  # predictions per layer the logit lens keeps (inspect --top-k)
 MAX_TEMPERATURE = 2.0
 MAX_SEED = 2**63 - 1
 COMPUTE_PREFERENCES = ("auto", "speed", "memory")  # how a local quantized model runs

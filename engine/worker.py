@@ -24,6 +24,12 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 HEARTBEAT_S = 0.5  # well inside the client's smallest silence limit
 FAULT_ENV = "LOGITSCOPE_FAULT"  # tests: "<phase>:kill|stop[:n]" signals this process there
 FAULT_PHASES = ("load", "progress", "prefill", "decode", "inspect", "lab")
+MAX_MESSAGE = 1000  # characters of one error message sent to the window or the terminal
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, saying how long it was."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
 def _fault_plan() -> tuple[str, int, int] | None:
@@ -136,10 +142,21 @@ class _Worker:
         except LogitscopeError as e:
             kind = "model" if isinstance(e, ModelError) else "error"
             kind = "settings" if isinstance(e, SettingsError) else kind
-            self.send_record(rid, ErrorRecord(str(e), getattr(e, "kind", None) or kind))
-        except Exception as e:  # a bug: keep the process, report it plainly
-            traceback.print_exc(file=sys.stderr)
-            self.send_record(rid, ErrorRecord(f"internal error: {type(e).__name__}: {e}"))
+            message = _clip(str(e), MAX_MESSAGE)  # a message quoting a file never floods
+            self.send_record(rid, ErrorRecord(message, getattr(e, "kind", None) or kind))
+        except Exception as e:  # a bug: keep the process, report it plainly, in one line
+            from engine import environment
+
+            if environment.flag("LOGITSCOPE_DEBUG"):
+                traceback.print_exc(file=sys.stderr)
+            first = _clip((str(e).splitlines() or [""])[0], 300)
+            self.send_record(
+                rid,
+                ErrorRecord(
+                    f"internal error: {type(e).__name__}: {first} "
+                    "(set LOGITSCOPE_DEBUG=1 for the engine's traceback)"
+                ),
+            )
 
     def op_load(self, rid: int, msg: dict) -> None:
         """Load the request's model; the reply is its ModelRecord."""

@@ -130,3 +130,14 @@ def gemma(gemma_path):
 
     lm, _info, _s = load_model(gemma_path)
     return lm
+
+
+# The fast tier (`python3 dev.py test --fast`): every test that needs neither the real
+# models nor an engine process. Those that do are marked here from their fixtures.
+REAL_MODEL_FIXTURES = {"default_model_path", "engine_client", "gemma_path", "mlx_server"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if REAL_MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.real_model)

@@ -2,13 +2,15 @@
 
 `server.models` is what `/v1/models` does (a status and body, after an optional
 delay, or "CRASH": headers then nothing, as mlx_lm.server does without a Hugging
-Face cache); `server.stream` is a function given `write(bytes)` that writes the
-chat answer's body (SSE lines) and may run forever: it stops when the client
-closes the connection or the server closes.
+Face cache, or a function given `write(bytes)` that writes the body);
+`server.stream` is a function given `write(bytes)` that writes the chat answer's
+body (SSE lines) and may run forever: it stops when the client closes the
+connection or the server closes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import struct
@@ -77,6 +79,15 @@ class HostileServer:
 
             def do_GET(self):
                 outer.requests.append({"path": self.path})
+                if callable(outer.models):  # a body written by a function, until it returns
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.close_connection = True
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                        outer.models(self._write)
+                    return
                 if outer.models == "CRASH":  # headers sent, then the handler died
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")
@@ -86,6 +97,12 @@ class HostileServer:
                 status, body, delay = outer.models
                 outer.closing.wait(delay)
                 self._send(status, body, "application/json")
+
+            def _write(self, data: bytes) -> None:
+                if outer.closing.is_set():
+                    raise BrokenPipeError
+                self.wfile.write(data)
+                self.wfile.flush()
 
             def _send(self, status, body: bytes, ctype: str) -> None:
                 self.send_response(status)

@@ -1,7 +1,12 @@
 """A local stand-in for the Hugging Face hub's HTTP API, enough for huggingface_hub's
 search, model info and file downloads: GET /api/models, GET
 /api/models/<repo>/revision/<rev>, HEAD/GET /<repo>/resolve/<rev>/<file> with Range
-requests. Modes make a file slow (so a test can cancel it) or drop the connection."""
+requests. Modes make a file slow (so a test can cancel it) or drop the connection.
+
+It also plays a hostile hub (`attack`, `search_body`, `info_body`, `file_headers`):
+it can say nothing, drip a byte at a time, page forever, redirect in a loop or
+without end, answer HTTP 500, send search answers of the wrong shape, list file
+names that climb out of the cache, and send commit ids and ETags that are paths."""
 
 from __future__ import annotations
 
@@ -13,6 +18,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlparse
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        """A client that gave up (what the hostile modes cause) is no news."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
 
 
 class FakeHub:
@@ -32,12 +46,22 @@ class FakeHub:
         self.ranges: list[str | None] = []
         self.sent = 0
         self.bodies: list[int] = []  # bytes of each download sent in full
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        # hostile modes: "silent", "drip", "drip_body", "pages", "loop", "redirects",
+        # "500", "oversize" (a file body longer than announced)
+        self.attack: str | None = None
+        self.search_body: bytes | None = None  # served as is for /api/models
+        self.info_body: bytes | None = None  # served as is for /api/models/<repo>
+        self.file_headers: dict[str, str] = {}  # replace a file answer's headers
+        self.requests: list[str] = []  # "METHOD path" of every request
+        self.stopping = threading.Event()
+        self.drip_s = 0.05  # seconds between dripped bytes
+        self.server = _Server(("127.0.0.1", 0), _handler(self))
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
         """Stop serving."""
+        self.stopping.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -113,15 +137,20 @@ def _handler(hub: FakeHub):
             if rng and not head:
                 start = int(rng.split("=")[1].split("-")[0])
             self.send_response(206 if start else 200)
-            self.send_header("X-Repo-Commit", COMMIT)
-            self.send_header("ETag", f'"{hashlib.sha1(data).hexdigest()}"')
+            headers = {"X-Repo-Commit": COMMIT, "ETag": f'"{hashlib.sha1(data).hexdigest()}"'}
+            for key, value in {**headers, **hub.file_headers}.items():
+                self.send_header(key, value)
             if start:
                 self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-            self.send_header("Content-Length", str(len(data) - start))
+            # "oversize": the body is longer than the HEAD answer said
+            extra = b"x" * 100_000 if hub.attack == "oversize" and not head else b""
+            self.send_header("Content-Length", str(len(data) - start + len(extra)))
             self.end_headers()
             if head:
                 return
-            self._send(data[start:])
+            if hub.attack == "drip_body":
+                return self._drip(data[start:])
+            self._send(data[start:] + extra)
 
         def _send(self, body: bytes):
             if hub.drop:
@@ -139,10 +168,55 @@ def _handler(hub: FakeHub):
                     time.sleep(hub.slow)
             hub.bodies.append(len(body))
 
+        def _drip(self, body: bytes):
+            for i in range(len(body)):
+                if hub.stopping.wait(hub.drip_s):
+                    return
+                try:
+                    self.wfile.write(body[i : i + 1])
+                    self.wfile.flush()
+                except OSError:  # the client gave up
+                    return
+
+        def _attacked(self) -> bool:
+            """Answer as the hostile mode says; False: answer normally."""
+            hub.requests.append(f"{self.command} {self.path}")
+            path = urlparse(self.path).path
+            if hub.attack == "silent":
+                hub.stopping.wait(60)
+            elif hub.attack == "drip":
+                self._drip(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n[]")
+            elif hub.attack == "500":
+                self.send_response(500)
+                self._body(b"Internal Server Error")
+            elif hub.attack in ("loop", "redirects"):
+                n = int(path[2:]) + 1 if path[2:].isdigit() else 0  # /r<n>
+                self.send_response(302)
+                self.send_header("Location", f"/r{n % 2 if hub.attack == 'loop' else n}")
+                self._body(b"")
+            elif hub.attack == "pages" and path == "/api/models":
+                self.send_response(200)
+                page = len(hub.requests)
+                self.send_header("Link", f'<{hub.url}/api/models?page={page}>; rel="next"')
+                self.send_header("Content-Type", "application/json")
+                self._body(b"[]")
+            elif path == "/api/models" and hub.search_body is not None:
+                self.send_response(200)
+                self._body(hub.search_body)
+            elif path.startswith("/api/models/") and hub.info_body is not None:
+                self.send_response(200)
+                self._body(hub.info_body)
+            else:
+                return False
+            return True
+
         def do_HEAD(self):  # noqa: N802 - http.server's names
-            self._file(head=True)
+            if not self._attacked():
+                self._file(head=True)
 
         def do_GET(self):  # noqa: N802
+            if self._attacked():
+                return
             url = urlparse(self.path)
             path = unquote(url.path)
             if path == "/api/models":

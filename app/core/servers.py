@@ -13,27 +13,66 @@ import contextlib
 import json
 
 from app.core import settings_store
+from engine import settings_files
 from engine.backends.base import is_remote, parse_remote
 from engine.models.display_name import short_model_id
+from engine.paths import data_dir
 
 KEYRING_SERVICE = "Logitscope"
+LIST_KEY = "servers/list"
+SERVERS_DAMAGED_FILE = "servers.list.damaged"  # beside settings.ini, in the data folder
 _memory_keys: dict[str, str] = {}  # base URL -> key, where no keychain is available
 
 
 def load_servers() -> list[dict]:
-    """[{base_url, label, models: [ids], context: {id: n}}], most recently added last."""
-    raw = settings_store.value("servers/list", "[]")
+    """[{base_url, label, models: [ids]}], most recently added last.
+
+    Checked entry by entry: a damaged list (not JSON, not a list, nested too deeply,
+    entries of the wrong shape) is said in words once, its sound entries kept, and the
+    stored value left as it is.
+    """
+    servers, damage = _read()
+    if damage:
+        settings_files.report(damage)
+    return servers
+
+
+def _read() -> tuple[list[dict], str | None]:
+    """(the sound entries, the damage in words or None)."""
+    raw = settings_store.value(LIST_KEY, "[]")
     try:
-        servers = json.loads(raw) if isinstance(raw, str) else []
-    except ValueError:
-        return []
-    return [
-        s
-        for s in servers
-        if isinstance(s, dict)
-        and isinstance(s.get("base_url"), str)
-        and isinstance(s.get("models"), list)
-    ]
+        if not isinstance(raw, str):
+            raise settings_files.DamagedFile("not a JSON text")
+        if len(raw) > settings_files.MAX_BYTES:
+            raise settings_files.DamagedFile(f"{len(raw):,} characters long")
+        servers = settings_files.parse_json(raw)
+        if not isinstance(servers, list):
+            raise settings_files.DamagedFile("not a JSON list")
+    except settings_files.DamagedFile as e:
+        return [], _damage(str(e), "none are listed")
+    out = [entry for entry in (_entry(s) for s in servers) if entry]
+    left = len(servers) - len(out)
+    return out, _damage(f"{left} entries of the wrong shape", "they are left out") if left else None
+
+
+def _entry(s) -> dict | None:
+    """One remembered server, its fields checked; None when it does not fit."""
+    if not isinstance(s, dict) or not isinstance(s.get("base_url"), str):
+        return None
+    models = s.get("models")
+    if not isinstance(models, list) or not s["base_url"].strip():
+        return None
+    label = s.get("label")
+    return {
+        "base_url": s["base_url"],
+        "label": label if isinstance(label, str) else "server",
+        "models": [m for m in models if isinstance(m, str) and m],
+    }
+
+
+def _damage(why: str, then: str) -> str:
+    path = data_dir() / settings_store.SETTINGS_FILE
+    return f"the remembered servers ({LIST_KEY} in {path}) are damaged ({why}); {then}"
 
 
 def save_server(info) -> None:
@@ -51,7 +90,27 @@ def forget_server(base_url: str) -> None:
 
 
 def _write(servers: list[dict]) -> None:
-    settings_store.set_value("servers/list", json.dumps(servers))
+    """Store the list; a damaged stored value is first kept in SERVERS_DAMAGED_FILE."""
+    if _read()[1] is not None:
+        _keep_damaged()
+    settings_store.set_value(LIST_KEY, json.dumps(servers))
+
+
+def _keep_damaged() -> None:
+    """Copy the damaged stored list to its own file before it is replaced, and say so."""
+    from engine.atomic import write_atomic
+
+    raw = settings_store.value(LIST_KEY, "")
+    path = data_dir() / SERVERS_DAMAGED_FILE
+    n = 2
+    while path.exists():  # an earlier copy is never overwritten
+        path = path.with_name(f"{SERVERS_DAMAGED_FILE}.{n}")
+        n += 1
+    write_atomic(path, raw if isinstance(raw, str) else repr(raw), overwrite=False)
+    settings_files.report(
+        f"the damaged remembered servers ({LIST_KEY}) were kept in {path} before a fresh list "
+        "was written"
+    )
 
 
 def server_models() -> list[tuple[str, str]]:
@@ -60,9 +119,8 @@ def server_models() -> list[tuple[str, str]]:
     for s in load_servers():
         host = s["base_url"].split("://", 1)[-1].split("/", 1)[0]
         for m in s["models"]:
-            if isinstance(m, str):
-                label = f"{short_model_id(m)} · {s.get('label', 'server')} @ {host}"
-                out.append((label, f"{s['base_url']}#{m}"))  # the full id: in the tooltip
+            label = f"{short_model_id(m)} · {s['label']} @ {host}"
+            out.append((label, f"{s['base_url']}#{m}"))  # the full id: in the tooltip
     return out
 
 

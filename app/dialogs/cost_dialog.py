@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine import costs
+from engine.errors import LogitscopeError
 from engine.power_table import cpu_name, typical_watts
 
 COLUMNS = ("provider", "model", "input / 1M tokens", "output / 1M tokens", "currency")
@@ -36,11 +37,11 @@ class CostDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Cost settings")
         s = costs.load_settings()
-        self.price = QDoubleSpinBox(decimals=4, maximum=100.0, singleStep=0.01)
+        self.price = QDoubleSpinBox(decimals=4, maximum=costs.MAX_PRICE_PER_KWH, singleStep=0.01)
         self.price.setValue(s.price_per_kwh)
         self.currency = QLineEdit(s.currency)
         self.currency.setMaxLength(8)
-        self.watts = QDoubleSpinBox(decimals=1, maximum=5000.0, singleStep=1.0)
+        self.watts = QDoubleSpinBox(decimals=1, maximum=costs.MAX_WATTS, singleStep=1.0)
         self.watts.setSpecialValueText("the table's figure")
         self.watts.setValue(s.watts or 0.0)
         watts, source = typical_watts("CPU", cpu_name())
@@ -76,6 +77,8 @@ class CostDialog(QDialog):
             row.addWidget(b)
         row.addStretch(1)
         layout = QVBoxLayout(self)
+        self.damage = damage_label()
+        layout.addWidget(self.damage)
         layout.addLayout(form)
         layout.addWidget(QLabel("Hosted API prices (per million tokens)"))
         layout.addWidget(self.table, 1)
@@ -124,11 +127,12 @@ class CostDialog(QDialog):
                 )
             )
             d["example"] = self.table.item(r, len(COLUMNS) - 1).checkState() == Qt.Checked
-            p = costs.price_from_dict(d)
-            if p is None:
+            try:
+                out.append(costs.price_row(d))
+            except ValueError as e:
                 self.error.setText(f"Row {r + 1}: a model name and prices of at least 0")
+                self.error.setToolTip(str(e))  # which field, and why
                 return None
-            out.append(p)
         return out
 
     def accept(self) -> None:
@@ -142,10 +146,23 @@ class CostDialog(QDialog):
             )
             costs.save_settings(settings)
             costs.save_prices(prices)
-        except (ValueError, OSError) as e:
+        except (ValueError, OSError, LogitscopeError) as e:
             self.error.setText(str(e))
             return
         super().accept()
+
+
+def damage_label() -> QLabel:
+    """What is wrong with the cost files, in words, and what saving will do (hidden when
+    both are sound): a damaged file is moved aside, never overwritten."""
+    found = [d for d in (costs.damage(costs.COST_FILE), costs.damage(costs.PRICES_FILE)) if d]
+    text = "\n".join(f"{d[0].upper()}{d[1:]}." for d in found)
+    label = QLabel(text + "\nOK keeps the damaged file beside the new one, as <name>.damaged.")
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.PlainText)
+    label.setStyleSheet("color: #b45309")
+    label.setVisible(bool(found))
+    return label
 
 
 def add_cost_action(menu) -> QAction:

@@ -91,7 +91,7 @@ class ConversationView(QTextBrowser):
             if shown is not None and i >= shown:
                 break
             stats = turn_stats(turn)
-            answer = html.escape(turn.answer) or "<i>(no answer)</i>"
+            answer = html.escape(_drawn(turn.answer)) or "<i>(no answer)</i>"
             rows.append(
                 f"<p style='margin:2px 0'><b>You</b> <span style='color:{note}'>turn "
                 f"{conv.dropped + i + 1}</span> {_links(conv, i, False)}<br>"
@@ -155,3 +155,13 @@ class TurnLabel(QLabel):
         kind, _, index = link.partition(":")
         if index.isdigit():
             self.turn_link.emit(kind, int(index))
+
+
+MAX_ANSWER_SHOWN = 20_000  # characters of an earlier answer drawn (Qt lays out megabytes slowly)
+
+
+def _drawn(answer: str) -> str:
+    """An earlier turn's answer as drawn: cut at MAX_ANSWER_SHOWN, saying its size."""
+    if len(answer) <= MAX_ANSWER_SHOWN:
+        return answer
+    return f"{answer[:MAX_ANSWER_SHOWN]}… ({len(answer):,} characters; the history keeps all)"

@@ -5,7 +5,8 @@ its place, with a notice that names the server.
 `fallback_for` and `fallback_notice` are plain functions; `load_on_start` wires
 them to the window's bridge for the start-up load only. It also remembers every
 local model that loads (settings store, `model/last_local`), which is what a later
-start falls back to.
+start falls back to. A damaged model-preferences file is said at start, in the same
+banner (`prefs_notice`): the window starts whatever state that file is in.
 """
 
 from __future__ import annotations
@@ -41,6 +42,18 @@ def fallback_notice(spec: str, kind: str, message: str, fallback: str | None) ->
     )
 
 
+def prefs_notice() -> str | None:
+    """The damage of the model-preferences file in words, for the banner, or None."""
+    from engine.errors import LogitscopeError
+    from engine.models.model_prefs import damage
+
+    try:
+        why = damage()
+    except LogitscopeError as e:  # the data folder itself cannot be used
+        why = str(e)
+    return f"{why[0].upper()}{why[1:]}." if why else None
+
+
 def remember_local(record) -> None:
     """Remember a local model that loaded: a later start falls back to it."""
     local = record.backend == "mlx" and not is_remote(record.path)
@@ -54,6 +67,9 @@ def load_on_start(bridge, spec: str | None, load, show_error) -> None:
     failed."""
     bridge.model_loaded.connect(remember_local)
     load(spec)
+    notice = prefs_notice()
+    if notice:
+        show_error(notice)
     if not is_remote(spec):
         return
     failure = []

@@ -9,6 +9,7 @@ import json
 from PySide6.QtCore import QByteArray, QSettings
 
 from app.core import settings_store
+from engine.errors import LogitscopeError
 from engine.settings import SamplingSettings
 
 DEFAULT_PROMPT = "What is the capital of France?"
@@ -28,8 +29,10 @@ def restore(store: QSettings, prompt, controls, picker, window, split) -> tuple[
         try:
             settings = SamplingSettings.from_dict(json.loads(raw))
             controls.apply(settings, store.value("seed_locked", "false") == "true")
-        except (ValueError, TypeError):
-            pass  # an unreadable settings file must not stop the app
+        except (ValueError, TypeError, AttributeError, RecursionError, LogitscopeError) as e:
+            deep = isinstance(e, RecursionError)
+            why = "nested too deeply" if deep else "not the sampling settings the app saves"
+            settings_store.say_damaged("settings", why)  # and the app starts with the defaults
     model = store.value("model")
     if model:
         picker.refresh(select=model)

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^\n]*$")
 REFRESH_MS = 150  # while the rendered tab is shown and tokens stream in
+MAX_RENDERED = 100_000  # characters of the answer rendered; Qt lays out megabytes for minutes
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,14 @@ class RenderedView(QScrollArea):
         self._shown = text
         while self.layout_.count():
             self.layout_.takeAt(0).widget().deleteLater()
-        for block in split_blocks(text) or [Block("text", "*No answer yet.*")]:
+        blocks = split_blocks(text[:MAX_RENDERED]) or [Block("text", "*No answer yet.*")]
+        if len(text) > MAX_RENDERED:  # what is rendered is bounded, what is kept is not
+            note = (
+                f"*… the answer has {len(text):,} characters: the first {MAX_RENDERED:,} are "
+                "rendered here; Copy answer and the exports hold all of it.*"
+            )
+            blocks.append(Block("text", note))
+        for block in blocks:
             self.layout_.addWidget(self._widget(block))
 
     def _widget(self, block: Block) -> QWidget:

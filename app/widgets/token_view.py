@@ -1,5 +1,12 @@
 """TokenView: streamed tokens shaded by probability; hover shows alternatives,
-click selects the step every chart follows."""
+click selects the step every chart follows.
+
+What is drawn is bounded, what is kept is not: a token's shown text is cut at
+MAX_TOKEN_SHOWN characters (its size in the tooltip), and once the view has drawn
+MAX_VIEW_CHARS characters the later tokens are kept but not drawn (one line says
+so). Qt lays out a megabyte of text for minutes on the GUI thread; a hostile
+server can send that in one token.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +24,9 @@ from engine.run_result import add_token
 STEP_PROPERTY = QTextCharFormat.UserProperty + 1
 
 
+MAX_TOKEN_SHOWN = 200  # characters of one token drawn; the rest elided with ELLIPSIS
+MAX_VIEW_CHARS = 200_000  # characters drawn in one view; later tokens are kept, not drawn
+ELLIPSIS = "…"
 EOS_MARK = "⏎"  # the end-of-sequence step: chosen like any token, adds no text
 PART_MARK = "·"  # a token holding part of a UTF-8 character (the next one completes it)
 
@@ -29,7 +39,16 @@ def visible(record: TokenRecord) -> str:
         return EOS_MARK
     if text == "":
         return PART_MARK
+    if len(text) > MAX_TOKEN_SHOWN:  # a huge token: drawn cut, the tooltip says its size
+        text = text[:MAX_TOKEN_SHOWN] + ELLIPSIS
     return text.replace("\n", "↵\n") if text.strip() == "" and "\n" in text else text
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """A token's text for a tooltip: its repr, cut at `limit` characters with its size."""
+    if len(text) <= limit:
+        return html.escape(repr(text))
+    return f"{html.escape(repr(text[:limit]))}{ELLIPSIS} ({len(text):,} characters)"
 
 
 def alternatives_html(record: TokenRecord, limit: int = 8) -> str:
@@ -43,7 +62,7 @@ def alternatives_html(record: TokenRecord, limit: int = 8) -> str:
         sampled = record.sampled_prob_of(c.token_id)
         raw = f"{math.exp(c.logprob):.1%}" if raw_known else "—"
         rows.append(
-            f"<tr><td>{mark}<code>{html.escape(repr(c.text))}</code></td>"
+            f"<tr><td>{mark}<code>{_shown(c.text)}</code></td>"
             f"<td align='right'>{raw}</td>"
             f"<td align='right'>{'—' if sampled is None else f'{sampled:.1%}'}</td></tr>"
         )
@@ -57,8 +76,18 @@ def alternatives_html(record: TokenRecord, limit: int = 8) -> str:
     )
     who = "<b>you</b> chose (not sampled)" if record.forced else "chose"
     return (
-        f"<b>step {record.step}</b> · {who} {what}<code>{html.escape(repr(record.label))}"
-        f"</code> p={p} · entropy {h}{table}"
+        f"<b>step {record.step}</b> · {who} {what}<code>{_shown(record.label)}"
+        f"</code> p={p} · entropy {h}{_size_note(record)}{table}"
+    )
+
+
+def _size_note(record: TokenRecord) -> str:
+    """For a token drawn cut: how long it is, and where the whole of it is."""
+    if len(record.text) <= MAX_TOKEN_SHOWN:
+        return ""
+    return (
+        f"<br><i>a token of {len(record.text):,} characters: {MAX_TOKEN_SHOWN} are shown; "
+        "Copy answer and the exports hold all of it</i>"
     )
 
 
@@ -80,6 +109,7 @@ class TokenView(QTextEdit):
         self.setPlaceholderText("The model's answer appears here, token by token.")
         self._records: list[TokenRecord] = []
         self._selected: int | None = None
+        self._drawn = self._drawn_chars = 0  # tokens and characters drawn so far
 
     def offer_branches(self, requests, why_not) -> None:
         """Offer branch actions in the menu: `requests` (BranchRequests) receives them,
@@ -89,6 +119,7 @@ class TokenView(QTextEdit):
     def clear_tokens(self) -> None:
         self._records = []
         self._selected = None
+        self._drawn = self._drawn_chars = 0
         self.clear()
 
     def append_tokens(self, records: list[TokenRecord]) -> None:
@@ -104,6 +135,9 @@ class TokenView(QTextEdit):
         cursor.movePosition(QTextCursor.End)
         cursor.beginEditBlock()  # one relayout per batch, not per token
         for r in records:
+            if self._drawn < len(self._records) or not self._fits(r, cursor):
+                self._records.append(r)  # kept (plain_text, exports), not drawn
+                continue
             fmt = QTextCharFormat()
             fmt.setBackground(prob_color(r.prob))
             fmt.setForeground(prob_text_color(r.prob))  # readable on its shading (WCAG)
@@ -113,8 +147,26 @@ class TokenView(QTextEdit):
                 fmt.setFontItalic(True)
             cursor.insertText(visible(r), fmt)
             self._records.append(r)
+            self._drawn += 1
+            self._drawn_chars += len(visible(r))
         cursor.endEditBlock()
         self.ensureCursorVisible()
+
+    def _fits(self, record: TokenRecord, cursor: QTextCursor) -> bool:
+        """Whether `record` can still be drawn; if not, a note (at `cursor`, the
+        end) closes what is drawn."""
+        if self._drawn_chars + len(visible(record)) <= MAX_VIEW_CHARS:
+            return True
+        cursor.insertText(
+            f"\n{ELLIPSIS} the rest of the answer is not drawn here (over "
+            f"{MAX_VIEW_CHARS:,} characters); Copy answer and the exports hold all of it",
+            QTextCharFormat(),
+        )
+        return False
+
+    def drawn_steps(self) -> int:
+        """How many of the run's tokens are drawn (the rest are kept, not drawn)."""
+        return self._drawn
 
     def plain_text(self) -> str:
         return "".join(r.text for r in self._records)
@@ -182,7 +234,7 @@ class TokenView(QTextEdit):
     def select_step(self, step: int | None) -> None:
         """Outline the selected token (underline) and clear the previous one."""
         for s, underline in ((self._selected, False), (step, True)):
-            if s is None or s >= len(self._records):
+            if s is None or s >= self._drawn:  # a step kept but not drawn has no text here
                 continue
             cursor = self._cursor_for(s)
             fmt = QTextCharFormat()

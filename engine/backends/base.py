@@ -155,6 +155,15 @@ def is_remote(spec: str | None) -> bool:
 
 MAX_URL = 2048  # characters of a server address
 MAX_HOST = 253  # characters of a host name (DNS), each dot-separated label at most 63
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/?#]*@")  # `http://user:key@`
+
+
+def _masked(url: str) -> str:
+    """The address as it may be shown: user name, password and query replaced by ***."""
+    url = _USERINFO.sub(lambda m: (m.group(1) or "") + "***@", url)
+    return url.split("?", 1)[0] + ("?***" if "?" in url else "")
+
+
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:(?!\d)")  # `javascript:`, not `host:8080`
 
 
@@ -179,7 +188,15 @@ def normalize_base_url(url: str) -> str:
     example = "give one like http://127.0.0.1:8080/v1"
     if len(url) > MAX_URL:
         raise ModelError(f"the server address is {len(url)} characters long: {example}")
-    shown = url.encode("utf-8", "backslashreplace").decode()[:80]
+    shown = _masked(url).encode("utf-8", "backslashreplace").decode()[:80]
+    if _USERINFO.match(url):
+        # A key in the address would be stored with the run (model path, journal, exports).
+        raise ModelError(
+            f"'{shown}' holds a user name or password (user:…@): give the API key "
+            "separately (the key field of Add server…, or --api-key-env), not in the address"
+        )
+    if "?" in url:
+        raise ModelError(f"'{shown}' holds a query (?…): give the server's base URL only")
     if "://" not in url and _SCHEME.match(url):
         raise ModelError(f"'{shown}' is not an http(s) address; {example}")
     if "://" not in url:

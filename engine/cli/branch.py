@@ -23,7 +23,7 @@ import sys
 
 from engine.continuation import SAMPLE_N, SEED_RULE, continuation_from, with_prefix
 from engine.errors import SettingsError
-from engine.settings import SamplingSettings
+from engine.settings import MAX_SEED, SamplingSettings
 
 MAX_SAMPLES = 64
 
@@ -85,6 +85,10 @@ def _parent(args):
 
 def cmd_branch(args) -> int:
     """Run `logitscope branch`; the exit status."""
+    if args.token is not None and not args.token:
+        raise SettingsError("--token is empty: give the token's text, e.g. --token ' green'")
+    if args.token_id is not None and args.token_id < 0:
+        raise SettingsError(f"--token-id must be a token id (0 or more), not {args.token_id}")
     session, run, prompt, settings, spec = _parent(args)
     cont = continuation_from(run.tokens, args.step, args.token_id, args.token)
     branch = {"parent": run.run_id, "step": args.step, "kind": "forced"}
@@ -95,6 +99,11 @@ def cmd_sample(args) -> int:
     """Run `logitscope sample`; the exit status."""
     if not 1 <= args.n <= MAX_SAMPLES:
         raise SettingsError(f"--n must be 1 to {MAX_SAMPLES}")
+    if args.seed is not None and not 0 <= args.seed <= MAX_SEED - (args.n - 1):
+        raise SettingsError(
+            f"--seed must be a whole number from 0 to {MAX_SEED - (args.n - 1)} "
+            f"(sample i runs with seed S + i), got {args.seed}"
+        )
     session, run, prompt, settings, spec = _parent(args)
     cont = continuation_from(run.tokens, args.step)
     first = args.seed if args.seed is not None else random.randrange(2**31 - MAX_SAMPLES)
@@ -105,10 +114,11 @@ def cmd_sample(args) -> int:
 
 def _run_all(session, run, prompt, jobs, spec, as_json: bool) -> int:
     """Run each (settings, continuation, branch) job in turn, journaled in the parent's
-    session; the exit status (the worst of the runs')."""
+    session; the exit status (the worst of the runs'). A run the engine refuses for its
+    input (a token outside the vocabulary, text that is not one token) is not journaled,
+    and the jobs after it are not started: they would be refused the same way."""
     from engine.client import EngineClient
     from engine.sessions.journal import Journal, sessions_dir
-    from engine.sessions.run_writer import RunWriter
 
     journal = Journal.open(sessions_dir() / f"{session.session_id}.jsonl")
     client = EngineClient()
@@ -117,50 +127,95 @@ def _run_all(session, run, prompt, jobs, spec, as_json: bool) -> int:
         for i, (settings, cont, branch) in enumerate(jobs):
             if cont.forced is not None:
                 branch = {**branch, "token_id": cont.forced}
-            writer = RunWriter(
-                journal,
-                run.prompt,
-                settings.to_dict(),
-                run.model,
-                _warn,
-                conversation=run.conversation,
-                branch=branch,
-            )
-            if as_json:
-                line = {"type": "branch", "run_id": writer.run_id, **branch}
-                print(json.dumps(line, ensure_ascii=False), flush=True)
+            start = _starter(journal, run, settings, branch, as_json)
             records = client.generate(prompt, settings, spec, continuation=cont)
             records = with_prefix(run.tokens, cont.step, records)
-            status = max(status, _show(records, writer, i, len(jobs), as_json))
+            code = _show(records, start, i, len(jobs), as_json)
+            status = max(status, code)
+            if code == 2:
+                break
     finally:
         client.close()
         journal.close()
     return status
 
 
+def _starter(journal, run, settings, branch, as_json: bool):
+    """A function that starts the run in the journal (and prints its --json branch
+    line) when called: only once the engine has accepted the run."""
+    from engine.sessions.run_writer import RunWriter
+
+    def start() -> RunWriter:
+        writer = RunWriter(
+            journal,
+            run.prompt,
+            settings.to_dict(),
+            run.model,
+            _warn,
+            conversation=run.conversation,
+            branch=branch,
+        )
+        if as_json:
+            line = {"type": "branch", "run_id": writer.run_id, **branch}
+            print(json.dumps(line, ensure_ascii=False), flush=True)
+        return writer
+
+    return start
+
+
 def _warn(message: str) -> None:
     print(f"logitscope: warning: {message}; this run is not in the history", file=sys.stderr)
 
 
-def _show(records, writer, i: int, n: int, as_json: bool) -> int:
-    """Print one branch's records (and journal them); its exit status."""
-    from engine.records import to_dict
+ACCEPTED = ("prefill", "token", "done")  # the engine took the run: journal it from here
 
-    status = 0
+
+def _show(records, start, i: int, n: int, as_json: bool) -> int:
+    """Print one branch's records and journal them; its exit status.
+
+    The run is started in the journal (`start()`) once the engine accepts it: a run
+    refused before that (an error of kind "settings") leaves nothing in the journal.
+    """
+    status, writer, held = 0, None, []
     for record in records:
-        writer.record(record)
-        if as_json:
-            print(json.dumps(to_dict(record), ensure_ascii=False), flush=True)
-        elif record.type == "done":
-            head = f"[{i + 1}/{n} seed {record.seed}] " if n > 1 else ""
-            print(f"{head}{record.text}", flush=True)
-            if writer.run_id:
-                print(
-                    f"  {writer.run_id}: {record.generated_tokens} tokens, "
-                    f"{record.cached_tokens} from cache",
-                    file=sys.stderr,
-                )
+        if writer is None:
+            if record.type not in ACCEPTED and record.type != "error":
+                held.append(record)  # progress, the model: journaled if the run goes ahead
+                continue
+            if not _refused(record):
+                writer = start()
+            for early in held:
+                _emit(early, writer, as_json)
+            held = []
+        _emit(record, writer, as_json)
+        if record.type == "done" and not as_json:
+            _print_done(record, writer, i, n)
         if record.type == "error":
             print(f"logitscope: error: {record.message}", file=sys.stderr)
             status = max(status, 2 if record.kind == "settings" else 1)
     return status
+
+
+def _refused(record) -> bool:
+    return record.type == "error" and record.kind == "settings"
+
+
+def _emit(record, writer, as_json: bool) -> None:
+    """Journal one record (when the run is in the journal) and print it with --json."""
+    from engine.records import to_dict
+
+    if writer is not None:
+        writer.record(record)
+    if as_json:
+        print(json.dumps(to_dict(record), ensure_ascii=False), flush=True)
+
+
+def _print_done(record, writer, i: int, n: int) -> None:
+    head = f"[{i + 1}/{n} seed {record.seed}] " if n > 1 else ""
+    print(f"{head}{record.text}", flush=True)
+    if writer is not None and writer.run_id:
+        print(
+            f"  {writer.run_id}: {record.generated_tokens} tokens, "
+            f"{record.cached_tokens} from cache",
+            file=sys.stderr,
+        )

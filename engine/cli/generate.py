@@ -7,6 +7,7 @@ import sys
 import uuid
 
 from engine.cli.args import api_key, model_spec, read_prompt, server_args, settings_from
+from engine.cli.json_steps import JsonSteps
 from engine.cli.progress import ProgressDisplay
 from engine.errors import SettingsError
 from engine.openai_chunks import ChunkWriter
@@ -38,7 +39,13 @@ def add_parser(sub) -> None:
     g.add_argument("--system", default=None, help="system prompt")
     g.add_argument("--raw", action="store_true", help="raw completion, no chat template")
     g.add_argument("--top-n", type=int, default=DEFAULT_TOP_N, help="alternatives kept")
-    g.add_argument("--json", action="store_true", help="one JSON record per line")
+    g.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON record per line, each token step once (a server that sends "
+        "log-probabilities after the answer, mlx_lm.server, has its steps printed at "
+        'the end; a step printed again carries "revision": true)',
+    )
     g.add_argument(
         "--format",
         choices=["logitscope", "openai"],
@@ -67,11 +74,10 @@ def cmd_generate(args) -> int:
     status, shown = 0, 0
     bar = ProgressDisplay(plain=args.json)
     chunks = ChunkWriter(uuid.uuid4().hex[:24]) if args.format == "openai" else None
+    steps = JsonSteps(settings.top_n) if args.json else None  # each step once
     try:
         for record in client.generate(prompt, settings, spec, api_key=key):
             log.record(record)
-            fresh = record.type != "token" or record.step >= shown  # re-sent tokens: once
-            shown = record.step + 1 if record.type == "token" and fresh else shown
             if record.type == "progress" and chunks is None and args.json:
                 print(json.dumps(to_dict(record), ensure_ascii=False), flush=True)
                 continue
@@ -79,12 +85,11 @@ def cmd_generate(args) -> int:
                 bar(record.message, record.fraction)
                 continue
             bar.close()
-            if chunks is not None:
-                for chunk in chunks.chunks(record) if fresh else ():
-                    print(json.dumps(chunk, ensure_ascii=False), flush=True)
-            elif args.json:
-                print(json.dumps(to_dict(record), ensure_ascii=False), flush=True)
-            elif fresh:
+            if steps is not None:
+                for rec, revision in steps.feed(record):
+                    _print_json(rec, revision, chunks)
+            elif record.type != "token" or record.step >= shown:  # re-sent tokens: once
+                shown = record.step + 1 if record.type == "token" else shown
                 _print_plain(record)
             if record.type == "error":
                 if not args.json:
@@ -99,6 +104,21 @@ def cmd_generate(args) -> int:
         client.close()
         log.close()
     return status
+
+
+def _print_json(record, revision: bool, chunks) -> None:
+    """One record as a JSON line (or OpenAI chunks); a revised step is marked so
+    (and left out of OpenAI's shape, which has no such mark)."""
+    from engine.records import to_dict
+
+    if chunks is not None:
+        for chunk in chunks.chunks(record) if not revision else ():
+            print(json.dumps(chunk, ensure_ascii=False), flush=True)
+        return
+    data = to_dict(record)
+    if revision:
+        data["revision"] = True
+    print(json.dumps(data, ensure_ascii=False), flush=True)
 
 
 def _print_plain(record) -> None:

@@ -6,13 +6,16 @@
                        [--temp T --top-p P --sample-top-k K --min-p M --repetition-penalty R]
 
 The sampling options only shape the journey's sampler funnel (what those settings
-would do to the step's distribution); the answer inspected is greedy.
+would do to the step's distribution); the answer inspected is plain greedy (no
+penalty, no filter).
 
-With --step N the prompt is first answered greedily for N + 1 tokens (as the
-window's run would be at T = 0) and step N of that answer is inspected; without
-it, the prompt alone (what it predicts next). An engine that dies or hangs while
-answering or inspecting ends the command with one line naming the phase and
-exit 1; nothing is printed as if it were a result.
+With --step N (0 to MAX_INSPECT_STEP, and within the context window after the
+prompt: refused at once otherwise) the prompt is first answered greedily for N + 1
+tokens (as the window's run would be at T = 0) and step N of that answer is
+inspected; without it, the prompt alone (what it predicts next). Every view reads
+the last 1,024 tokens of a longer context, and the text says so. An engine that
+dies or hangs while answering or inspecting ends the command with one line naming
+the phase and exit 1; nothing is printed as if it were a result.
 """
 
 from __future__ import annotations
@@ -20,8 +23,12 @@ from __future__ import annotations
 import json
 import sys
 
-from engine.errors import EngineFault, SettingsError, error_for
-from engine.settings import SamplingSettings
+from engine.errors import EngineFault, LogitscopeError, SettingsError, error_for
+from engine.settings import MAX_LENS_TOP, SamplingSettings
+
+# --step answers greedily first (a CPU makes ~10 tokens a second): a longer answer is a
+# wait of minutes, and an inspection covers the last 1,024 tokens of the context anyway
+MAX_INSPECT_STEP = 1024
 
 
 def add_parser(sub) -> None:
@@ -29,7 +36,12 @@ def add_parser(sub) -> None:
     i = sub.add_parser("inspect", help="look inside the model at one step")
     i.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
     i.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
-    i.add_argument("--step", type=int, default=None, help="step of the greedy answer")
+    i.add_argument(
+        "--step",
+        type=int,
+        default=None,
+        help=f"step of the greedy answer, 0 to {MAX_INSPECT_STEP:,} (and within the context)",
+    )
     i.add_argument(
         "--what",
         required=True,
@@ -38,11 +50,15 @@ def add_parser(sub) -> None:
     )
     i.add_argument("--layer", type=int, default=0, help="attention: the layer (0-based)")
     i.add_argument("--head", type=int, default=None, help="attention: the head (default: mean)")
-    i.add_argument("--top-k", type=int, default=5, help="lens: predictions kept per layer")
+    i.add_argument(
+        "--top-k", type=int, default=5, help=f"lens: predictions kept per layer (1-{MAX_LENS_TOP})"
+    )
     i.add_argument("--system", default=None, help="system prompt")
     i.add_argument("--raw", action="store_true", help="raw completion, no chat template")
     i.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    f = i.add_argument_group("journey: the sampler funnel's settings (the answer stays greedy)")
+    f = i.add_argument_group(
+        "journey: the sampler funnel's settings (the answer stays plain greedy, unpenalised)"
+    )
     f.add_argument("--temp", type=float, default=0.0, help="temperature (0 = greedy)")
     f.add_argument("--top-p", type=float, default=1.0, help="top-p (1 = off)")
     f.add_argument("--sample-top-k", type=int, default=0, help="top-k (0 = off)")
@@ -57,8 +73,16 @@ def cmd_inspect(args) -> int:
     prompt = read_prompt(args.prompt)
     if not prompt.strip():
         raise SettingsError("the prompt is empty: pass some text with --prompt")
-    if args.step is not None and args.step < 0:
-        raise SettingsError("--step counts the answer's tokens from 0")
+    if args.step is not None and not 0 <= args.step <= MAX_INSPECT_STEP:
+        raise SettingsError(
+            f"--step must be 0 to {MAX_INSPECT_STEP:,} (the answer's tokens from 0), "
+            f"got {args.step}"
+        )
+    if not 1 <= args.top_k <= MAX_LENS_TOP:
+        raise SettingsError(
+            f"--top-k (the lens's predictions per layer) must be 1 to {MAX_LENS_TOP}, "
+            f"got {args.top_k}"
+        )
     settings = SamplingSettings(
         temperature=args.temp,
         top_p=args.top_p,
@@ -71,6 +95,8 @@ def cmd_inspect(args) -> int:
     ).validate()
     if args.what == "tokens":
         return _tokens(prompt, args)
+    if args.step is not None:
+        _check_step(args.step, prompt, settings, args.model)
     from engine.client import EngineClient
 
     client = EngineClient()
@@ -92,6 +118,47 @@ def cmd_inspect(args) -> int:
     else:
         _print(record)
     return 0
+
+
+def _check_step(step: int, prompt: str, settings, model: str | None) -> None:
+    """Refuse at once a step the greedy answer cannot reach: the context window holds
+    the prompt and at most (window - prompt) answer tokens. Checked with the folder's
+    own tokenizer when the model is already on disk (else the engine finds out)."""
+    from engine.models.catalogue import inspect_model
+    from engine.models.light_tokenizer import LightTokenizer
+    from engine.prompt import encode_prompt
+
+    folder = _folder_on_disk(model)
+    if folder is None:
+        return
+    try:
+        window = inspect_model(folder).context_length
+        n = len(encode_prompt(LightTokenizer(folder), prompt, settings).ids)
+    except (LogitscopeError, OSError, ValueError):
+        return  # the engine reports a model or prompt it cannot use, in its words
+    if window and n < window and step > window - n - 1:
+        raise SettingsError(
+            f"step {step} cannot exist: the model's context window of {window:,} tokens "
+            f"holds the prompt's {n:,} and at most {window - n:,} answer tokens "
+            f"(steps 0 to {window - n - 1:,})"
+        )
+    if step >= 100:
+        print(f"logitscope: answering greedily for {step + 1:,} tokens first", file=sys.stderr)
+
+
+def _folder_on_disk(model: str | None):
+    """The model's folder when it needs no download or conversion, else None."""
+    from pathlib import Path
+
+    from engine.models.default_model import default_model_dir, is_default_model_ready
+    from engine.paths import models_dir
+
+    if not model:
+        return default_model_dir() if is_default_model_ready() else None
+    for folder in (Path(model).expanduser(), models_dir() / model):
+        if folder.is_dir():
+            return folder
+    return None
 
 
 def _result(records):
@@ -147,6 +214,8 @@ def _folder(model: str | None):
 def _print(record) -> None:
     d = record.data
     where = "the prompt" if record.step is None else f"step {record.step}"
+    if d.get("truncated"):  # the header says that only the context's end was read
+        where += f" · only the last {len(record.ids):,} of its {d['context_tokens']:,} tokens"
     if record.what in ("journey", "position"):
         from engine.cli.journey_text import print_journey, print_position
 

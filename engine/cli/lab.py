@@ -39,7 +39,11 @@ def add_parser(sub) -> None:
     c.add_argument(
         "--turns", type=int, default=0, help="also grow a conversation, each turn cached and cold"
     )
-    c.add_argument("--prompt", default="Why do ships float?", help="the conversation's first turn")
+    c.add_argument(
+        "--prompt",
+        default="Why do ships float?",
+        help="the conversation's first turn ('-' reads stdin)",
+    )
     c.add_argument(
         "--kv-bits",
         default="",
@@ -65,10 +69,17 @@ def _prompted(p) -> None:
 
 
 def _numbers(text: str, option: str, example: str) -> tuple[int, ...]:
+    """The comma-separated whole numbers of `option`, each once; an empty item (`4,,4`)
+    or a repeated one is a typo, refused like a word."""
+    refused = f"{option} takes whole numbers like {example}, each once, not {text!r}"
+    items = [b.strip() for b in text.split(",")]
     try:
-        return tuple(int(b) for b in text.split(",") if b.strip())
+        numbers = tuple(int(b) for b in items)
     except ValueError:
-        raise SettingsError(f"{option} takes whole numbers like {example}, not {text!r}") from None
+        raise SettingsError(refused) from None
+    if len(set(numbers)) != len(numbers):
+        raise SettingsError(refused)
+    return numbers
 
 
 def params_of(args):
@@ -93,13 +104,14 @@ def cmd_lab(args) -> int:
     from engine.cli.args import read_prompt
     from engine.settings import SamplingSettings
 
+    if args.lab in ("quant", "speculative", "cache"):
+        args.prompt = read_prompt(args.prompt)  # checked as `generate` checks its prompt
     params = params_of(args)
     prepare_process()  # an optimised BLAS before MLX loads, as in the engine process
     from engine.backends.mlx.backend import MLXBackend
     from engine.backends.mlx.lab_runs import run_experiment
 
-    prompted = args.lab in ("quant", "speculative")
-    prompt = read_prompt(args.prompt) if prompted else ""
+    prompt = args.prompt if args.lab in ("quant", "speculative") else ""
     settings = SamplingSettings(chat_template=not getattr(args, "raw", False)).validate()
     say = (lambda m, f: print(f"[{f:4.0%}] {m}", file=sys.stderr)) if not args.json else None
     backend = MLXBackend()

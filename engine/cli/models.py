@@ -12,6 +12,12 @@ def add_parser(sub) -> None:
     """Add the `models` command."""
     m = sub.add_parser("models", help="list the models Logitscope can open")
     m.add_argument("--json", action="store_true")
+    m.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also name each item left out of the listing, and why",
+    )
     m.add_argument("--endpoint", default=None, help="list a server's models instead")
     m.add_argument("--api-key-env", default=None, metavar="VAR", help=API_KEY_HELP)
     m.add_argument(
@@ -40,7 +46,7 @@ def cmd_models(args) -> int:
     from dataclasses import asdict
 
     from engine.backends.mlx.loader import ensure_default_model
-    from engine.models.catalogue import list_models
+    from engine.models.catalogue import list_models_report
 
     if args.endpoint is not None:  # an empty one is a mistake, not "list local models"
         return _server_models(args)
@@ -60,34 +66,57 @@ def cmd_models(args) -> int:
             resolve_model(str(gemma_gguf(bar)), bar)
     finally:
         bar.close()
-    models = list_models()
+    listing = list_models_report()
     if args.json:
-        print(json.dumps([asdict(m) for m in models], indent=2))
+        out = [asdict(m) for m in listing.models]
+        if args.verbose:  # the plain list stays as it was; --verbose adds what was left out
+            out = {"models": out, "skipped": [asdict(s) for s in listing.skipped]}
+        print(json.dumps(out, indent=2))
         return 0
+    _print_models(listing.models)
+    _print_skipped(listing.skipped, args.verbose)
+    return 0
+
+
+def _print_models(models) -> None:
+    from engine.models.memory_fit import model_fit
+    from engine.models.model_prefs import load_options
+    from engine.models.scan_guard import clean_text
+
     if not models:
         print(
             "No models yet: the default model is fetched on first use "
             "(or run 'logitscope models --fetch-default')."
         )
-    from engine.models.memory_fit import model_fit
-    from engine.models.model_prefs import load_options
-
     for m in models:
         opts = load_options(m.path)
         fit = model_fit(m, opts.context_length, opts.kv_bits)
-        print(
+        text = (
             f"{m.name}  [{m.source}]\n    {m.details()}\n    {fit.text()} at "
             f"{opts.label()}\n    {m.path}"
         )
-    return 0
+        print("\n".join(clean_text(line) for line in text.split("\n")))
+
+
+def _print_skipped(skipped, verbose: bool) -> None:
+    """Each item left out with its reason (`--verbose`), else how many there were."""
+    if verbose:
+        for s in skipped:
+            print(f"skipped: {s.text()}")
+    elif skipped:
+        n = len(skipped)
+        print(f"{n} item{'s' if n != 1 else ''} left out ('logitscope models --verbose' says why)")
 
 
 def _server_models(args) -> int:
     from dataclasses import asdict
 
     from engine.backends.openai.catalogue import list_server_models
+    from engine.models.scan_guard import clean_text
+    from engine.sessions.sanitize import scrub_record
 
-    info = list_server_models(base_url(args.endpoint), api_key(args))
+    key = api_key(args)
+    info = scrub_record(list_server_models(base_url(args.endpoint), key), key)  # echoed keys
     if args.json:
         print(
             json.dumps(
@@ -103,5 +132,6 @@ def _server_models(args) -> int:
     print(f"{info.label} at {info.base_url}: {len(info.models)} model(s)")
     for m in info.models:
         ctx = f"ctx {m.context_length}" if m.context_length else "ctx not reported"
-        print(f"  {m.id}  ({ctx})  --endpoint {info.base_url} --remote-model {m.id}")
+        name = clean_text(m.id)  # a server's id never writes escapes to the terminal
+        print(f"  {name}  ({ctx})  --endpoint {info.base_url} --remote-model {name}")
     return 0

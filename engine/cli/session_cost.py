@@ -3,17 +3,26 @@ summed, beside what the same tokens would have cost on the price table's hosted 
 
 from __future__ import annotations
 
+import math
+
 from engine.costs import ApiPrice, money
 from engine.run_cost import api_label
+
+
+def _finite(v) -> float | None:
+    """`v` if it is a finite number, else None: `--json` must stay JSON (no NaN, no
+    Infinity) whatever a journal holds."""
+    ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    return v if ok else None
 
 
 def run_fields(r) -> dict:
     """A run's energy and cost fields for `--json` (None where not known)."""
     d = r.done
     return {
-        "energy_j": getattr(d, "energy_j", None) if d else None,
+        "energy_j": _finite(getattr(d, "energy_j", None)) if d else None,
         "energy_source": getattr(d, "energy_source", None) if d else None,
-        "cost": getattr(d, "cost", None) if d else None,
+        "cost": _finite(getattr(d, "cost", None)) if d else None,
         "cost_currency": getattr(d, "cost_currency", None) if d else None,
     }
 
@@ -31,10 +40,10 @@ def totals(runs, prices: list[ApiPrice]) -> dict:
         currency}]}; runs without energy (remote, older) are counted but add none.
     """
     done = [r.done for r in runs if r.done is not None]
-    known = [d for d in done if getattr(d, "energy_j", None) is not None]
+    known = [d for d in done if _finite(getattr(d, "energy_j", None)) is not None]
     cost: dict[str, float] = {}
     for d in known:
-        if d.cost is not None:
+        if _finite(d.cost) is not None:
             cost[d.cost_currency or ""] = cost.get(d.cost_currency or "", 0.0) + d.cost
     prompt = sum(d.prompt_tokens or 0 for d in done)
     out = sum(d.generated_tokens for d in done)
@@ -51,7 +60,7 @@ def totals(runs, prices: list[ApiPrice]) -> dict:
                 "provider": p.provider,
                 "model": p.model,
                 "example": p.example,
-                "cost": p.cost(prompt, out),
+                "cost": _finite(p.cost(prompt, out)),
                 "currency": p.currency,
             }
             for p in prices

@@ -35,7 +35,13 @@ def add_parser(sub) -> None:
         "colour-vision deficiencies (default: red-green)",
     )
 
-    i = sub.add_parser("import", help="add an exported JSON session to the history")
+    i = sub.add_parser(
+        "import",
+        help="add an exported JSON session to the history",
+        description="Add an exported JSON session to the history, never replacing what is "
+        "there. The file must be a regular file of at most 1 GB; anything else (a folder, a "
+        "device, a FIFO, a larger file, a damaged export) is refused with exit status 2.",
+    )
     i.add_argument("path")
 
 
@@ -141,11 +147,13 @@ def cmd_export(args) -> int:
 
 def cmd_import(args) -> int:
     """Run `logitscope import`: add an exported session to the history; returns 0."""
-    from engine.sessions.session_import import import_json
+    from engine.sessions.session_import import SessionImportError, import_json
 
     try:
         result = import_json(args.path)
+    except SessionImportError:
+        raise  # bad input: exit 2
     except ValueError as e:
-        raise LogitscopeError(str(e)) from e
+        raise LogitscopeError(str(e)[:300]) from e
     print(result.summary())
     return 0

@@ -11,16 +11,20 @@ import dataclasses
 import json
 import math
 import os
+import stat
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.errors import ModelError
 from engine.models.default_model import DEFAULT_MODEL_NAME
 from engine.models.load_options import kv_bytes_per_token
+from engine.models.scan_guard import ScanLog, Skipped, clean_text
 from engine.paths import models_dir
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no "PyTorch not found"
+MAX_CONFIG_BYTES = 8_000_000  # a config.json is kilobytes; a bigger one is not a config
+README_BYTES = 16_384  # the model card's front matter is at its top
 
 
 @dataclass(frozen=True)
@@ -55,13 +59,25 @@ class ModelInfo:
         )
 
 
+def _regular_size(path: Path) -> int | None:
+    """The size of `path` if it is a regular file (a FIFO or device would block a read)."""
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
 def _read_config(folder: Path) -> dict:
     cfg = folder / "config.json"
-    if not cfg.exists():
+    size = _regular_size(cfg)
+    if size is None:
         raise ModelError(
             f"{folder} is not a model folder: it has no config.json "
             "(give an MLX model folder or a .gguf file)"
         )
+    if size > MAX_CONFIG_BYTES:
+        raise ModelError(f"{cfg} is {size:,} bytes: too large to be a model configuration")
     try:
         config = json.loads(cfg.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as e:
@@ -113,7 +129,9 @@ def count_parameters(weights: list[Path], config: dict) -> int | None:
     total = 0
     try:
         headers = [safetensors_header(w) for w in weights]
-    except (OSError, ValueError, struct.error):
+    except (OSError, ValueError, RecursionError, struct.error):
+        return None
+    if not all(isinstance(h, dict) for h in headers):
         return None
     tensors = {k: v for h in headers for k, v in h.items() if k != "__metadata__"}
     for name, t in tensors.items():
@@ -144,10 +162,16 @@ def _license(folder: Path, config: dict) -> str | None:
     if isinstance(source, dict) and isinstance(source.get("license"), str):
         return source["license"]
     readme = folder / "README.md"  # a Hugging Face model card's front matter
-    if readme.exists():
-        for line in readme.read_text(encoding="utf-8", errors="replace").splitlines()[:40]:
-            if line.startswith("license:"):
-                return line.split(":", 1)[1].strip() or None
+    if _regular_size(readme) is None:
+        return None
+    try:
+        with open(readme, "rb") as f:
+            head = f.read(README_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in head.splitlines()[:40]:
+        if line.startswith("license:"):
+            return clean_text(line.split(":", 1)[1].strip())[:200] or None
     return None
 
 
@@ -168,20 +192,21 @@ def inspect_model(folder: Path, name: str | None = None) -> ModelInfo:
     """Describe an MLX model folder without loading its weights."""
     folder = Path(folder)
     config = _read_config(folder)
-    weights = sorted(folder.glob("*.safetensors"))
+    weights = sorted(w for w in folder.glob("*.safetensors") if _regular_size(w) is not None)
     if not weights:
         raise ModelError(f"{folder} has no weights (*.safetensors files)")
     ctx = _context_length(config, folder / "config.json")
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    arch = config.get("model_type") or text.get("model_type") or "unknown"
     return ModelInfo(
-        name=name or folder.name,
+        name=clean_text(name or folder.name),
         path=str(folder.resolve()),
-        architecture=str(config.get("model_type") or text.get("model_type") or "unknown"),
-        quantization=_quantization_label(config),
+        architecture=clean_text(arch)[:100],
+        quantization=clean_text(_quantization_label(config))[:200],
         size_bytes=sum(w.stat().st_size for w in weights),
         context_length=int(ctx),
         parameters=count_parameters(weights, config),
-        source=_source(folder, config),
+        source=clean_text(_source(folder, config)),
         license=_license(folder, config),
         kv_shape=_kv_shape(config),
     )
@@ -210,39 +235,79 @@ def inspect_found(found) -> ModelInfo:
     )
 
 
-def list_models(other_tools: bool = True) -> list[ModelInfo]:
+@dataclass(frozen=True)
+class Listing:
+    """The models found, and every item left out with its reason (the picker's
+    tooltip and `logitscope models --verbose` show them)."""
+
+    models: list[ModelInfo] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def _why(e: Exception) -> str:
+    """A reason in words for an item that could not be described."""
+    if isinstance(e, ModelError):
+        return clean_text(e)[:300]
+    if isinstance(e, OSError):
+        return f"it cannot be read ({clean_text(e.strerror or type(e).__name__).lower()})"
+    return f"its description cannot be read ({type(e).__name__})"
+
+
+_BAD_ITEM = (ModelError, OSError, ValueError, TypeError, KeyError, OverflowError, RecursionError)
+
+
+def list_models_report(other_tools: bool = True) -> Listing:
     """Every model under `models_dir()` that looks openable (the default first),
     the MLX models in the local Hugging Face cache, then (with `other_tools`) the
-    models other tools keep (see list_discovered)."""
+    models other tools keep; one that cannot be read is left out and named."""
     from engine.models.hf_cache import cached_mlx_models
 
-    found = []
-    for folder in sorted(models_dir().iterdir()):
+    log = ScanLog()
+    out = Listing(skipped=log.skipped)
+    try:
+        folders = sorted(models_dir().iterdir())
+    except OSError as e:
+        out.skipped.append(Skipped(clean_text(models_dir()), "models folder", _why(e)))
+        folders = []
+    for folder in folders:
         if folder.is_dir() and not folder.name.startswith("."):
             try:
-                found.append(inspect_model(folder))
-            except (ModelError, OSError, ValueError, TypeError):
-                continue  # one bad folder never hides the others
-    found.sort(key=lambda m: m.name != DEFAULT_MODEL_NAME)
-    for repo_id, folder in cached_mlx_models():
+                out.models.append(inspect_model(folder))
+            except _BAD_ITEM as e:  # one bad folder never hides the others
+                out.skipped.append(Skipped(clean_text(folder), "models folder", _why(e)))
+    out.models.sort(key=lambda m: m.name != DEFAULT_MODEL_NAME)
+    for repo_id, folder in cached_mlx_models(log):
         try:
-            found.append(inspect_model(folder, name=repo_id))
-        except (ModelError, OSError, ValueError, TypeError):
-            continue
+            out.models.append(inspect_model(folder, name=repo_id))
+        except _BAD_ITEM as e:
+            out.skipped.append(Skipped(clean_text(repo_id), "Hugging Face cache", _why(e)))
     if other_tools:
-        found += list_discovered()
-    return found
+        found = list_discovered_report(log)
+        out.models.extend(found.models)
+    return out
+
+
+def list_models(other_tools: bool = True) -> list[ModelInfo]:
+    """The models of list_models_report(), without what was left out."""
+    return list_models_report(other_tools).models
+
+
+def list_discovered_report(log: ScanLog | None = None) -> Listing:
+    """The models LM Studio, Ollama, the HF cache (GGUF), llama.cpp and the added
+    folders keep, and each one left out (outside its folder, unreadable …) with why;
+    `log` (a scan_guard.ScanLog) is shared with the caller's other scans."""
+    from engine.models.discovery import discover_all
+
+    found = discover_all(log)
+    out = Listing(skipped=found.skipped)
+    for f in found.found:
+        try:
+            out.models.append(inspect_found(f))
+        except _BAD_ITEM as e:
+            out.skipped.append(Skipped(f.name, f.source, _why(e)))
+    return out
 
 
 def list_discovered() -> list[ModelInfo]:
-    """The models LM Studio, Ollama, the HF cache (GGUF), llama.cpp and the added
-    folders keep; one that cannot be read is left out."""
-    from engine.models.discovery import discover
-
-    out = []
-    for f in discover():
-        try:
-            out.append(inspect_found(f))
-        except (ModelError, OSError, ValueError, TypeError, KeyError):
-            continue
-    return out
+    """The models of list_discovered_report(), without what was left out."""
+    return list_discovered_report().models

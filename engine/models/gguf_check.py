@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.errors import ModelError
+from engine.models.gguf_vocab_check import QUOTE, check_vocabulary, shown
 
 MAGIC = b"GGUF"
 MAX_DIMS = 4
 MAX_KEY = 65_536
+MAX_TENSOR_NAME = 256  # bytes; llama.cpp's own limit is 64 (GGML_MAX_NAME)
 # GGUF metadata value types: (struct format, size); 8 = string, 9 = array.
 _SCALARS = {
     0: ("<B", 1),
@@ -139,28 +141,33 @@ class _Reader:
     def value(self, vtype: int, key: str, keep_array: bool):
         """The next metadata value of type `vtype` (an array kept only with `keep_array`)."""
         if vtype in _SCALARS:
-            return self.scalar(vtype, f"the value of '{key}'")
+            return self.scalar(vtype, f"the value of '{_q(key)}'")
         if vtype == _STRING:
-            return self.string(f"the value of '{key}'")
+            return self.string(f"the value of '{_q(key)}'")
         if vtype != _ARRAY:
-            self.fail(f"metadata '{key}' has unknown value type {vtype}")
-        item = self.u32(f"the item type of '{key}'")
-        count = self.u64(f"the length of '{key}'")
+            self.fail(f"metadata '{_q(key)}' has unknown value type {vtype}")
+        item = self.u32(f"the item type of '{_q(key)}'")
+        count = self.u64(f"the length of '{_q(key)}'")
         if item == _ARRAY:
-            self.fail(f"metadata '{key}' is an array of arrays, which no model file uses")
+            self.fail(f"metadata '{_q(key)}' is an array of arrays, which no model file uses")
         if item not in _SCALARS and item != _STRING:
-            self.fail(f"metadata '{key}' has unknown item type {item}")
+            self.fail(f"metadata '{_q(key)}' has unknown item type {item}")
         least = 8 if item == _STRING else _SCALARS[item][1]
         if count * least > self.size - self.pos:
-            self.fail(f"metadata '{key}' claims {count:,} items, more than the file holds")
+            self.fail(f"metadata '{_q(key)}' claims {count:,} items, more than the file holds")
         if item != _STRING:
             fmt, size = _SCALARS[item]
-            raw = self.take(count * size, f"the items of '{key}'")
+            raw = self.take(count * size, f"the items of '{_q(key)}'")
             if not keep_array:
                 return _Summary(count)
             return list(struct.unpack(f"<{count}{fmt[1]}", raw))
-        items = [self.string(f"item {i} of '{key}'") for i in range(count)]
+        items = [self.string(f"item {i} of '{_q(key)}'") for i in range(count)]
         return items if keep_array else _Summary(count)
+
+
+def _q(name: str) -> str:
+    """A key or tensor name from the file, cut short for an error message."""
+    return name if len(name) <= QUOTE else f"{name[:QUOTE]}…"
 
 
 @dataclass(frozen=True)
@@ -216,8 +223,8 @@ def _header(r: _Reader, size: int) -> tuple[GGUFInfo, int]:
     for i in range(n_kv):
         key = r.string(f"metadata key {i}", limit=MAX_KEY)
         if key in info.metadata:
-            r.fail(f"metadata key '{key}' appears twice")
-        vtype = r.u32(f"the type of '{key}'")
+            r.fail(f"metadata key {shown(key)} appears twice")
+        vtype = r.u32(f"the type of {shown(key)}")
         info.metadata[key] = r.value(vtype, key, keep_array=key in KEEP_ARRAYS)
     return info, n_tensors
 
@@ -225,62 +232,62 @@ def _header(r: _Reader, size: int) -> tuple[GGUFInfo, int]:
 def _tensor_infos(r: _Reader, info: GGUFInfo, n_tensors: int, sizes, types) -> None:
     names = set()
     for i in range(n_tensors):
-        name = r.string(f"the name of tensor {i}", limit=MAX_KEY)
+        name = r.string(f"the name of tensor {i}", limit=MAX_TENSOR_NAME)
         if name in names:
-            r.fail(f"tensor '{name}' appears twice")
+            r.fail(f"tensor {shown(name)} appears twice")
         names.add(name)
         pos = r.pos
-        n_dims = r.u32(f"the dimension count of '{name}'")
+        n_dims = r.u32(f"the dimension count of '{_q(name)}'")
         if not 1 <= n_dims <= MAX_DIMS:
-            r.fail(f"tensor '{name}' has {n_dims} dimensions (1 to {MAX_DIMS} allowed)")
-        shape = tuple(r.u64(f"a dimension of '{name}'") for _ in range(n_dims))
+            r.fail(f"tensor '{_q(name)}' has {n_dims} dimensions (1 to {MAX_DIMS} allowed)")
+        shape = tuple(r.u64(f"a dimension of '{_q(name)}'") for _ in range(n_dims))
         if any(d == 0 or d > 2**31 for d in shape):
-            r.fail(f"tensor '{name}' has an impossible shape {list(shape)}")
-        code = r.u32(f"the type of '{name}'")
+            r.fail(f"tensor '{_q(name)}' has an impossible shape {list(shape)}")
+        code = r.u32(f"the type of '{_q(name)}'")
         try:
             qtype = types(code)
         except ValueError:
-            r.fail(f"tensor '{name}' has unknown type number {code}")
+            r.fail(f"tensor '{_q(name)}' has unknown type number {code}")
         block, type_size = sizes[qtype]
         if shape[0] % block:
             r.fail(
-                f"tensor '{name}' ({qtype.name}) has a row of {shape[0]} values, "
+                f"tensor '{_q(name)}' ({qtype.name}) has a row of {shape[0]} values, "
                 f"not a multiple of its block size {block}"
             )
         count = 1
         for d in shape:
             count *= d
-        offset = r.u64(f"the data offset of '{name}'")
+        offset = r.u64(f"the data offset of '{_q(name)}'")
         info.tensors.append(
             TensorInfo(name, shape, qtype.name, offset, count // block * type_size, pos)
         )
     align = info.metadata.get("general.alignment", 32)
     if not isinstance(align, int) or isinstance(align, bool) or align <= 0 or align & (align - 1):
-        r.fail(f"general.alignment is {align!r}, not a power of two")
+        r.fail(f"general.alignment is {shown(align)}, not a power of two")
     info.data_start = (r.pos + align - 1) // align * align
     end, before = 0, None
     for t in sorted(info.tensors, key=lambda t: t.offset):
         if t.offset % align:
-            r.fail(f"tensor '{t.name}' starts at offset {t.offset}, not aligned to {align}")
+            r.fail(f"tensor '{_q(t.name)}' starts at offset {t.offset}, not aligned to {align}")
         if t.offset < end:
-            r.fail(f"tensor '{t.name}' overlaps the tensor before it")
+            r.fail(f"tensor '{_q(t.name)}' overlaps the tensor before it")
         if before is not None and t.offset - end >= align:
             # GGUF writers pack tensors back to back: a gap means a type or shape that
             # does not match the data written for it.
             r.fail(
-                f"tensor '{before.name}' ({before.type_name}, {list(before.shape)}) is "
+                f"tensor '{_q(before.name)}' ({before.type_name}, {list(before.shape)}) is "
                 f"followed by {t.offset - end:,} unused bytes: its type or shape does not "
                 "match its data; the file is damaged"
             )
         end, before = t.offset + t.nbytes, t
         if info.data_start + end > info.file_size:
             r.fail(
-                f"tensor '{t.name}' ends at byte {info.data_start + end:,}, past the end "
+                f"tensor '{_q(t.name)}' ends at byte {info.data_start + end:,}, past the end "
                 f"of the file ({info.file_size:,} bytes): the file is truncated"
             )
     if before is not None and info.file_size - (info.data_start + end) >= align:
         r.fail(
-            f"tensor '{before.name}' ({before.type_name}, {list(before.shape)}) ends "
+            f"tensor '{_q(before.name)}' ({before.type_name}, {list(before.shape)}) ends "
             f"{info.file_size - info.data_start - end:,} bytes before the end of the file: "
             "its type or shape does not match its data; the file is damaged"
         )
@@ -294,46 +301,33 @@ def _check_metadata(info: GGUFInfo, name: str) -> None:
     arch = info.metadata.get("general.architecture")
     if not isinstance(arch, str) or not arch:
         fail("it has no general.architecture")
+    if len(arch) > 64:
+        fail(f"general.architecture is {shown(arch)}, not an architecture's name")
     ints = {}
     for key in REQUIRED_INTS:
         value = info.get(key)
         if value is None:
             fail(f"it lacks {arch}.{key}")
         if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**31:
-            fail(f"{arch}.{key} is {value!r}, not a positive whole number")
+            fail(f"{arch}.{key} is {shown(value)}, not a positive whole number")
         ints[key] = value
-    tokens = info.metadata.get("tokenizer.ggml.tokens")
-    if not isinstance(tokens, list) or not tokens or not all(isinstance(t, str) for t in tokens):
-        fail("it has no tokenizer vocabulary (tokenizer.ggml.tokens, a list of text)")
-    model = info.metadata.get("tokenizer.ggml.model")
-    if not isinstance(model, str):
-        fail("it does not say which tokenizer it uses (tokenizer.ggml.model)")
-    merges = info.metadata.get("tokenizer.ggml.merges", [])
-    if not isinstance(merges, list) or not all(isinstance(m, str) and " " in m for m in merges):
-        fail("tokenizer.ggml.merges is not a list of 'a b' merge rules")
-    template = info.metadata.get("tokenizer.chat_template")
-    if template is not None and not isinstance(template, str):
-        fail("tokenizer.chat_template is not text")
-    for key in ("tokenizer.ggml.token_type", "tokenizer.ggml.scores"):
-        if key in info.metadata and len(info.metadata[key]) != len(tokens):
-            fail(f"{key} has {len(info.metadata[key])} entries for {len(tokens)} tokens")
-    for key in ("bos_token_id", "eos_token_id", "unknown_token_id", "padding_token_id"):
-        value = info.metadata.get(f"tokenizer.ggml.{key}")
-        if value is not None and (not isinstance(value, int) or not 0 <= value < len(tokens)):
-            fail(f"tokenizer.ggml.{key} is {value!r}, outside the vocabulary of {len(tokens)}")
+    check_vocabulary(info.metadata, fail)
+    tokens = info.metadata["tokenizer.ggml.tokens"]
     heads = ints["attention.head_count"]
     kv = info.get("attention.head_count_kv", heads)
     if not isinstance(kv, int) or kv <= 0 or heads % kv:
-        fail(f"{arch}.attention.head_count_kv is {kv!r}; it must divide the head count {heads}")
+        fail(
+            f"{arch}.attention.head_count_kv is {shown(kv)}; it must divide the head count {heads}"
+        )
     head_dim = info.get("rope.dimension_count", ints["embedding_length"] // heads)
     if not isinstance(head_dim, int) or head_dim <= 0 or head_dim % 2:
-        fail(f"the head size {head_dim!r} must be a positive even number")
+        fail(f"the head size {shown(head_dim)} must be a positive even number")
     eps = info.get("attention.layer_norm_rms_epsilon", 1e-5)
     if not isinstance(eps, float | int) or not 0 < eps <= 1e-2:
-        fail(f"{arch}.attention.layer_norm_rms_epsilon is {eps!r}, outside (0, 0.01]")
+        fail(f"{arch}.attention.layer_norm_rms_epsilon is {shown(eps)}, outside (0, 0.01]")
     theta = info.get("rope.freq_base", 10000.0)
     if not isinstance(theta, float | int) or not 1 <= theta <= 1e9:
-        fail(f"{arch}.rope.freq_base is {theta!r}, outside [1, 1e9]")
+        fail(f"{arch}.rope.freq_base is {shown(theta)}, outside [1, 1e9]")
     if arch == "llama":  # other architectures are refused by the converter itself
         _check_tensors(info, ints, len(tokens), kv * head_dim, heads * head_dim, fail)
 
@@ -365,4 +359,4 @@ def _check_tensors(info: GGUFInfo, ints: dict, vocab: int, kv_dim: int, q_dim: i
     for tname in shapes:
         m = _BLOCK.match(tname)
         if m and int(m.group(1)) >= layers:
-            fail(f"tensor {tname} is beyond the {layers} layers the header declares")
+            fail(f"tensor {_q(tname)} is beyond the {layers} layers the header declares")

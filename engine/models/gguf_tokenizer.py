@@ -18,6 +18,7 @@ whole, as llama.cpp does. `gguf_reference_tokenizer` checks the result.
 from __future__ import annotations
 
 from engine.errors import ModelError
+from engine.models.gguf_vocab_check import BOS_RULE, shown, unfit_bos
 
 TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_USER_DEFINED, TOKEN_UNUSED, TOKEN_BYTE = (
     1,
@@ -61,9 +62,9 @@ DIGITS_ONE_BY_ONE = ("smollm", "starcoder", "refact")
 def pre_split(meta: dict) -> tuple[str, bool, str | None]:
     """(regex, split digits one by one, warning) for a byte-level BPE vocabulary."""
     pre = meta.get("tokenizer.ggml.pre") or "default"
-    if pre in PRE_SPLITS:
+    if isinstance(pre, str) and pre in PRE_SPLITS:
         return PRE_SPLITS[pre], pre in DIGITS_ONE_BY_ONE, None
-    return GPT2_SPLIT, False, f"pre-tokenizer '{pre}' is unknown here: GPT-2's split is used"
+    return GPT2_SPLIT, False, f"pre-tokenizer {shown(pre)} is unknown here: GPT-2's split is used"
 
 
 def spm_merges(tokens: list[str], scores: list[float], types: list[int]) -> list[tuple[str, str]]:
@@ -82,7 +83,32 @@ def spm_merges(tokens: list[str], scores: list[float], types: list[int]) -> list
 
 
 def build_tokenizer_json(meta: dict) -> str:
-    """A Hugging Face `tokenizer.json` for this GGUF's vocabulary."""
+    """A Hugging Face `tokenizer.json` for this GGUF's vocabulary.
+
+    The metadata is checked first (`gguf_vocab_check`); should the `tokenizers`
+    library still refuse it, its message (which quotes tokens whole) is cut short.
+
+    Raises:
+        ModelError: the vocabulary cannot be rebuilt, in one line.
+    """
+    try:
+        return _build(meta)
+    except ModelError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the library's own refusal of the file's data
+        raise ModelError(_refused(e)) from None
+    except BaseException as e:  # a panic in the library's native code
+        if type(e).__name__ != "PanicException":
+            raise
+        raise ModelError(_refused(e)) from None
+
+
+def _refused(e: BaseException) -> str:
+    first = (str(e).splitlines() or [""])[0]
+    return f"the GGUF's vocabulary could not be rebuilt as a tokenizer: {shown(first, 120)}"
+
+
+def _build(meta: dict) -> str:
     from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
     kind = meta.get("tokenizer.ggml.model")
@@ -124,7 +150,7 @@ def build_tokenizer_json(meta: dict) -> str:
         tok.decoder = decoders.Sequence(decode)
     else:
         raise ModelError(
-            f"the GGUF's tokenizer kind '{kind}' cannot be rebuilt: Logitscope reads "
+            f"the GGUF's tokenizer kind {shown(kind)} cannot be rebuilt: Logitscope reads "
             "byte-level BPE ('gpt2') and SentencePiece ('llama') vocabularies"
         )
     tok.add_special_tokens(
@@ -153,6 +179,8 @@ def _bos_processor(tok, meta: dict, tokens: list[str]) -> None:
     bos_id = meta.get("tokenizer.ggml.bos_token_id")
     if meta.get("tokenizer.ggml.add_bos_token") and isinstance(bos_id, int):
         bos = tokens[bos_id]
+        if unfit_bos(bos):  # the template syntax would read it as something else
+            raise ModelError(f"the GGUF's BOS token {shown(bos)} cannot be prepended: {BOS_RULE}")
         tok.post_processor = processors.TemplateProcessing(
             single=f"{bos} $A", pair=f"{bos} $A {bos} $B", special_tokens=[(bos, bos_id)]
         )

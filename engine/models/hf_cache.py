@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import struct
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.errors import ModelError
-
-_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "tokenizer.model", "*.tiktoken", "*.txt"]
+MAX_CONFIG_BYTES = 8_000_000  # a config.json is kilobytes
 
 
 def is_repo_id(spec: str) -> bool:
@@ -50,41 +49,61 @@ def mlx_lm_supports(model_type: str) -> bool:
     return (Path(spec.origin).parent / "models" / f"{model_type}.py").exists()
 
 
+def _small_regular(path: Path, limit: int | None = MAX_CONFIG_BYTES) -> bool:
+    """True if `path` is a regular file of at most `limit` bytes (None: any size)."""
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and (limit is None or st.st_size <= limit)
+
+
 def is_mlx_folder(folder: Path) -> bool:
     """True if mlx-lm can open the folder: safetensors weights written by MLX, or
     a config whose model type mlx-lm runs (it reads Hugging Face weights too)."""
     weights = sorted(folder.glob("*.safetensors"))
-    if not (folder / "config.json").exists() or not weights:
-        return False
+    config_path = folder / "config.json"
+    if not _small_regular(config_path) or not weights or not _small_regular(weights[0], None):
+        return False  # a FIFO or a device would block the read; a huge file is no config
     try:
-        meta = safetensors_header(weights[0]).get("__metadata__") or {}
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, struct.error):
+        header = safetensors_header(weights[0])
+        meta = header.get("__metadata__") if isinstance(header, dict) else None
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError, struct.error):
         return False
+    meta = meta if isinstance(meta, dict) else {}
     model_type = config.get("model_type") if isinstance(config, dict) else None
     return meta.get("format") == "mlx" or (
         isinstance(model_type, str) and mlx_lm_supports(model_type)
     )
 
 
-def cached_mlx_models() -> list[tuple[str, Path]]:
-    """(repo id, snapshot folder) of every MLX model in the local HF cache."""
+def cached_mlx_models(log=None) -> list[tuple[str, Path]]:
+    """(repo id, snapshot folder) of every MLX model in the local HF cache; a snapshot
+    whose config or weights link out of the cache is left out (named in `log`, a
+    scan_guard.ScanLog)."""
+    from engine.models.scan_guard import Scan, is_system_folder, resolve
+
     try:
         from huggingface_hub import constants, scan_cache_dir
 
         folder = os.environ.get("HF_HUB_CACHE") or constants.HF_HUB_CACHE  # as set now
-        if not Path(folder).is_dir():
+        real = resolve(Path(folder))
+        if real is None or is_system_folder(real) or not real.is_dir():
             return []
         cache = scan_cache_dir(folder)
     except Exception:  # noqa: BLE001 - no cache folder, no hub library: nothing cached
         return []
+    scan = Scan(Path(folder), "Hugging Face cache", log)
     found = []
     for repo in cache.repos:
         if repo.repo_type != "model" or not repo.revisions:
             continue
-        newest = max(repo.revisions, key=lambda r: r.last_modified)
-        if is_mlx_folder(Path(newest.snapshot_path)):
-            found.append((repo.repo_id, Path(newest.snapshot_path)))
+        snapshot = Path(max(repo.revisions, key=lambda r: r.last_modified).snapshot_path)
+        files = [snapshot / "config.json", *sorted(snapshot.glob("*.safetensors"))]
+        inside = all(scan.regular_file(f) is not None for f in files if os.path.lexists(f))
+        if inside and is_mlx_folder(snapshot):
+            found.append((repo.repo_id, snapshot))
     return sorted(found)
 
 
@@ -101,37 +120,26 @@ def hf_cached(spec: str) -> Path | None:
 
 
 def hf_download(spec: str, progress: Callable[[str, float], None] | None = None) -> Path:
-    """Download a repo id's MLX files into the HF cache, with progress.
+    """Download a repo id's MLX files into the HF cache, with progress, through the one
+    hub client (engine/models/hub.py: validated names, timeouts, no retries, resume).
 
     Raises:
         ModelError: the id does not exist, or the Hub cannot be reached (offline).
     """
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
-    from tqdm.auto import tqdm
-
-    class Bar(tqdm):  # huggingface_hub reports bytes through a tqdm class
-        """A tqdm bar that reports download progress to `progress`."""
-
-        def update(self, n=1):
-            """Advance by `n` bytes and report the fraction downloaded."""
-            super().update(n)
-            if progress and self.total:
-                progress(f"Downloading {spec} from Hugging Face…", min(self.n / self.total, 1.0))
+    from engine.models.hub import HubError, download
+    from engine.models.hub_names import HubInputError
 
     if progress:
         progress(f"Looking up {spec} on Hugging Face…", 0.0)
+
+    def report(e) -> None:
+        if progress and e.total_bytes:
+            fraction = min(e.done_bytes / e.total_bytes, 1.0)
+            progress(f"Downloading {spec} from Hugging Face…", fraction)
+
     try:
-        folder = snapshot_download(spec, allow_patterns=_PATTERNS, tqdm_class=Bar)
-    except LocalEntryNotFoundError as e:
-        raise ModelError(
-            f"model '{spec}' is not in the Hugging Face cache and the Hub cannot be reached "
-            "(offline?): connect to the internet, or open a local folder or .gguf file"
-        ) from e
-    except HfHubHTTPError as e:
-        status = getattr(getattr(e, "response", None), "status_code", None)
-        what = "does not exist (or needs a login)" if status in (401, 403, 404) else f"failed: {e}"
-        raise ModelError(f"Hugging Face model '{spec}' {what}") from e
-    except (OSError, ValueError) as e:  # includes HFValidationError: not a valid id
-        raise ModelError(f"'{spec}' cannot be fetched from Hugging Face: {e}") from e
-    return Path(folder)
+        return download(spec, None, report)
+    except HubInputError:
+        raise
+    except HubError as e:
+        raise HubError(f"model '{spec}' is not in the Hugging Face cache, and {e}") from e

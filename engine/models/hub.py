@@ -3,31 +3,50 @@
 `search` lists MLX-format repos and GGUF repos matching a name, with downloads,
 licence, parameters and size; `repo_files` the files of one (a GGUF repo's quant
 choices); `download` fetches into the Hugging Face cache with byte progress events,
-cooperative cancel (`should_stop`), and resume (huggingface_hub keeps the partial
-file and asks for the rest with a Range request). Every failure is a HubError with
-one line saying what happened. Offline (`HF_HUB_OFFLINE`) says so at once. Nothing
-here imports MLX or Qt.
+cooperative cancel (`should_stop`), and resume (hub_fetch keeps the partial file and
+asks for the rest with a Range request).
+
+The hub is talked to directly over its REST API (hub_http), not through
+huggingface_hub, so that nothing it says is trusted: repo ids, file names, commit ids
+and ETags are checked before any path is built (hub_names), numbers of the wrong type
+or size read as unknown, every request has timeouts and a deadline (30 s by default),
+listings and pages are capped, and nothing is retried. Every failure is a HubError
+with one line saying what happened (a HubInputError, exit 2, for what the person
+typed). Offline (`HF_HUB_OFFLINE`) says so at once. Nothing here imports MLX or Qt.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urljoin, urlsplit
 
-from engine.errors import ModelError
+from engine.models import hub_http
+from engine.models.hub_names import (
+    HubError,
+    HubInputError,
+    check_file_name,
+    check_repo_id,
+    count,
+    name_problem,
+    shown,
+)
+
+__all__ = ["HubError", "HubInputError", "DownloadCancelled", "search", "repo_files", "download"]
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 MLX_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "tokenizer.model", "*.tiktoken", "*.txt"]
 SEARCH_LIMIT = 30
-PROBE_S = 3.0  # seconds to connect before saying the hub cannot be reached
+MAX_PAGES = 3  # search pages per kind (the first one normally holds them all)
+MAX_QUERY_CHARS = 200
+MAX_FILES = 20_000  # a repo listing longer than this is refused
+MAX_MODEL_FILES = 1_000  # files of one MLX model (the largest have a few hundred shards)
+_EXPAND = ["downloads", "likes", "tags", "safetensors", "gguf", "usedStorage"]
 _QUANT = re.compile(r"(?i)\b(i?q\d_[a-z0-9_]+|q\d_\d|[bf]f?16|f32|\d+-?bit|mxfp4)\b")
-
-
-class HubError(ModelError):
-    """The hub search or a download failed; the message says why in one line."""
 
 
 class DownloadCancelled(HubError):
@@ -74,28 +93,19 @@ def endpoint() -> str:
 
 def cache_dir() -> str:
     """The Hugging Face cache folder as set now."""
-    from engine.models.discovery import hf_cache_root
+    from engine.models.hf_paths import hf_cache_root
 
     return str(hf_cache_root())
 
 
 def _check_online() -> None:
-    """Offline says so at once: HF_HUB_OFFLINE, or no connection to the hub within
-    PROBE_S (huggingface_hub would retry with backoff for tens of seconds)."""
-    import socket
-    from urllib.parse import urlparse
-
+    """Offline (HF_HUB_OFFLINE) says so at once; an unreachable hub says so within
+    hub_http.CONNECT_S seconds (no retries with backoff)."""
     if os.environ.get("HF_HUB_OFFLINE", "").strip() not in ("", "0", "false", "False"):
         raise HubError(
             "offline (HF_HUB_OFFLINE is set): the hub cannot be searched or downloaded "
             "from; models already on this machine are listed"
         )
-    url = urlparse(endpoint())
-    port = url.port or (443 if url.scheme == "https" else 80)
-    try:
-        socket.create_connection((url.hostname or "", port), timeout=PROBE_S).close()
-    except OSError as e:
-        raise HubError(f"the hub at {endpoint()} cannot be reached (offline?): {e}") from e
 
 
 def quantization_of(name: str) -> str:
@@ -104,69 +114,102 @@ def quantization_of(name: str) -> str:
     return m.group(1).upper() if m and m.group(1)[0] in "qQiI" else (m.group(1) if m else "")
 
 
-def _model(m) -> HubModel:
-    tags = list(getattr(m, "tags", None) or [])
-    is_gguf = "gguf" in tags or getattr(m, "gguf", None) is not None
-    lic = next((t.split(":", 1)[1] for t in tags if t.startswith("license:")), None)
+def _row(row: object) -> HubModel | None:
+    """One search answer's row as a HubModel; None for a row that is not one (no valid
+    id, not an object). Fields of the wrong type read as unknown."""
+    if not isinstance(row, dict) or name_problem(row.get("id")) or "/" not in row["id"]:
+        return None
+    try:
+        repo_id = check_repo_id(row["id"])
+    except HubError:
+        return None
+    tags = (
+        [t for t in row.get("tags") or [] if isinstance(t, str)]
+        if isinstance(row.get("tags"), list)
+        else []
+    )
+    lic = next((shown(t.split(":", 1)[1], 40) for t in tags if t.startswith("license:")), None)
     params = None
-    for meta in (getattr(m, "safetensors", None), getattr(m, "gguf", None)):
-        total = getattr(meta, "total", None) if meta is not None else None
-        total = total if total is not None or not isinstance(meta, dict) else meta.get("total")
-        params = params or (int(total) if total else None)
+    for key in ("safetensors", "gguf"):
+        meta = row.get(key)
+        params = params or (count(meta.get("total")) if isinstance(meta, dict) else None) or None
     return HubModel(
-        repo_id=m.id,
-        format="GGUF" if is_gguf else "MLX",
-        downloads=int(getattr(m, "downloads", 0) or 0),
-        likes=int(getattr(m, "likes", 0) or 0),
+        repo_id=repo_id,
+        format="GGUF" if "gguf" in tags or isinstance(row.get("gguf"), dict) else "MLX",
+        downloads=count(row.get("downloads")) or 0,
+        likes=count(row.get("likes")) or 0,
         license=lic,
-        quantization=quantization_of(m.id.split("/")[-1]),
+        quantization=quantization_of(repo_id.split("/")[-1]),
         parameters=params,
-        size_bytes=getattr(m, "used_storage", None),
+        size_bytes=count(row.get("usedStorage")) or None,
     )
 
 
 def search(query: str, fmt: str | None = None, limit: int = SEARCH_LIMIT) -> list[HubModel]:
     """Repos matching `query`, most downloaded first: MLX-format repos (library `mlx`)
-    and GGUF repos, or only one kind with `fmt` "MLX" / "GGUF".
+    and GGUF repos, or only one kind with `fmt` "MLX" / "GGUF". Rows that are not
+    models (no valid id, wrong shape) are left out. At most MAX_PAGES pages per kind,
+    all within the hub deadline (hub_http.DEADLINE_S).
 
     Raises:
-        HubError: offline, the hub unreachable, or an error answer.
+        HubError: offline, the hub unreachable, too slow, an error answer, or an
+            answer that is not a list of models.
     """
     _check_online()
-    from huggingface_hub import HfApi
-
-    api = HfApi(endpoint=endpoint())
+    if len(query) > MAX_QUERY_CHARS:
+        raise HubInputError(f"a hub search is at most {MAX_QUERY_CHARS} characters")
+    what = f"searching the hub for '{shown(query)}'"
+    end = time.monotonic() + hub_http.DEADLINE_S
     kinds = [k for k in ("mlx", "gguf") if fmt is None or fmt.lower() == k]
     found: dict[str, HubModel] = {}
-    expand = ["downloads", "likes", "tags", "safetensors", "gguf", "usedStorage"]
     for kind in kinds:
-        rows = _call(
-            lambda k=kind: list(
-                api.list_models(
-                    search=query or None, filter=k, sort="downloads", limit=limit, expand=expand
-                )
-            ),
-            f"searching the hub for '{query}'",
-        )
-        for m in rows:
-            found.setdefault(m.id, _model(m))
+        params = {"filter": kind, "sort": "downloads", "limit": limit, "expand": _EXPAND}
+        if query:
+            params["search"] = query
+        url, got = f"{endpoint()}/api/models", 0
+        for _ in range(MAX_PAGES):
+            rows, nxt = hub_http.get_json(url, endpoint(), what, params, end)
+            if not isinstance(rows, list):
+                raise HubError(f"{what}: the hub's answer is not a list of models")
+            for m in filter(None, map(_row, rows)):
+                found.setdefault(m.repo_id, m)
+            got += len(rows)
+            if got >= limit or not nxt or urljoin(url, nxt) == url:
+                break
+            url, params = urljoin(url, nxt), None
+            if urlsplit(url)[:2] != urlsplit(endpoint())[:2]:
+                break  # pages elsewhere than the hub are not followed
     return sorted(found.values(), key=lambda h: -h.downloads)[:limit]
 
 
 def repo_files(repo_id: str) -> list[HubFile]:
-    """The files of `repo_id` with their sizes (a GGUF repo's quantizations).
+    """The files of `repo_id` with their sizes (a GGUF repo's quantizations). Names
+    that could not be written safely are left out (download refuses them).
 
     Raises:
-        HubError: offline, unreachable, or the repo does not exist.
+        HubError: offline, unreachable, the repo does not exist, its listing is too
+            long or of the wrong shape.
     """
-    _check_online()
-    from huggingface_hub import HfApi
+    return [f for f in _listing(repo_id) if name_problem(f.name) is None]
 
-    api = HfApi(endpoint=endpoint())
-    info = _call(lambda: api.model_info(repo_id, files_metadata=True), f"reading {repo_id}")
+
+def _listing(repo_id: str) -> list[HubFile]:
+    _check_online()
+    check_repo_id(repo_id)
+    what = f"reading {repo_id}"
+    url = f"{endpoint()}/api/models/{repo_id}"
+    info, _ = hub_http.get_json(url, endpoint(), what, {"blobs": "true"})
+    siblings = info.get("siblings") if isinstance(info, dict) else None
+    if not isinstance(siblings, list):
+        raise HubError(f"{what}: the hub's answer has no list of files")
+    if len(siblings) > MAX_FILES:
+        raise HubError(
+            f"{what}: the hub lists {len(siblings):,} files; more than {MAX_FILES:,} "
+            "is not one model"
+        )
+    rows = [s for s in siblings if isinstance(s, dict) and isinstance(s.get("rfilename"), str)]
     return [
-        HubFile(s.rfilename, getattr(s, "size", None), quantization_of(s.rfilename))
-        for s in info.siblings or []
+        HubFile(s["rfilename"], count(s.get("size")), quantization_of(s["rfilename"])) for s in rows
     ]
 
 
@@ -196,15 +239,24 @@ def download(
 
     from engine.models.hub_fetch import fetch_file, repo_folder
 
-    what = f"downloading {repo_id}" + (f"/{filename}" if filename else "")
-    if filename:
-        files = [HubFile(filename, None, quantization_of(filename))]
+    check_repo_id(repo_id)
+    if filename is not None:
+        files = [HubFile(check_file_name(filename, given=True), None, "")]
     else:
         files = [
             f
-            for f in repo_files(repo_id)
+            for f in _listing(repo_id)
             if any(fnmatch(f.name.rsplit("/", 1)[-1], p) for p in MLX_PATTERNS)
         ]
+        for f in files:
+            check_file_name(f.name)  # one unsafe name: the repo is refused whole
+        if not files:
+            raise HubError(f"downloading {repo_id}: the hub lists no MLX model files in it")
+        if len(files) > MAX_MODEL_FILES:
+            raise HubError(
+                f"downloading {repo_id}: the hub lists {len(files):,} model files; more than "
+                f"{MAX_MODEL_FILES:,} is not one model"
+            )
     total = sum(f.size_bytes or 0 for f in files) or None
     label, before, last = filename or repo_id, 0, None
 
@@ -215,55 +267,18 @@ def download(
 
     def cancelled(done: int) -> DownloadCancelled:
         return DownloadCancelled(
-            f"download of {label} cancelled after {(before + done) / 1e6:.1f} MB; "
+            f"download of {shown(label)} cancelled after {(before + done) / 1e6:.1f} MB; "
             "download it again to resume"
         )
 
     stop = should_stop or (lambda: False)
-    where = endpoint(), cache_dir()
     for f in files:
-        last = _call(lambda f=f: fetch_file(repo_id, f.name, *where, report, stop, cancelled), what)
-        before += f.size_bytes or 0
-    if filename:
+        last = fetch_file(repo_id, f.name, endpoint(), cache_dir(), report, stop, cancelled)
+        before += last.stat().st_size
+    if filename or last is None:
         return last
-    return last.parent if last is not None else repo_folder(cache_dir(), repo_id)
-
-
-def _call(fn, what: str):
-    """Run a hub call, turning its failures into one-line HubErrors."""
-    from huggingface_hub.errors import (
-        EntryNotFoundError,
-        HfHubHTTPError,
-        LocalEntryNotFoundError,
-        RepositoryNotFoundError,
+    return (
+        repo_folder(cache_dir(), repo_id)
+        / "snapshots"
+        / last.relative_to(repo_folder(cache_dir(), repo_id) / "snapshots").parts[0]
     )
-
-    try:
-        return fn()
-    except DownloadCancelled:
-        raise
-    except (RepositoryNotFoundError, EntryNotFoundError) as e:
-        raise HubError(f"{what}: not found on the hub (404){_gated(e)}") from e
-    except HfHubHTTPError as e:
-        status = getattr(getattr(e, "response", None), "status_code", "?")
-        raise HubError(f"{what}: the hub answered HTTP {status}") from e
-    except LocalEntryNotFoundError as e:
-        raise HubError(f"{what}: the hub at {endpoint()} cannot be reached (offline?)") from e
-    except Exception as e:  # noqa: BLE001 - the HTTP library's (httpx or httpx2) errors
-        name = type(e).__name__
-        if name in ("ConnectError", "ConnectTimeout"):
-            raise HubError(f"{what}: the hub at {endpoint()} cannot be reached (offline?)") from e
-        if name == "HTTPStatusError":
-            status = e.response.status_code
-            raise HubError(f"{what}: the hub answered HTTP {status}") from e
-        if name in ("RemoteProtocolError", "ReadError", "ReadTimeout", "WriteError"):
-            raise HubError(
-                f"{what}: the connection to the hub dropped ({name}); download again to resume"
-            ) from e
-        if isinstance(e, OSError):
-            raise HubError(f"{what}: {e}") from e
-        raise
-
-
-def _gated(e: Exception) -> str:
-    return " or it needs a login" if "401" in str(e) or "gated" in str(e).lower() else ""

@@ -14,29 +14,54 @@ import json
 from pathlib import Path
 
 from engine.chat_template import SPECIAL_TOKEN_KEYS, apply, pick_template
+from engine.errors import ModelError
+
+QUOTE = 120  # characters of the library's message (it may quote a token whole)
+
+
+class TokenizerFileError(ModelError, ValueError):
+    """A model folder's tokenizer files cannot be read; one short line says which and why.
+
+    A ValueError too, for callers that treat an unreadable folder as a nicety lost.
+    """
 
 
 class LightTokenizer:
-    """A tokenizer and chat template from a model folder, without transformers."""
+    """A tokenizer and chat template from a model folder, without transformers.
+
+    Raises:
+        TokenizerFileError: a tokenizer file is missing, damaged or not what it should be.
+        OSError: a file cannot be read.
+    """
 
     def __init__(self, folder: str | Path):
         from tokenizers import Tokenizer
 
         folder = Path(folder)
-        self._tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        cfg_path = folder / "tokenizer_config.json"
-        cfg = json.loads(cfg_path.read_text()) if cfg_path.exists() else {}
-        map_path = folder / "special_tokens_map.json"  # older folders keep them apart
-        mapped = json.loads(map_path.read_text()) if map_path.exists() else {}
-        self.special_tokens_map = {
-            k: (v["content"] if isinstance(v, dict) else v)
-            for k, v in {**mapped, **cfg}.items()
-            if k in SPECIAL_TOKEN_KEYS and v is not None
-        }
-        self.chat_template = pick_template(cfg.get("chat_template"))
+        try:
+            self._tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        except Exception as e:  # noqa: BLE001 - the library's refusal quotes the file
+            first = (str(e).splitlines() or [""])[0]
+            cut = first if len(first) <= QUOTE else f"{first[:QUOTE]}…"
+            raise TokenizerFileError(
+                f"{folder.name}/tokenizer.json cannot be used: {cut}"
+            ) from None
+        cfg = _json_object(folder / "tokenizer_config.json")
+        mapped = _json_object(folder / "special_tokens_map.json")  # older folders keep these
+        named = {k: _token_text(v) for k, v in {**mapped, **cfg}.items() if k in SPECIAL_TOKEN_KEYS}
+        self.special_tokens_map = {k: v for k, v in named.items() if v is not None}
+        try:
+            self.chat_template = pick_template(cfg.get("chat_template"))
+        except (AttributeError, KeyError, TypeError):  # a list of something else
+            raise TokenizerFileError(
+                f"{folder.name}/tokenizer_config.json: chat_template is not a template"
+            ) from None
         jinja_file = folder / "chat_template.jinja"
         if not self.chat_template and jinja_file.exists():
-            self.chat_template = jinja_file.read_text(encoding="utf-8")
+            try:
+                self.chat_template = jinja_file.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                raise TokenizerFileError(f"{folder.name}/chat_template.jinja is not text") from None
 
     @property
     def has_chat_template(self) -> bool:
@@ -70,3 +95,26 @@ class LightTokenizer:
         """Render `messages` with the chat template; token ids if `tokenize`, else text."""
         text = apply(self, messages, add_generation_prompt)
         return self.encode(text, add_special_tokens=False) if tokenize else text
+
+
+def _token_text(value) -> str | None:
+    """A special token's text: the value itself, or an AddedToken dict's `content`."""
+    value = value.get("content") if isinstance(value, dict) else value
+    return value if isinstance(value, str) else None
+
+
+def _json_object(path: Path) -> dict:
+    """A JSON object from `path` ({} when the file is absent).
+
+    Raises:
+        TokenizerFileError: not JSON text, or not an object.
+    """
+    if not path.exists():
+        return {}
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise TokenizerFileError(f"{path.parent.name}/{path.name} is not JSON text") from e
+    if not isinstance(value, dict):
+        raise TokenizerFileError(f"{path.parent.name}/{path.name} is not a JSON object")
+    return value

@@ -6,6 +6,10 @@ still shown, so it must also be recorded: every value outside the range
 `session_schema` accepts is replaced here by the nearest value it accepts
 (or None, "not reported"), and a token says what was changed in `oddities`.
 The journal sanitises what it writes, so no line it writes is rejected on read.
+
+A server can also echo the API key it was sent (in a 401 message, an error event,
+a model name): `scrub_record` / `scrub` replace the key by SCRUBBED in every
+string of a record or message, so the key never reaches the screen or the journal.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ ROUNDING = 1e-3  # a log-probability this far above 0 is p = 1 rounded (the sche
 MAX_BYTES = 64  # a token's raw bytes kept (the schema's limit); longer: text only
 MAX_CANDIDATES = 1000  # of a top list, and of a list of numbers
 MAX_ODDITIES = 16
+SCRUBBED = "***"  # what an API key echoed by a server is replaced with
+MIN_SECRET = 4  # shorter keys are not scrubbed: they would blank ordinary words, guarding nothing
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -229,3 +235,58 @@ def oddities_summary(tokens) -> str | None:
     notes = list(dict.fromkeys(n for t in odd for n in t.oddities))
     more = f"; and {len(notes) - 4} more" if len(notes) > 4 else ""
     return f"{len(odd)} step(s) made valid: " + "; ".join(notes[:4]) + more
+
+
+def scrub(text: str, secret: str | None) -> str:
+    """`text` with every occurrence of `secret` (an API key) replaced by SCRUBBED.
+
+    Args:
+        text: a message or any text a server sent.
+        secret: the API key, or None (nothing to scrub).
+
+    Returns:
+        The text, unchanged when it does not hold the key.
+    """
+    if not secret or len(secret) < MIN_SECRET or secret not in text:
+        return text
+    return text.replace(secret, SCRUBBED)
+
+
+def scrub_record(value, secret: str | None):
+    """A record (or any value inside one) with the API key scrubbed from every string.
+
+    Walks dataclasses, tuples, lists and dicts. A dataclass whose text changed loses
+    its raw `bytes` too (they would spell the key again).
+
+    Args:
+        value: an engine record, or a value inside one.
+        secret: the API key, or None.
+
+    Returns:
+        The same object when it holds no copy of the key (the usual case), else a copy.
+    """
+    if not secret or len(secret) < MIN_SECRET:
+        return value
+    if isinstance(value, str):
+        return scrub(value, secret)
+    if isinstance(value, tuple | list):
+        items = [scrub_record(v, secret) for v in value]
+        same = all(a is b for a, b in zip(items, value, strict=True))
+        return value if same else type(value)(items)
+    if isinstance(value, dict):
+        new = {k: scrub_record(v, secret) for k, v in value.items()}
+        return value if all(new[k] is value[k] for k in value) else new
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = [f.name for f in dataclasses.fields(value)]
+        changed = {}
+        for name in fields:
+            old = getattr(value, name)
+            new = scrub_record(old, secret)
+            if new is not old:
+                changed[name] = new
+        if not changed:
+            return value
+        if "bytes" in fields and getattr(value, "bytes", None) is not None:
+            changed["bytes"] = None
+        return dataclasses.replace(value, **changed)
+    return value

@@ -74,7 +74,10 @@ def _num(v, lo=-math.inf, hi=math.inf, allow_none=False):
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise SchemaError(f"expected a number, got {type(v).__name__}")
-    v = float(v)
+    try:
+        v = float(v)
+    except OverflowError:  # a whole number of hundreds of digits
+        raise SchemaError("a number too large to be one") from None
     if not math.isfinite(v) or not lo <= v <= hi:
         raise SchemaError(f"{v} is out of range [{lo}, {hi}]")
     return v
@@ -86,7 +89,8 @@ def _int(v, lo=0, hi=2**63 - 1, allow_none=False):
     if isinstance(v, bool) or not isinstance(v, int):
         raise SchemaError(f"expected a whole number, got {type(v).__name__}")
     if not lo <= v <= hi:
-        raise SchemaError(f"{v} is out of range [{lo}, {hi}]")
+        shown = v if abs(v) < 10**30 else f"a {v.bit_length()}-bit number"
+        raise SchemaError(f"{shown} is out of range [{lo}, {hi}]")
     return v
 
 
@@ -265,9 +269,11 @@ def clean_record(d) -> dict:
     """
     if not isinstance(d, dict):
         raise SchemaError("a record must be an object")
-    cls = CLASSES.get(d.get("type"))
+    kind = d.get("type")
+    cls = CLASSES.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise SchemaError(f"unknown record type {str(d.get('type'))[:40]!r}")
+        shown = kind[:40] if isinstance(kind, str) else type(kind).__name__
+        raise SchemaError(f"unknown record type {shown!r}")
     out = {"type": d["type"]}
     for f in fields(cls):
         if f.name == "type":
@@ -311,6 +317,8 @@ def clean_settings(d) -> dict:
         if "chat_template" in d and not isinstance(d["chat_template"], bool):
             raise SchemaError("chat_template must be true or false")
         settings = SamplingSettings.from_dict(d).validate()
-    except (SettingsError, TypeError) as e:
-        raise SchemaError(f"settings: {e}") from None
+    except OverflowError:  # a whole number of hundreds of digits
+        raise SchemaError("settings: a number too large to be one") from None
+    except (SettingsError, TypeError, ValueError) as e:
+        raise SchemaError(f"settings: {str(e)[:200]}") from None
     return settings.to_dict()

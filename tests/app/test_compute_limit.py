@@ -5,9 +5,7 @@ own product at the model's MLP shape, and an achieved figure above it says so.""
 from __future__ import annotations
 
 import json
-import time
 
-import mlx.core as mx
 import pytest
 
 from app.inside.hardware_view import HardwareView
@@ -72,21 +70,28 @@ def test_hardware_view_titles_an_achieved_figure_above_the_limit(qtbot):
     assert ticks[1][1] == "limit (estimate)"
 
 
-def test_limit_is_mlx_at_the_models_shape(smollm, default_model_path):
-    from engine.backends.mlx.gemm_limit import CHUNK, gemm_limit
+def test_limit_is_mlx_at_the_models_shape(smollm, default_model_path, monkeypatch):
+    """MLX's own product at the model's MLP shape, measured once per shape (no speed is
+    asserted: two timings of the same product on a shared machine differ by whatever
+    else runs; the product's rate itself is in `logitscope bench`)."""
+    import math
+
+    from engine.backends.mlx import gemm_limit as limit
 
     config = json.loads((default_model_path / "config.json").read_text())
     k, n = config["hidden_size"], config["intermediate_size"]
-    gflops, source = gemm_limit(smollm.model)
-    assert f"{CHUNK} x {k} x {n} product" in source
-    a, b = mx.ones((CHUNK, k)), mx.ones((k, n))  # the same product, timed here
-    mx.eval(a, b, a @ b)
-    best = min(_seconds(a, b) for _ in range(3))
-    here = 2 * CHUNK * k * n / best / 1e9
-    assert 0.25 < gflops / here < 4  # same library and shape: same order (a shared machine)
+    cached: dict = {}  # this test's own cache: the machine's may hold the shape already
+    monkeypatch.setattr(limit, "read_json", lambda _name: dict(cached))
+    monkeypatch.setattr(limit, "write_json", lambda _name, data: cached.update(data))
+    measured, real = [], limit.measure_gflops
 
+    def measure(*shape):
+        measured.append(shape)
+        return real(*shape, reps=1)
 
-def _seconds(a, b) -> float:
-    t = time.perf_counter()
-    mx.eval(a @ b)
-    return time.perf_counter() - t
+    monkeypatch.setattr(limit, "measure_gflops", measure)
+    gflops, source = limit.gemm_limit(smollm.model)
+    assert measured == [(limit.CHUNK, k, n)]
+    assert f"{limit.CHUNK} x {k} x {n} product" in source
+    assert 0 < gflops < math.inf
+    assert limit.gemm_limit(smollm.model) == (gflops, source) and len(measured) == 1

@@ -101,3 +101,30 @@ def test_branch_and_sample_from_the_command_line(default_model_path, smollm, tmp
 def _write(path, doc):
     path.write_text(json.dumps(doc), encoding="utf-8")
     return path
+
+
+def test_refused_branches_leave_no_run_in_the_session(default_model_path):
+    """A branch or sample refused for its input prints one line, exits 2 and adds
+    nothing to the parent's session: checked here or by the engine (the vocabulary)."""
+    before = set(sessions_dir().glob("*.jsonl"))
+    p = cli("generate", "--prompt", PROMPT, "--temp", "0", "--max-tokens", "3")
+    assert p.returncode == 0, p.stderr
+    (path,) = set(sessions_dir().glob("*.jsonl")) - before
+    parent_id = f"{path.stem}/1"
+    journal = path.read_bytes()
+    refused = [
+        (["branch", "--token-id", "99999999"], "token id 99999999 is not in this model's"),
+        (["branch", "--token", " not one token", "--json"], "it tokenizes as 3 tokens"),
+        (["branch", "--token", ""], "--token is empty"),
+        (["branch", "--token-id", "-3"], "--token-id must be a token id (0 or more), not -3"),
+        (["sample", "--n", "2", "--seed", "-5"], "--seed must be a whole number from 0 to"),
+        (["sample", "--n", "2", "--seed", str(2**63 - 1)], "(sample i runs with seed S + i)"),
+    ]
+    for (command, *options), message in refused:
+        r = cli(command, parent_id, "--step", "1", *options)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2, (options, r.stderr)
+        assert len(lines) == 1 and lines[0].startswith("logitscope: error: "), lines
+        assert message in lines[0]
+        assert path.read_bytes() == journal, f"{options} left a run in the session"
+    assert len(read_session(path).runs) == 1

@@ -244,3 +244,35 @@ def _sessions(tmp_path) -> Path:
     folder = tmp_path / "data" / "sessions"
     folder.mkdir(parents=True)
     return folder
+
+
+BAD_LAB = {
+    "quant --bits 4,,4": (["quant", "--prompt", "hi", "--bits", "4,,4"], "each once, not '4,,4'"),
+    "quant --bits 4,4": (["quant", "--prompt", "hi", "--bits", "4,4"], "each once, not '4,4'"),
+    "quant --bits 8,": (["quant", "--prompt", "hi", "--bits", "8,"], "each once, not '8,'"),
+    "batch --sizes ,1": (["batch", "--sizes", ",1"], "each once, not ',1'"),
+    "cache --kv-bits 8,,4": (["cache", "--kv-bits", "8,,4"], "each once, not '8,,4'"),
+    "cache: a surrogate in the prompt": (["cache", "--prompt", "a\udcff b"], "not valid text"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_LAB))
+def test_bad_lab_input_is_exit_2(tmp_path, case):
+    """Refused before any model loads: the same check as generate's prompt."""
+    args, words = BAD_LAB[case]
+    p = run(
+        [
+            sys.executable,
+            "-c",
+            f"import sys; from engine.cli import main; sys.exit(main({['lab', *args]!r}))",
+        ],
+        tmp_path,
+        raw=True,
+    )
+    line = one_line_error(p)
+    assert p.returncode == 2 and words in line, line
+
+
+def test_lab_cache_refuses_a_prompt_that_is_not_utf8(tmp_path):
+    p = run(["lab", "cache", "--prompt", "-"], tmp_path, stdin=b"caf\xe9 \xff")
+    assert p.returncode == 2 and "not valid UTF-8" in one_line_error(p)

@@ -220,6 +220,8 @@ def test_an_unreachable_hub_gives_a_clear_message(tmp_path, monkeypatch):
     monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setattr(hc, "ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # the hub client reads this
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setattr(
         hc,
         "HUGGINGFACE_CO_URL_TEMPLATE",

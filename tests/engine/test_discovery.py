@@ -17,7 +17,8 @@ from engine.models.discovery import discover
 @pytest.fixture
 def home(tmp_path, monkeypatch, smollm_gguf):
     """A home with LM Studio, Ollama, an HF cache and llama.cpp's cache, each holding
-    the shipped GGUF (linked, not copied)."""
+    the shipped GGUF (hard-linked, not copied: discovery follows no symbolic link out
+    of the folder it scans)."""
     for var in ("OLLAMA_MODELS", "LLAMA_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -25,7 +26,7 @@ def home(tmp_path, monkeypatch, smollm_gguf):
 
     def link(path):
         path.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(smollm_gguf, path)
+        os.link(smollm_gguf, path)
 
     link(tmp_path / ".lmstudio/models/bartowski/SmolLM2-GGUF/SmolLM2-135M-Instruct-Q4_1.gguf")
     link(tmp_path / ".lmstudio/models/bartowski/SmolLM2-GGUF/mmproj-f16.gguf")  # not a model
@@ -103,7 +104,7 @@ def test_user_folder_and_env_roots(home, tmp_path_factory, monkeypatch, smollm_g
     from engine.models.model_prefs import set_user_folders
 
     mine = tmp_path_factory.mktemp("mine")
-    os.symlink(smollm_gguf, mine / "my-model.gguf")
+    os.link(smollm_gguf, mine / "my-model.gguf")
     moved = tmp_path_factory.mktemp("ollama")
     os.rename(home / ".ollama/models", moved / "models")
     monkeypatch.setenv("OLLAMA_MODELS", str(moved / "models"))

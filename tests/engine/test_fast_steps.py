@@ -1,9 +1,10 @@
 """Fast steps (the near-free model: SmolLM2's vocabulary, one layer of width 64,
 ~3 ms a step here) take the pipelined path of engine/backends/mlx/decode.py: the
 next step is queued before the current one is read. Its numbers must stay true:
-the same greedy tokens and log-probabilities as bare mlx-lm, TTFT and the decode
-rate of the same order as mlx-lm's own loop, and a whole run's host statistics
-equal to the same steps computed inline."""
+the same greedy tokens and log-probabilities as bare mlx-lm, each token stamped once,
+in order, when read, the done record's TTFT and rate derived from those stamps, and a
+whole run's host statistics equal to the same steps computed inline. (The rate against
+mlx-lm's own loop is a benchmark, not a test: scripts/bench_fast_steps.py.)"""
 
 from __future__ import annotations
 
@@ -32,26 +33,42 @@ def near_free(tmp_path_factory, default_model_path):
 
 
 @pytest.mark.parametrize("n", [3, 60])
-def test_fast_steps_report_true_speeds(near_free, n):
+def test_fast_steps_are_stamped_as_they_are_read(near_free, n):
+    """Each token's stamp, and the figures the done record derives from the stamps.
+
+    No speed is asserted: on a shared machine a rate is noise. How the engine's rate
+    compares with bare mlx-lm's is measured by scripts/bench_fast_steps.py (and
+    `logitscope bench --synthetic`), recorded in BENCHMARKS.md.
+    """
     lm = near_free
     settings = SamplingSettings(temperature=0, max_tokens=n, prompt_cache=False)
     text = apply(lm.tokenizer, [{"role": "user", "content": PROMPT}], True)
-    ours, bare = [], []
-    for _ in range(5):  # a 3-token rate rests on 2 steps of ~3 ms: one hiccup halves it
-        t0 = time.perf_counter()
-        r = collect(generate_records(lm, PROMPT, settings))
-        wall = time.perf_counter() - t0
-        ours.append(r.done.decode_tps)
-        rate, ids = bare_decode(lm.model, lm.tokenizer, text, n)
-        bare.append(rate)
-        assert [t.token_id for t in r.tokens] == ids  # the same greedy tokens
-        stamps = [t.elapsed_s for t in r.tokens]
-        assert stamps == sorted(stamps) and stamps[-1] <= wall
-        assert r.done.ttft_s == pytest.approx(stamps[0])
-        assert r.done.decode_s == pytest.approx(stamps[-1] - stamps[0])
-    # Best of five each; the error this guards against (a step stamped late) is a
-    # factor of 2 or more on a 3-token run.
-    assert 1 / 1.5 < max(ours) / max(bare) < 1.5, (ours, bare)
+    records, arrived = [], []  # arrived: when each token record reached us
+    t0 = time.perf_counter()  # before the engine's own clock starts
+    for record in generate_records(lm, PROMPT, settings):
+        records.append(record)
+        if record.type == "token":
+            arrived.append(time.perf_counter() - t0)
+    wall = time.perf_counter() - t0
+    r = collect(records)
+    _rate, ids = bare_decode(lm.model, lm.tokenizer, text, n)
+    assert [t.token_id for t in r.tokens] == ids  # the same greedy tokens
+    assert [t.step for t in r.tokens] == list(range(n)) and r.done.generated_tokens == n
+    assert [t.context_tokens for t in r.tokens] == [r.done.prompt_tokens + i + 1 for i in range(n)]
+    stamps = [t.elapsed_s for t in r.tokens]
+    assert all(a < b for a, b in zip(stamps, stamps[1:], strict=False))  # one stamp per step
+    assert all(s <= a for s, a in zip(stamps, arrived, strict=True))  # none from the future
+    assert stamps[-1] <= r.done.elapsed_s <= wall
+    # Each latency is the gap since the step before (the first: since the request).
+    gaps = [stamps[0]] + [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+    assert [t.latency_s for t in r.tokens] == pytest.approx(gaps)
+    prefill = [x for x in records if x.type == "prefill"]
+    assert [x.elapsed_s for x in prefill] == sorted(x.elapsed_s for x in prefill)
+    assert prefill[-1].processed == prefill[-1].total and prefill[-1].elapsed_s <= stamps[0]
+    # The done record's figures come from those stamps and nothing else.
+    assert r.done.ttft_s == pytest.approx(stamps[0])
+    assert r.done.decode_s == pytest.approx(stamps[-1] - stamps[0])
+    assert r.done.decode_tps == pytest.approx((n - 1) / (stamps[-1] - stamps[0]))
 
 
 def test_pipelined_run_numbers_equal_inline_ones(near_free):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
 
 import pytest
 from mlx_lm import stream_generate
@@ -68,15 +67,15 @@ def test_engine_process_survives_kill_9(engine_client, default_model_path):
 def test_cancel_through_the_engine_process(engine_client, default_model_path):
     settings = SamplingSettings(temperature=0, max_tokens=200)
     result = RunResult()
-    cancelled_at = []
+    cancelled = False
     for rec in engine_client.generate(
         "Count from one to one hundred.", settings, str(default_model_path)
     ):
         result.add(rec)
-        if rec.type == "token" and len(result.tokens) == 4 and not cancelled_at:
-            cancelled_at.append(time.perf_counter())
+        if rec.type == "token" and len(result.tokens) == 4 and not cancelled:
+            cancelled = True
             threading.Thread(target=engine_client.cancel).start()
     assert result.done.finish_reason == "cancelled"
+    # Cancelling is checked between tokens: it lands within two steps (counted, not timed).
     assert 4 <= result.done.generated_tokens <= 6
     assert result.done.text == result.text
-    assert time.perf_counter() - cancelled_at[0] < 1.0

@@ -104,7 +104,23 @@ def test_nothing_but_keep_alives_is_a_clear_error(server, tmp_path):
 def test_an_endless_event_is_bounded(server, tmp_path):
     server.stream = lambda write: (write(token("a") + b"data: "), forever(write, b"x" * 2**16))
     shown, _ = journaled_run(server, tmp_path)
-    ends_with_error(shown, "one event of more than 32 MB", 1)
+    ends_with_error(shown, "one event of more than 16 MB", 1)
+
+
+def test_a_token_over_1_mb_is_refused_with_its_size(server, tmp_path):
+    server.stream = lambda write: (write(token("a")), write(token("x" * (2**20 + 1))))
+    shown, _ = journaled_run(server, tmp_path)
+    message = ends_with_error(shown, "a token of 1,048,577 characters (at most 1,048,576", 1)
+    assert "partial answer is kept" in message
+
+
+def test_a_5_mb_token_in_a_10_mb_event_is_refused(server, tmp_path):
+    """The event that froze the window: refused whole, nothing of it shown or kept."""
+    big = "y" * 5 * 2**20
+    chunk = {"choices": [{"index": 0, "delta": {"content": big}, "finish_reason": None}]}
+    server.stream = lambda write: (write(token("a")), write(event({**chunk, "pad": big})))
+    shown, _ = journaled_run(server, tmp_path)
+    ends_with_error(shown, "a token of 5,242,880 characters", 1)
 
 
 def test_all_tokens_then_silence_ends_as_length(server, tmp_path):
@@ -366,3 +382,39 @@ def test_the_seed_drawn_is_in_the_stats_line_and_the_exports(server, tmp_path):
     assert run.settings["seed"] is None and run.done.seed == seed
     assert f"| seed | `{seed}` |" in render("md", session, [run])
     assert f"seed={seed}" in render("html", session, [run])
+
+
+# -- 13. non-streamed answers: bounded in size and time ------------------------------
+def list_models(server, timeout: float):
+    import httpx
+
+    from engine.backends.openai.catalogue import server_info
+
+    with httpx.Client() as client:
+        return server_info(client, server.url, None, timeout)
+
+
+def test_a_model_list_that_drips_forever_ends_at_its_deadline(server):
+    server.models = lambda write: (write(b'{"data": ['), forever(write, b" ", 0.01))
+    t0 = time.monotonic()
+    with pytest.raises(ServerError, match="did not finish answering in time"):
+        list_models(server, STALL_S)
+    assert STALL_S <= time.monotonic() - t0 < NEVER_ENDED
+
+
+def test_a_model_list_over_16_mb_is_refused(server):
+    server.models = lambda write: (write(b'{"data": ['), forever(write, b" " * 2**20))
+    with pytest.raises(ServerError, match="answered with more than 16 MB"):
+        list_models(server, 60.0)
+
+
+def test_a_deeply_nested_model_list_is_not_an_internal_error(server):
+    server.models = (200, b"[" * 100_000 + b"]" * 100_000, 0.0)
+    with pytest.raises(ServerError, match="did not answer with JSON"):
+        list_models(server, 5.0)
+
+
+def test_a_deeply_nested_event_is_a_malformed_event(server, tmp_path):
+    server.stream = lambda write: (write(token("a")), write(b"data: " + b"[" * 100_000 + b"\n\n"))
+    shown, _ = journaled_run(server, tmp_path)
+    ends_with_error(shown, "the server sent a malformed event", 1)

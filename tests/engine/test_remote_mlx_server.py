@@ -112,3 +112,22 @@ def test_sampled_run_gets_logprobs_for_every_token(mlx_server, engine_client):
         assert lps == sorted(lps, reverse=True)
         if t.logprob >= lps[-1]:
             assert t.token_id in [c.token_id for c in t.top]
+
+
+def test_json_sends_each_step_once(mlx_server, capsys):
+    """mlx_lm.server's log-probabilities come in a second pass: `--json` prints each
+    step once, with them (not first with stand-in ids and again with the real ones)."""
+    from engine.cli import main
+
+    args = ["generate", "--endpoint", mlx_server, "--prompt", PROMPT, "--temp", "0"]
+    assert main([*args, "--max-tokens", "4", "--json", "--no-log"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    tokens = [r for r in lines if r["type"] == "token"]
+    done = lines[-1]
+    assert [t["step"] for t in tokens] == [0, 1, 2, 3] and done["type"] == "done"
+    assert all(t["token_id"] >= 0 and t["logprob"] is not None for t in tokens)
+    assert [t["context_tokens"] for t in tokens] == [
+        done["prompt_tokens"] + k for k in (1, 2, 3, 4)
+    ]
+    assert "".join(t["text"] for t in tokens) == done["text"]
+    assert not any("revision" in r for r in lines)

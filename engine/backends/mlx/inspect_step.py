@@ -9,10 +9,11 @@ inspects the prompt alone (what it predicts next).
 
 from __future__ import annotations
 
-from engine.backends.mlx.inside import MAX_POSITIONS, Inspection, attention_weights, logit_lens
+from engine.backends.mlx.inside import Inspection, attention_weights, logit_lens
 from engine.errors import SettingsError
 from engine.prompt import encode_prompt
 from engine.records import InspectRecord, token_label
+from engine.settings import MAX_LENS_TOP
 
 WHATS = ("attention", "lens", "journey", "position")
 
@@ -40,6 +41,8 @@ def inspect_step(backend, prompt, settings, request: dict) -> InspectRecord:
     what = request.get("what")
     if what not in WHATS:
         raise SettingsError(f"unknown view '{what}': choose one of {', '.join(WHATS)}")
+    if what == "lens":
+        _lens_top(request)  # refused before any forward pass
     if backend.inspection is None:
         backend.inspection = Inspection(backend.lm.model)
     ids, step, chosen, n_prompt = _ids(backend, prompt, settings, request)
@@ -58,7 +61,8 @@ def inspect_step(backend, prompt, settings, request: dict) -> InspectRecord:
             "attention), so its weights cannot be shown; the logit lens still works"
         )
     labels = tuple(token_label(backend.lm.token_bytes(i)) for i in ids)
-    data: dict = {"truncated": len(ids) == MAX_POSITIONS, "chosen": chosen}
+    # an inspection covers the last MAX_POSITIONS tokens: say how many there were
+    data: dict = {"truncated": full > len(ids), "context_tokens": full, "chosen": chosen}
     if what == "position":
         from engine.backends.mlx.position import attention_by_position
 
@@ -77,8 +81,7 @@ def inspect_step(backend, prompt, settings, request: dict) -> InspectRecord:
             query_row_by_head=weights[:, -1, :].round(6).tolist(),
         )
     else:
-        top_k = int(request.get("top_k", 5))
-        rows = logit_lens(backend.lm.model, p, len(ids) - 1, top_k, chosen)
+        rows = logit_lens(backend.lm.model, p, len(ids) - 1, _lens_top(request), chosen)
         words = {i for r in rows for i, _p in r["top"]} | (
             {chosen} if chosen is not None else set()
         )
@@ -88,3 +91,13 @@ def inspect_step(backend, prompt, settings, request: dict) -> InspectRecord:
     return InspectRecord(
         what=what, step=step, layers=layers, heads=heads, ids=tuple(ids), labels=labels, data=data
     )
+
+
+def _lens_top(request: dict) -> int:
+    """The lens's predictions per layer (`top_k`, 5 by default), checked."""
+    top_k = request.get("top_k", 5)
+    if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= MAX_LENS_TOP:
+        raise SettingsError(
+            f"the lens keeps 1 to {MAX_LENS_TOP} predictions per layer, not {top_k!r}"
+        )
+    return top_k

@@ -26,7 +26,7 @@ import mlx.nn as nn
 import numpy as np
 
 from engine.backends.mlx.funnel import ORDER_NOTE, sampling_funnel
-from engine.backends.mlx.inside import Pass, logit_lens
+from engine.backends.mlx.inside import MAX_POSITIONS, Pass, logit_lens
 from engine.backends.mlx.run_records import kv_cache_bytes
 from engine.records import InspectRecord, token_label
 
@@ -233,7 +233,9 @@ def projection(model, cap: StepCapture, chosen) -> dict:
     return out
 
 
-def journey(lm, ids: list[int], n_prompt: int, chosen, settings, history: list[int]) -> dict:
+def journey(
+    lm, ids: list[int], n_prompt: int, chosen, settings, history: list[int], step=None
+) -> dict:
     """The seven sections of one step (the pass over `ids` predicts `chosen`).
 
     Args:
@@ -243,6 +245,8 @@ def journey(lm, ids: list[int], n_prompt: int, chosen, settings, history: list[i
         chosen: the token the run took at this step (None: the prompt alone).
         settings: the run's SamplingSettings.
         history: the token ids the repetition penalty saw (all of `ids`, untruncated).
+        step: the answer step inspected (default: the answer tokens in `ids`); given
+            when `ids` is the end of a longer context.
 
     Returns:
         dict with tokenization, embedding, layers (attention and feed-forward),
@@ -252,7 +256,7 @@ def journey(lm, ids: list[int], n_prompt: int, chosen, settings, history: list[i
     cap, before, bytes_before, bytes_after = feed_step(model, ids)
     shown = ids + ([chosen] if chosen is not None else [])
     eos = set(lm.tokenizer.eos_token_ids)
-    step = len(ids) - n_prompt
+    step = len(ids) - n_prompt if step is None else step
     stop = chosen is not None and chosen in eos
     at_limit = chosen is not None and step + 1 >= settings.max_tokens
     return {
@@ -297,9 +301,20 @@ def _referenced(data: dict) -> set[int]:
 
 def journey_record(lm, ids: list[int], n_prompt: int, step, chosen, settings) -> InspectRecord:
     """The journey of step `step` as an InspectRecord (what = "journey"); `data` holds
-    `journey`'s sections and token_labels for the ids they name."""
-    data = journey(lm, ids, n_prompt, chosen, settings, history=list(ids))
+    `journey`'s sections and token_labels for the ids they name.
+
+    Like every inspection it covers the last MAX_POSITIONS tokens of the context
+    (`truncated`, `context_tokens` say so): one pass over a very long prompt would
+    take minutes and gigabytes. The repetition penalty still sees every token.
+    """
+    history, full = list(ids), len(ids)
+    ids = ids[-MAX_POSITIONS:]
+    kept_prompt = max(0, n_prompt - (full - len(ids)))
+    answered = full - n_prompt  # the answer tokens before this step
+    data = journey(lm, ids, kept_prompt, chosen, settings, history=history, step=answered)
     data["chosen"] = chosen
+    data["truncated"] = full > len(ids)
+    data["context_tokens"] = full
     data["token_labels"] = {str(i): token_label(lm.token_bytes(i)) for i in _referenced(data)}
     labels = tuple(t[1] for t in data["tokenization"]["tokens"][: len(ids)])
     layers = len(data["layers"])

@@ -8,7 +8,8 @@ What each server reports (see README "Remote servers"):
 - mlx_lm.server: no logprobs while streaming. The text streams live, then one
   non-streamed pass with the same seed gives the logprobs, with the generated
   token recovered from its unsorted, mislabelled top list; the tokens are
-  re-sent with them (a token record for a step already sent supersedes it).
+  re-sent with them (a token record for a step already sent supersedes it;
+  `generate --json` prints each step once: engine/cli/json_steps.py).
 """
 
 from __future__ import annotations
@@ -38,13 +39,15 @@ from engine.backends.openai.shapes import (
     zip_mlx_lm,
 )
 from engine.backends.openai.sse import Cancelled, SSEStream, Stalled
-from engine.errors import ModelError, ServerError
+from engine.errors import LogitscopeError, ModelError, ServerError
 from engine.prompt import as_messages, check_text
 from engine.records import ModelRecord, ProgressRecord, Record
+from engine.sessions.sanitize import scrub, scrub_record
 from engine.settings import SamplingSettings
 
 BASE_CAPS = ("chosen_logprob", "raw_top", "entropy_top_k")
 MODELS_TIMEOUT_S = 10.0  # for /v1/models: a slow listing is skipped, not waited for
+MAX_TOKEN_CHARS = 2**20  # one token's (or chunk's) text from a server: 1 MB, beyond is refused
 END_GRACE_S = 5.0  # after max_tokens, how long the usage and finish chunks may take
 CAPABILITIES = {
     "llama.cpp": (*BASE_CAPS, "sampled_top", "timings", "token_ids", "context"),
@@ -81,7 +84,20 @@ class OpenAIBackend:
         return self._http
 
     def load(self, model: str | None, progress: Progress) -> ModelRecord:
-        """Ask the server for its models and pick the spec's one; see Backend.load."""
+        """Ask the server for its models and pick the spec's one; see Backend.load.
+
+        The API key is scrubbed from every message and from the record (a server
+        may echo it)."""
+        key = self.api_key
+        try:
+            self.record = scrub_record(
+                self._load(model, lambda m, f: progress(scrub(m, key), f)), key
+            )
+        except LogitscopeError as e:
+            raise _scrubbed(e, key) from None
+        return self.record
+
+    def _load(self, model: str | None, progress: Progress) -> ModelRecord:
         spec = parse_remote(model or "")
         check_model_id(spec.model)
         if self.api_key is not None:
@@ -185,7 +201,16 @@ class OpenAIBackend:
         continuation=None,
     ) -> Iterator[Record]:
         """One streamed generation on the server; see Backend.generate. With a
-        `continuation`, a branch of a raw-completion answer (openai/branch.py)."""
+        `continuation`, a branch of a raw-completion answer (openai/branch.py).
+        The API key is scrubbed from every record and error (a server may echo it)."""
+        key = self.api_key
+        try:
+            for record in self._generate(prompt, settings, should_stop, continuation):
+                yield scrub_record(record, key)
+        except LogitscopeError as e:
+            raise _scrubbed(e, key) from None
+
+    def _generate(self, prompt, settings, should_stop, continuation) -> Iterator[Record]:
         if continuation is not None:
             from engine.backends.openai.branch import continue_on_server
 
@@ -216,6 +241,7 @@ class OpenAIBackend:
                 if text or entries or reasoning or reason:
                     sse.progressed()
                 infos = [parse_entry(e) for e in entries[: limit - len(run.tokens)]]
+                _check_size(text, reasoning, infos)
                 if len(infos) < len(entries):
                     text = ""  # cut to max_tokens: the entries' own text counts
                 now = time.perf_counter()
@@ -329,6 +355,27 @@ class OpenAIBackend:
         if self._http is not None:
             self._http.close()
             self._http = None
+
+
+def _check_size(text: str, reasoning: str, infos: list) -> None:
+    """Refuse a chunk whose text, or one of its tokens, is over MAX_TOKEN_CHARS.
+
+    Raises:
+        ServerError: the size, the bound, and that the partial answer is kept.
+    """
+    sizes = [len(text), len(reasoning)]
+    sizes += [max(len(i.text), len(i.raw or b"")) for i in infos]
+    if max(sizes) > MAX_TOKEN_CHARS:
+        raise ServerError(
+            f"the server sent a token of {max(sizes):,} characters (at most "
+            f"{MAX_TOKEN_CHARS:,}, 1 MB) and the request was stopped; the partial answer is kept"
+        )
+
+
+def _scrubbed(error: LogitscopeError, secret: str | None) -> LogitscopeError:
+    """The same error (its class and attributes kept) with the API key scrubbed."""
+    error.args = tuple(scrub(a, secret) if isinstance(a, str) else a for a in error.args)
+    return error
 
 
 def _finish_reason(finish: str, settings: SamplingSettings) -> str:

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import httpx
 
 from engine import environment
 from engine.errors import ServerError, SettingsError
-from engine.sessions.sanitize import clean_text
+from engine.sessions.sanitize import clean_text, scrub
 
 CONNECT_S = 10.0
 STALL_S = 120.0  # silence allowed from a server mid-request (env LOGITSCOPE_SERVER_TIMEOUT)
@@ -62,9 +63,10 @@ def auth_headers(api_key: str | None) -> dict:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
-def describe_status(status: int, body: str, url: str) -> str:
-    """One line for an HTTP error, with what to do about it."""
-    detail = " ".join(body.split())
+def describe_status(status: int, body: str, url: str, secret: str | None = None) -> str:
+    """One line for an HTTP error, with what to do about it; `secret` (the API key
+    sent, which a server may echo in its message) is scrubbed from it."""
+    detail = " ".join(scrub(body, secret).split())
     if detail[:200].lower().lstrip().startswith(("<!doctype", "<html")):
         title = re.search(r"<title[^>]*>(.*?)</title", detail, re.I | re.S)
         detail = f"an HTML page: {title.group(1).strip()}" if title else "an HTML page"
@@ -73,7 +75,9 @@ def describe_status(status: int, body: str, url: str) -> str:
         detail = err.get("message", detail) if isinstance(err, dict) else str(err or detail)
     except (ValueError, AttributeError):
         pass
-    detail = clean_text(detail[:200])[0]  # a lone surrogate from a JSON escape: not printable
+    detail = clean_text(scrub(detail, secret)[:200])[
+        0
+    ]  # a lone surrogate from a JSON escape: not printable
     hint = {
         401: "the server wants an API key: set one with Add server… (or --api-key-env)",
         403: "the API key was refused: check it with Add server…",
@@ -112,6 +116,10 @@ class RequestFailed(ServerError):
         self.status, self.unreachable = status, unreachable
 
 
+MAX_JSON_BYTES = 16 * 2**20  # of a non-streamed answer (a model list, mlx_lm.server's pass)
+ERROR_BODY_BYTES = 64 * 1024  # of an HTTP error's body, enough for its message
+
+
 def _request(
     client: httpx.Client,
     method: str,
@@ -120,25 +128,58 @@ def _request(
     body: dict | None = None,
     timeout: float | None = None,
 ) -> tuple[dict, httpx.Headers]:
-    """One JSON request; every failure becomes a RequestFailed with a readable message."""
+    """One JSON request; every failure becomes a RequestFailed with a readable message.
+    The answer is read within `timeout` (else the client's read timeout) in all, and
+    at most MAX_JSON_BYTES of it: a server dripping or flooding is stopped."""
     kw = {"timeout": httpx.Timeout(timeout, connect=CONNECT_S)} if timeout else {}
+    deadline = time.monotonic() + (timeout or client.timeout.read or STALL_S)
     try:
-        r = client.request(method, url, json=body, headers=auth_headers(api_key), **kw)
+        with client.stream(method, url, json=body, headers=auth_headers(api_key), **kw) as r:
+            error = r.status_code >= 400
+            raw = _read(r, url, ERROR_BODY_BYTES if error else MAX_JSON_BYTES, deadline, error)
     except (httpx.HTTPError, httpx.InvalidURL) as e:
         raise RequestFailed(
             describe_exception(e, url), None, isinstance(e, httpx.ConnectError)
         ) from None
-    if r.status_code >= 400:
-        raise RequestFailed(describe_status(r.status_code, r.text, url), r.status_code)
+    if error:
+        text = raw.decode("utf-8", "replace")
+        raise RequestFailed(describe_status(r.status_code, text, url, api_key), r.status_code)
     try:
-        data = r.json()
-    except ValueError:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
         raise RequestFailed(
             f"{url} did not answer with JSON: is it an OpenAI-compatible server?", r.status_code
         ) from None
     if not isinstance(data, dict):
         raise RequestFailed(f"{url} answered with unexpected JSON (not an object)", r.status_code)
     return data, r.headers
+
+
+def _read(r: httpx.Response, url: str, limit: int, deadline: float, cut: bool) -> bytes:
+    """The body of `r`, at most `limit` bytes (`cut`: the rest ignored, else refused)
+    and read before `deadline` (time.monotonic()).
+
+    Raises:
+        RequestFailed: the body is longer than `limit` (unless `cut`) or still coming
+            at the deadline.
+    """
+    data = bytearray()
+    for chunk in r.iter_bytes():
+        data += chunk
+        if len(data) > limit:
+            if cut:
+                break
+            raise RequestFailed(
+                f"{url} answered with more than {limit / 2**20:g} MB: is it an "
+                "OpenAI-compatible server?",
+                r.status_code,
+            )
+        if time.monotonic() > deadline:
+            raise RequestFailed(
+                f"{url} did not finish answering in time: the server may be overloaded or stuck",
+                r.status_code,
+            )
+    return bytes(data[:limit])
 
 
 def get_json(

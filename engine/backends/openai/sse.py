@@ -21,7 +21,7 @@ from engine.sessions.sanitize import clean_text
 
 POLL_S = 0.05
 HEARTBEAT_S = 5.0
-MAX_EVENT_BYTES = 32 * 2**20  # one SSE event: room for a 1 MB token, its bytes listed twice
+MAX_EVENT_BYTES = 16 * 2**20  # one SSE event: room for a 1 MB token, its text and bytes twice
 QUEUE_EVENTS = 256  # events read ahead of the consumer; a flooding server waits
 ERROR_BODY_BYTES = 64 * 1024  # of an HTTP error's body, enough for its message
 
@@ -95,7 +95,9 @@ class SSEStream:
                 self.server = r.headers.get("server", "").lower()
                 if r.status_code >= 400:
                     body = _bounded_body(r, ERROR_BODY_BYTES)
-                    self._put(("error", describe_status(r.status_code, body, self.url)))
+                    self._put(
+                        ("error", describe_status(r.status_code, body, self.url, self.api_key))
+                    )
                     return
                 for event in iter_events(r.iter_bytes(), self.max_event_bytes):
                     if not self._put(("event", event)):
@@ -176,7 +178,7 @@ def _event(sse: SSEEvent):
         return None
     try:
         obj = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past Python's limit: malformed too
         raise ServerError(f"the server sent a malformed event ({data[:80]!r})") from None
     if not isinstance(obj, dict):
         raise ServerError(f"the server sent an unexpected event ({data[:80]!r})")
