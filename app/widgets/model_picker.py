@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.preferences import compute_preference, set_compute_preference
-from engine.models.catalogue import list_models
+from engine.models.catalogue import list_models, list_models_report
 from engine.models.default_model import DEFAULT_MODEL_NAME
 from engine.models.display_name import display_name, short_model_id
 from engine.records import ModelRecord
@@ -68,13 +68,19 @@ def model_fit_at_options(info):
     return model_fit(info, opts.context_length, opts.kv_bits)
 
 
-def fill_models(combo: QComboBox) -> None:
+PICKER_TIP = "Installed models; pick one to load it"
+SKIPPED_SHOWN = 12  # lines of the "left out" tooltip (the command line lists them all)
+
+
+def fill_models(combo: QComboBox) -> list:
     """Installed models (the default first), then every remembered server's models;
-    each item's data is the model spec the engine takes (None: the default model)."""
+    each item's data is the model spec the engine takes (None: the default model).
+    Returns what discovery left out (engine.models.scan_guard.Skipped), each with why."""
     from app.core.servers import server_models
 
     combo.clear()
-    models = list_models()
+    listing = list_models_report()
+    models = listing.models
     if not any(m.name == DEFAULT_MODEL_NAME for m in models):
         combo.addItem(f"{DEFAULT_MODEL_NAME} (downloads on first use)", None)
     for m in models:
@@ -94,6 +100,19 @@ def fill_models(combo: QComboBox) -> None:
         combo.addItem(label, spec)
         base, _, model_id = spec.partition("#")
         combo.setItemData(combo.count() - 1, f"{model_id}\non {base}", Qt.ToolTipRole)
+    return list(listing.skipped)
+
+
+def skipped_text(skipped: list) -> str:
+    """The picker's tooltip line about what discovery left out, and why (or "")."""
+    if not skipped:
+        return ""
+    n = len(skipped)
+    lines = [f"{n} item{'s' * (n != 1)} left out of this list:"]
+    lines += [f"• {s.text()[:200]}" for s in skipped[:SKIPPED_SHOWN]]
+    if n > SKIPPED_SHOWN:
+        lines.append(f"… and {n - SKIPPED_SHOWN} more (logitscope models --verbose lists all)")
+    return "\n".join(lines)
 
 
 class ModelPicker(QWidget):
@@ -108,7 +127,7 @@ class ModelPicker(QWidget):
         self.combo = QComboBox()
         self.combo.setMinimumWidth(200)
         self.combo.setMaximumWidth(360)
-        self.combo.setToolTip("Installed models; pick one to load it")
+        self.combo.setToolTip(PICKER_TIP)
         self.open_button = QPushButton("Open…")
         self.open_button.setToolTip("Open an MLX model folder or a .gguf file")
         self.server_button = QPushButton("Server…")
@@ -153,7 +172,8 @@ class ModelPicker(QWidget):
 
     def refresh(self, select: str | None = None) -> None:
         self.combo.blockSignals(True)
-        fill_models(self.combo)
+        self.skipped = fill_models(self.combo)
+        self.combo.setToolTip("\n\n".join(x for x in (PICKER_TIP, skipped_text(self.skipped)) if x))
         if select is not None:
             index = self.combo.findData(select)
             if index < 0:
