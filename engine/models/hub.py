@@ -213,6 +213,19 @@ def _listing(repo_id: str) -> list[HubFile]:
     ]
 
 
+def _check_no_file_is_a_folder(repo_id: str, names: list[str]) -> None:
+    """Refuse a listing naming `a.json` and `a.json/b.json`: both cannot be laid out."""
+    listed = set(names)
+    for name in names:
+        parts = name.split("/")
+        for i in range(1, len(parts)):
+            if (folder := "/".join(parts[:i])) in listed:
+                raise HubError(
+                    f"downloading {repo_id}: the hub lists '{shown(folder)}' both as a file "
+                    "and as a folder; nothing written"
+                )
+
+
 def download(
     repo_id: str,
     filename: str | None = None,
@@ -250,6 +263,7 @@ def download(
         ]
         for f in files:
             check_file_name(f.name)  # one unsafe name: the repo is refused whole
+        _check_no_file_is_a_folder(repo_id, [f.name for f in files])
         if not files:
             raise HubError(f"downloading {repo_id}: the hub lists no MLX model files in it")
         if len(files) > MAX_MODEL_FILES:

@@ -90,10 +90,16 @@ def fetch_file(
             raise HubError(f"{what}: the hub did not say the file's size; nothing written")
         rep = _Reporter(report, should_stop, cancelled, what, size)
         _fetch_blob(blob, urljoin(url, location), endpoint, rep)
-    link.parent.mkdir(parents=True, exist_ok=True)
-    if link.is_symlink() or link.exists():
-        link.unlink()  # relinked every time: a stale or planted link never survives
-    os.symlink(os.path.relpath(blob, link.parent), link)
+    try:
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.is_symlink() or link.exists():
+            link.unlink()  # relinked every time: a stale or planted link never survives
+        os.symlink(os.path.relpath(blob, link.parent), link)
+    except OSError as e:  # a file where a folder goes, or a folder where the file goes
+        raise HubError(
+            f"{what}: it cannot be placed in the cache, another file of the repo is in "
+            f"the way ({e.strerror or e})"
+        ) from e
     refs = folder / "refs" / "main"
     refs.parent.mkdir(parents=True, exist_ok=True)
     refs.write_text(commit)

@@ -133,6 +133,46 @@ def test_an_etag_never_becomes_a_link_outside(evil, home, etag):
     assert written_outside(home) == []
 
 
+def roomy(monkeypatch) -> None:
+    """Deadlines no loaded machine reaches, for tests that do not test them."""
+    monkeypatch.setattr(hub_http, "DEADLINE_S", 60.0)
+    monkeypatch.setattr(hub_http, "READ_S", 30.0)
+
+
+def test_a_listing_naming_a_file_also_as_a_folder_is_refused(evil, home, capsys, monkeypatch):
+    """`config.json` and `config.json/tokenizer.json` cannot both be laid out (an
+    internal FileExistsError before)."""
+    roomy(monkeypatch)
+    evil.repos["evil/repo"] = {**GOOD, "config.json/tokenizer.json": b"{}"}
+    code, out, err = cli(capsys, "models", "--download", "evil/repo")
+    assert code == 1 and out == ""
+    line = one_line(err)
+    assert "lists 'config.json' both as a file and as a folder; nothing written" in line
+    assert not [r for r in evil.requests if "/resolve/" in r]
+    assert written_outside(home) == []
+
+
+@pytest.mark.parametrize("second", ["config.json/inner.gguf", "inner.gguf"])
+def test_a_file_where_the_cache_holds_the_other_kind_is_one_line(
+    evil, home, capsys, monkeypatch, second
+):
+    """A later --file whose place in the snapshot is taken by an earlier file (or
+    whose folder is an earlier file) says so in words (an internal OSError before)."""
+    roomy(monkeypatch)
+    evil.repos["evil/repo"] = {"config.json": CONFIG, second: b"x"}
+    assert cli(capsys, "models", "--download", "evil/repo", "--file", second)[0] == 0
+    if second == "inner.gguf":  # now make the earlier file's place a folder
+        evil.repos["evil/repo"]["inner.gguf/config.json"] = CONFIG
+        second = "inner.gguf/config.json"
+    else:
+        second = "config.json"
+    code, _, err = cli(capsys, "models", "--download", "evil/repo", "--file", second)
+    lines = [x for x in err.splitlines() if not x.startswith("[")]  # less the progress
+    assert code == 1 and len(lines) == 1 and "internal error" not in err, err
+    assert "cannot be placed in the cache, another file of the repo is in the way" in lines[0]
+    assert written_outside(home) == []
+
+
 def test_a_safe_download_lands_in_the_cache(evil, home, capsys):
     code, out, _ = cli(capsys, "models", "--download", "good/model")
     snapshot = home / "hf" / "hub" / "models--good--model" / "snapshots"
