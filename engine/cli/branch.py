@@ -87,6 +87,14 @@ def cmd_branch(args) -> int:
     """Run `logitscope branch`; the exit status."""
     if args.token is not None and not args.token:
         raise SettingsError("--token is empty: give the token's text, e.g. --token ' green'")
+    if args.token is not None and not args.token.isascii():
+        try:  # argv bytes that were not UTF-8 arrive as lone surrogates
+            args.token.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise SettingsError(
+                f"--token holds bytes that are not valid text (position {e.start}): "
+                "check the terminal's encoding, or give the token's id with --token-id"
+            ) from None
     if args.token_id is not None and args.token_id < 0:
         raise SettingsError(f"--token-id must be a token id (0 or more), not {args.token_id}")
     session, run, prompt, settings, spec = _parent(args)

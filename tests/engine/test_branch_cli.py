@@ -116,6 +116,8 @@ def test_refused_branches_leave_no_run_in_the_session(default_model_path):
         (["branch", "--token-id", "99999999"], "token id 99999999 is not in this model's"),
         (["branch", "--token", " not one token", "--json"], "it tokenizes as 3 tokens"),
         (["branch", "--token", ""], "--token is empty"),
+        # argv bytes 0xff 0xfe: lone surrogates (an internal UnicodeEncodeError before)
+        (["branch", "--token", "a\udcff\udcfe"], "--token holds bytes that are not valid"),
         (["branch", "--token-id", "-3"], "--token-id must be a token id (0 or more), not -3"),
         (["sample", "--n", "2", "--seed", "-5"], "--seed must be a whole number from 0 to"),
         (["sample", "--n", "2", "--seed", str(2**63 - 1)], "(sample i runs with seed S + i)"),
