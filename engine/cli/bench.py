@@ -46,18 +46,22 @@ def add_parser(sub) -> None:
     )
 
 
+MAX_ROUNDS = 100  # a best-of-N figure; more rounds only take longer
+MAX_BENCH_TOKENS = 32_768  # beyond any default model's context
+
+
 def cmd_bench(args) -> int:
     """Run `logitscope bench`: print the report (as JSON with --json); returns 0."""
     from engine.backends.base import prepare_process
     from engine.errors import SettingsError
 
-    for name, value, least in (
-        ("--rounds", args.rounds, 1),
-        ("--max-tokens", args.max_tokens, 2),
-        ("--prefill-tokens", args.prefill_tokens, 2),
+    for name, value, least, most in (
+        ("--rounds", args.rounds, 1, MAX_ROUNDS),
+        ("--max-tokens", args.max_tokens, 2, MAX_BENCH_TOKENS),
+        ("--prefill-tokens", args.prefill_tokens, 2, MAX_BENCH_TOKENS),
     ):
-        if value < least:
-            raise SettingsError(f"{name} must be at least {least} (got {value})")
+        if not least <= value <= most:  # 10**11 prompt tokens: a MemoryError before
+            raise SettingsError(f"{name} must be from {least} to {most:,} (got {value:,})")
     # The bare side gets the engine process's BLAS (OpenBLAS on MLX's CPU build): the
     # comparison is of the engine's own work, on the same matrix products.
     prepare_process()

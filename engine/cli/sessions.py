@@ -7,7 +7,7 @@ import sys
 
 from engine.cli.args import check_output_name
 from engine.cli.session_cost import lines, run_fields, totals
-from engine.errors import LogitscopeError
+from engine.errors import LogitscopeError, SettingsError
 from engine.prob_scale import CLI_SCALES
 from engine.sessions.export import FORMATS
 
@@ -125,10 +125,10 @@ def cmd_export(args) -> int:
 
     try:
         session, run = find(args.ref)
-    except LookupError as e:
-        raise LogitscopeError(str(e)) from e
+    except LookupError as e:  # a session or run id that names nothing: bad input
+        raise SettingsError(str(e)) from None
     if args.scale and args.format != "html":
-        raise LogitscopeError("--scale colours the HTML report only: add --format html")
+        raise SettingsError("--scale colours the HTML report only: add --format html")
     scale = CLI_SCALES[args.scale] if args.scale else None
     text = render(args.format, session, [run] if run else None, scale)
     if args.output == "-":

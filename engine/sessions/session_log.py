@@ -344,7 +344,8 @@ def find(ref: str, folder: Path | None = None) -> tuple[SessionLog, RunLog | Non
     sid, _, _n = ref.partition("/")
     path = (folder or sessions_dir()) / f"{sid}.jsonl"
     if not is_session_id(sid) or not path.is_file():
-        raise LookupError(f"no session '{sid}': 'logitscope sessions' lists them")
+        more = "…" if len(ref) > 60 else ""  # repr: no terminal escape reaches the screen
+        raise LookupError(f"no session {ref[:60]!r}{more}: 'logitscope sessions' lists them")
     session = read_session(path)
     if not _n:
         return session, None

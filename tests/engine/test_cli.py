@@ -170,5 +170,23 @@ def test_sessions_export_and_import_from_the_command_line(tmp_path, tiny_lm):
     p = cli("import", str(tmp_path / "run.json"))
     assert p.returncode == 0 and journal.session_id in p.stdout
     p = cli("export", "no-such-session", "--format", "json", "-o", str(tmp_path / "x"))
-    assert p.returncode == 1 and "no session 'no-such-session'" in p.stderr
+    assert p.returncode == 2 and "no session 'no-such-session'" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_export_of_an_id_naming_nothing_is_bad_input_in_one_safe_line():
+    """An unknown id and --scale without html are bad input (exit 2; 1 before), and an id
+    holding a terminal escape is shown escaped, not sent raw to the terminal."""
+    for ref, words in [
+        ("\x1b[2Jx", "no session '\\x1b[2Jx'"),
+        ("/etc/passwd", "no session '/etc/passwd'"),
+        ("a" * 5000, "no session '" + "a" * 60 + "'…"),
+    ]:
+        p = cli("export", ref, "--format", "md", "-o", "-")
+        assert p.returncode == 2 and p.stdout == "", p.stderr
+        assert p.stderr == f"logitscope: error: {words}: 'logitscope sessions' lists them\n"
+    p = cli("bench", "--synthetic", "--prefill-tokens", "99999999999")
+    assert p.returncode == 2, p.stderr  # an internal MemoryError before
+    assert p.stderr == (
+        "logitscope: error: --prefill-tokens must be from 2 to 32,768 (got 99,999,999,999)\n"
+    )
