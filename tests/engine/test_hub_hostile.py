@@ -21,6 +21,13 @@ CONFIG = b'{"model_type": "llama"}'
 GOOD = {"config.json": CONFIG, "model.safetensors": b"\0" * 5000}
 
 
+def roomy(monkeypatch) -> None:
+    """Deadlines no loaded machine reaches, for tests that do not test them."""
+    monkeypatch.setattr(hub_http, "DEADLINE_S", 60.0)
+    monkeypatch.setattr(hub_http, "READ_S", 30.0)
+    monkeypatch.setattr(hub_fetch, "STALL_S", 30.0)
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     """HOME, HF_HOME and the working folder in tmp_path; the deadlines lowered."""
@@ -31,10 +38,16 @@ def home(tmp_path, monkeypatch):
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.chdir(tmp_path / "cwd")
+    roomy(monkeypatch)  # tests of the deadlines themselves ask for `tight`
+    return tmp_path
+
+
+@pytest.fixture
+def tight(home, monkeypatch):
+    """The deadlines lowered, for the tests of a hub that stalls or drips."""
     monkeypatch.setattr(hub_http, "DEADLINE_S", 1.0)
     monkeypatch.setattr(hub_http, "READ_S", 0.5)
     monkeypatch.setattr(hub_fetch, "STALL_S", 0.3)
-    return tmp_path
 
 
 @pytest.fixture
@@ -133,12 +146,6 @@ def test_an_etag_never_becomes_a_link_outside(evil, home, etag):
     assert written_outside(home) == []
 
 
-def roomy(monkeypatch) -> None:
-    """Deadlines no loaded machine reaches, for tests that do not test them."""
-    monkeypatch.setattr(hub_http, "DEADLINE_S", 60.0)
-    monkeypatch.setattr(hub_http, "READ_S", 30.0)
-
-
 def test_a_listing_naming_a_file_also_as_a_folder_is_refused(evil, home, capsys, monkeypatch):
     """`config.json` and `config.json/tokenizer.json` cannot both be laid out (an
     internal FileExistsError before)."""
@@ -191,7 +198,9 @@ def test_a_safe_download_lands_in_the_cache(evil, home, capsys):
         ("500", "the hub answered HTTP 500"),
     ],
 )
-def test_a_hub_that_stalls_loops_or_fails_ends_in_one_line(evil, home, capsys, attack, message):
+def test_a_hub_that_stalls_loops_or_fails_ends_in_one_line(
+    tight, evil, home, capsys, attack, message
+):
     evil.attack = attack
     code, _, err = cli(capsys, "models", "--search", "smollm2")
     assert code == 1 and re.search(message, one_line(err))
@@ -202,7 +211,7 @@ def test_a_hub_that_stalls_loops_or_fails_ends_in_one_line(evil, home, capsys, a
     assert written_outside(home) == []
 
 
-def test_a_500_is_not_retried(evil):
+def test_a_500_is_not_retried(tight, evil):
     evil.attack = "500"
     with pytest.raises(
         hub.HubError, match=r"searching the hub for 'x': the hub answered HTTP 500$"
@@ -211,13 +220,13 @@ def test_a_500_is_not_retried(evil):
     assert len(evil.requests) == 1
 
 
-def test_endless_empty_pages_stop(evil):
+def test_endless_empty_pages_stop(tight, evil):
     evil.attack = "pages"
     assert hub.search("smollm2") == []
     assert len(evil.requests) == 2 * hub.MAX_PAGES  # MLX and GGUF, MAX_PAGES each
 
 
-def test_a_download_dripping_bytes_stops(evil, home):
+def test_a_download_dripping_bytes_stops(tight, evil, home):
     evil.attack = "drip_body"
     with pytest.raises(hub.HubError, match=r"sent only \d+ bytes in \d+ s; download again"):
         hub.download("good/model", "model.safetensors")
