@@ -12,17 +12,35 @@ from engine.settings import SamplingSettings
 API_KEY_HELP = "name of the environment variable holding the server's API key"
 
 
+def named(what: str):
+    """An argparse `type` refusing an empty or blank value (exit 2, argparse's one line):
+    leaving the option out is how to ask for its default."""
+    import argparse
+
+    def check(value: str) -> str:
+        if not value.strip():
+            raise argparse.ArgumentTypeError(f"is empty: give {what}, or leave the option out")
+        return value
+
+    return check
+
+
+MODEL_ARG = named("a model (an MLX folder, a .gguf file or a name)")
+
+
 def server_args(g) -> None:
     """Add --endpoint, --remote-model and --api-key-env to an argument parser."""
     g.add_argument(
         "--endpoint",
         default=None,
+        type=named("a server's address"),
         metavar="URL",
         help="an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1",
     )
     g.add_argument(
         "--remote-model",
         default=None,
+        type=named("the server's model name"),
         metavar="NAME",
         help="the server's model (default: the first it lists)",
     )

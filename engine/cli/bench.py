@@ -12,6 +12,7 @@ import json
 import statistics
 import time
 
+from engine.cli.args import MODEL_ARG, named
 from engine.series import decode_rate
 from engine.settings import SamplingSettings
 
@@ -19,7 +20,7 @@ from engine.settings import SamplingSettings
 def add_parser(sub) -> None:
     """Add the `bench` command."""
     b = sub.add_parser("bench", help="instrumented engine vs bare mlx-lm decode speed")
-    b.add_argument("--model", default=None)
+    b.add_argument("--model", default=None, type=MODEL_ARG)
     b.add_argument("--max-tokens", type=int, default=48)
     b.add_argument("--rounds", type=int, default=3)
     b.add_argument(
@@ -33,11 +34,18 @@ def add_parser(sub) -> None:
     b.add_argument(
         "--vs",
         default=None,
+        type=named("a server's address"),
         metavar="URL",
         help="also run an OpenAI-compatible server (e.g. llama-server) on the same raw "
         "prompt, alternating: prefill, decode, TTFT and whether the greedy tokens agree",
     )
-    b.add_argument("--remote-model", default=None, metavar="NAME", help="the server's model")
+    b.add_argument(
+        "--remote-model",
+        default=None,
+        type=named("the server's model name"),
+        metavar="NAME",
+        help="the server's model",
+    )
     b.add_argument(
         "--synthetic",
         action="store_true",

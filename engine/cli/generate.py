@@ -6,7 +6,7 @@ import json
 import sys
 import uuid
 
-from engine.cli.args import api_key, model_spec, read_prompt, server_args, settings_from
+from engine.cli.args import MODEL_ARG, api_key, model_spec, read_prompt, server_args, settings_from
 from engine.cli.json_steps import JsonSteps
 from engine.cli.progress import ProgressDisplay
 from engine.errors import SettingsError
@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
     """Add the `generate` command."""
     g = sub.add_parser("generate", help="run one prompt and stream the answer")
     g.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
-    g.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
+    g.add_argument("--model", default=None, type=MODEL_ARG, help="MLX folder, .gguf file or name")
     server_args(g)
     g.add_argument("--temp", type=float, default=DEFAULT_TEMPERATURE, help="0 = greedy")
     g.add_argument("--top-p", type=float, default=DEFAULT_TOP_P)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import sys
 
+from engine.cli.args import MODEL_ARG
 from engine.errors import EngineFault, LogitscopeError, SettingsError, error_for
 from engine.settings import MAX_LENS_TOP, SamplingSettings
 
@@ -35,7 +36,7 @@ def add_parser(sub) -> None:
     """Add the `inspect` command."""
     i = sub.add_parser("inspect", help="look inside the model at one step")
     i.add_argument("--prompt", required=True, help="the prompt ('-' reads stdin)")
-    i.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
+    i.add_argument("--model", default=None, type=MODEL_ARG, help="MLX folder, .gguf file or name")
     i.add_argument(
         "--step",
         type=int,

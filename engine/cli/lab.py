@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import sys
 
+from engine.cli.args import MODEL_ARG
 from engine.errors import SettingsError
 
 
@@ -58,7 +59,7 @@ def add_parser(sub) -> None:
 
 
 def _model(p) -> None:
-    p.add_argument("--model", default=None, help="MLX folder, .gguf file or name")
+    p.add_argument("--model", default=None, type=MODEL_ARG, help="MLX folder, .gguf file or name")
     p.add_argument("--json", action="store_true", help="print the numbers as JSON")
 
 

@@ -276,3 +276,26 @@ def test_bad_lab_input_is_exit_2(tmp_path, case):
 def test_lab_cache_refuses_a_prompt_that_is_not_utf8(tmp_path):
     p = run(["lab", "cache", "--prompt", "-"], tmp_path, stdin=b"caf\xe9 \xff")
     assert p.returncode == 2 and "not valid UTF-8" in one_line_error(p)
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["generate", "--prompt", "hi", "--model", ""], "--model"),
+        (["generate", "--prompt", "hi", "--model", "  "], "--model"),
+        (["inspect", "--prompt", "hi", "--model", ""], "--model"),
+        (["lab", "quant", "--model", ""], "--model"),
+        (["bench", "--synthetic", "--vs", ""], "--vs"),
+        (["generate", "--prompt", "hi", "--endpoint", ""], "--endpoint"),
+        (["generate", "--prompt", "hi", "--remote-model", ""], "--remote-model"),
+    ],
+)
+def test_an_empty_name_is_bad_input_not_the_default(tmp_path, args, option):
+    """An empty --model (or server option) is a mistake: leaving it out asks for the
+    default. Before, `--model ''` ran the default model and `--vs ''` was ignored."""
+    p = run(args, tmp_path)
+    err = p.stderr.decode()
+    assert p.returncode == 2 and "Traceback" not in err
+    last = err.strip().splitlines()[-1]  # argparse's usage, then its one error line
+    assert last.startswith("logitscope ") and f"argument {option}: is empty" in last
+    assert "leave the option out" in last
