@@ -27,9 +27,16 @@ def restore(store: QSettings, prompt, controls, picker, window, split) -> tuple[
     raw = store.value("settings")
     if raw:
         try:
-            settings = SamplingSettings.from_dict(json.loads(raw))
+            settings = SamplingSettings.from_dict(json.loads(raw)).validate()
             controls.apply(settings, store.value("seed_locked", "false") == "true")
-        except (ValueError, TypeError, AttributeError, RecursionError, LogitscopeError) as e:
+        except (
+            ValueError,
+            TypeError,
+            AttributeError,
+            OverflowError,
+            RecursionError,
+            LogitscopeError,
+        ) as e:
             deep = isinstance(e, RecursionError)
             why = "nested too deeply" if deep else "not the sampling settings the app saves"
             settings_store.say_damaged("settings", why)  # and the app starts with the defaults

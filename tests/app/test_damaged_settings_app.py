@@ -359,3 +359,19 @@ def test_the_cost_dialog_says_which_field_of_a_row_does_not_fit(qtbot, fresh):
     assert dialog.error.text() == "Row 1: a model name and prices of at least 0"
     assert dialog.error.toolTip() == "the input price ('1e400') is not a number from 0 to 1,000,000"
     assert not (fresh / costs.PRICES_FILE).exists()
+
+
+@pytest.mark.parametrize(
+    "stored",
+    ['{"temperature": NaN}', '{"max_tokens": 1e400}', '{"top_k": -5}', '{"seed": 1e30}'],
+)
+def test_remembered_sampling_settings_out_of_range_are_damage(fresh, stored):
+    """Settings that parse but are out of range (an OverflowError in the spin box before)
+    are said, and the app starts with the defaults."""
+    value = stored.replace('"', '\\"')
+    (fresh / "settings.ini").write_bytes(f'[General]\nsettings="{value}"\n'.encode())
+    p = _start(fresh)
+    assert p.returncode == 0, p.stdout + p.stderr[-3000:]
+    assert "Traceback" not in p.stderr, p.stderr[-3000:]
+    words = "holds a damaged value for settings (not the sampling settings the app saves)"
+    assert words in p.stderr
