@@ -149,8 +149,7 @@ class ChartsPanel(QWidget):
         if name == "dist":
             self.dist.show_record(state.current)
         elif name == "temp":
-            self.temp.temp = temperature
-            self.temp.show_record(state.current, state.model)
+            self.temp.show_record(state.current, state.model, temperature)
         elif name == "timeline":
             self.timeline.update_from(state)
         elif name == "throughput":

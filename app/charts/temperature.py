@@ -64,7 +64,15 @@ class TemperatureChart(pg.PlotWidget):
     def _sync_boxes(self):
         self.entropy_box.setGeometry(self.getPlotItem().vb.sceneBoundingRect())
 
-    def show_record(self, record: TokenRecord | None, model: ModelRecord | None = None) -> None:
+    def show_record(
+        self,
+        record: TokenRecord | None,
+        model: ModelRecord | None = None,
+        temp: float | None = None,
+    ) -> None:
+        """Draw `record`'s sweep; `temp` (the sampling panel's) is where the marker goes."""
+        if temp is not None:
+            self.temp = float(temp)
         self.record = record if record is not None and temperature.has_sweep(record) else None
         remote = model is not None and model.backend != "mlx"
         # A server gives only its top-k: the curves are renormalised over those, and say so.
