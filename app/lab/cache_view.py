@@ -21,6 +21,9 @@ from PySide6.QtWidgets import (
 
 from app.charts.base import pen, set_title, style_plot
 from app.core.theme import OUTPUT, PROMPT, SYSTEM
+from engine.lab import WINDOW_KV_BITS, CacheParams, CacheResult
+
+DEFAULT = CacheParams()
 
 COLUMNS = (
     "turn",
@@ -35,17 +38,17 @@ COLUMNS = (
 
 
 class CacheView(QWidget):
-    run_requested = Signal(dict)
+    run_requested = Signal()  # the window asks `params()` and runs them
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.turns = QSpinBox()
         self.turns.setRange(2, 12)
-        self.turns.setValue(4)
+        self.turns.setValue(DEFAULT.turns)
         self.turns.setToolTip("Turns: the playground's prompt, then short follow-ups")
         self.tokens = QSpinBox()
         self.tokens.setRange(2, 128)
-        self.tokens.setValue(12)
+        self.tokens.setValue(DEFAULT.tokens)
         self.tokens.setToolTip("Answer tokens per turn (greedy)")
         self.run = QPushButton("Run the conversation")
         self.run.setToolTip("Each turn from the KV cache, then cold; timed in the engine")
@@ -109,18 +112,17 @@ class CacheView(QWidget):
         self.kv_summary = QLabel("")
         self.kv_summary.setWordWrap(True)
         layout.addWidget(self.kv_summary)
-        self.run.clicked.connect(lambda: self.run_requested.emit(self.params()))
+        self.run.clicked.connect(self.run_requested.emit)
 
-    def params(self) -> dict:
-        """The experiment's parameters as chosen on screen."""
-        out = {"turns": self.turns.value(), "tokens": self.tokens.value()}
-        if self.kv_compare.isChecked():
-            out["kv_bits"] = [8, 4]
-        return out
+    def params(self) -> CacheParams:
+        """The experiment's parameters as chosen on screen (the window puts the
+        playground's prompt in `first`)."""
+        kv_bits = WINDOW_KV_BITS if self.kv_compare.isChecked() else ()
+        return CacheParams(turns=self.turns.value(), tokens=self.tokens.value(), kv_bits=kv_bits)
 
-    def show_data(self, data: dict) -> None:
-        self.kv_summary.setText(kv_precision_text(data.get("kv_precision") or ()))
-        rows = data["rows"]
+    def show_result(self, result: CacheResult) -> None:
+        self.kv_summary.setText(kv_precision_text(result.kv_precision))
+        rows = result.rows
         x = [r["prompt_tokens"] for r in rows]
         self.cold.setData(x, [r["cold_ttft_s"] for r in rows])
         self.cached.setData(x, [r["cached_ttft_s"] for r in rows])
@@ -160,7 +162,7 @@ class CacheView(QWidget):
             f"{sum(r['same_tokens'] for r in rows)} of {len(rows)} turns (logprobs within "
             f"{worst:.1e}). The KV cache holds {per_token:,.0f} bytes per token of "
             f"context: {last['kv_cache_bytes'] / 1e6:.2f} MB after {last['context_tokens']:,} "
-            f"tokens, of a {data['context_length']:,}-token window."
+            f"tokens, of a {result.context_length:,}-token window."
         )
 
 

@@ -4,7 +4,11 @@ dataclasses of plain values (params.py, results.py). One function runs them
 window and the command line alike; no MLX here."""
 
 from engine.lab.params import (
+    COMMAND_CACHE,
+    COMMAND_SPECULATIVE,
     KINDS,
+    WINDOW_KV_BITS,
+    WINDOW_QUANT_BITS,
     BatchParams,
     CacheParams,
     LabParams,
@@ -22,7 +26,11 @@ from engine.lab.results import (
 )
 
 __all__ = [
+    "COMMAND_CACHE",
+    "COMMAND_SPECULATIVE",
     "KINDS",
+    "WINDOW_KV_BITS",
+    "WINDOW_QUANT_BITS",
     "BatchParams",
     "BatchResult",
     "CacheParams",
