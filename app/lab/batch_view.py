@@ -66,34 +66,32 @@ class BatchView(QWidget):
 
     def show_result(self, result: BatchResult) -> None:
         rows = result.rows
-        sizes = np.array([r["batch_size"] for r in rows], dtype=float)
-        self.total.setData(sizes, [r["total_tps"] for r in rows])
-        self.per_seq.setData(sizes, [r["per_sequence_tps"] for r in rows])
+        sizes = np.array([r.batch_size for r in rows], dtype=float)
+        self.total.setData(sizes, [r.total_tps for r in rows])
+        self.per_seq.setData(sizes, [r.per_sequence_tps for r in rows])
         ceiling = result.ceiling
-        self.ceiling.setData([c["batch_size"] for c in ceiling], [c["tps"] for c in ceiling])
+        self.ceiling.setData([c.batch_size for c in ceiling], [c.tps for c in ceiling])
         item = self.chart.getPlotItem()
-        values = [r["total_tps"] for r in rows] + [c["tps"] for c in ceiling]
-        low = min(r["per_sequence_tps"] for r in rows)
+        values = [r.total_tps for r in rows] + [c.tps for c in ceiling]
+        low = min(r.per_sequence_tps for r in rows)
         item.setRange(
             yRange=(np.log10(low * 0.7), np.log10(max(values) * 1.5)),
             xRange=(0.5, sizes.max() + 0.5),
             padding=0,
         )
         first, last = rows[0], rows[-1]
-        gain = last["total_tps"] / first["total_tps"]
+        gain = last.total_tps / first.total_tps
         set_title(
             item,
             "Throughput against batch size",
-            f"batch {last['batch_size']}: {gain:.1f}× the total tokens/s of batch "
-            f"{first['batch_size']}, each sequence {last['per_sequence_tps']:.1f} tok/s",
+            f"batch {last.batch_size}: {gain:.1f}× the total tokens/s of batch "
+            f"{first.batch_size}, each sequence {last.per_sequence_tps:.1f} tok/s",
         )
         same = all(result.unbatched_equal.values())
-        memory = ", ".join(
-            f"{r['batch_size']}: {r['peak_memory_bytes'] / 1e6:,.0f} MB" for r in rows
-        )
+        memory = ", ".join(f"{r.batch_size}: {r.peak_memory_bytes / 1e6:,.0f} MB" for r in rows)
         source = f" Ceiling: {result.ceiling_source}." if result.ceiling_source else ""
         self.summary.setText(
-            f"{len(result.prompts)} prompts, {first['generated_tokens']} answer tokens at each "
+            f"{len(result.prompts)} prompts, {first.generated_tokens} answer tokens at each "
             f"size. Every batched answer equals the unbatched one: {'yes' if same else 'NO'}. "
             f"Peak memory by batch size: {memory}.{source}"
         )

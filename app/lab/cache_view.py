@@ -123,45 +123,45 @@ class CacheView(QWidget):
     def show_result(self, result: CacheResult) -> None:
         self.kv_summary.setText(kv_precision_text(result.kv_precision))
         rows = result.rows
-        x = [r["prompt_tokens"] for r in rows]
-        self.cold.setData(x, [r["cold_ttft_s"] for r in rows])
-        self.cached.setData(x, [r["cached_ttft_s"] for r in rows])
-        self.kv_line.setData(x, [(r["kv_cache_bytes"] or 0) / 1e6 for r in rows])
+        x = [r.prompt_tokens for r in rows]
+        self.cold.setData(x, [r.cold_ttft_s for r in rows])
+        self.cached.setData(x, [r.cached_ttft_s for r in rows])
+        self.kv_line.setData(x, [(r.kv_cache_bytes or 0) / 1e6 for r in rows])
         self.kv.enableAutoRange()
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
             cells = (
-                r["turn"],
-                r["prompt_tokens"],
-                r["cached_tokens"],
-                f"{r['cold_ttft_s']:.3f} s",
-                f"{r['cached_ttft_s']:.3f} s",
-                f"{r['speedup']:.1f}×",
-                f"{(r['kv_cache_bytes'] or 0) / 1e6:.2f} MB",
-                "yes" if r["same_tokens"] else "NO",
+                r.turn,
+                r.prompt_tokens,
+                r.cached_tokens,
+                f"{r.cold_ttft_s:.3f} s",
+                f"{r.cached_ttft_s:.3f} s",
+                f"{r.speedup:.1f}×",
+                f"{(r.kv_cache_bytes or 0) / 1e6:.2f} MB",
+                "yes" if r.same_tokens else "NO",
             )
             for c, value in enumerate(cells):
                 item = QTableWidgetItem(str(value))
-                item.setToolTip(f"Turn {r['turn']}: {r['message']!r} → {r['answer']!r}")
+                item.setToolTip(f"Turn {r.turn}: {r.message!r} → {r.answer!r}")
                 self.table.setItem(i, c, item)
         self.table.resizeColumnsToContents()
         last = rows[-1]
         set_title(
             self.chart.getPlotItem(),
             "Time to first token as the conversation grows",
-            f"turn {last['turn']}: {last['cached_tokens']} of {last['prompt_tokens']} "
-            f"prompt tokens from cache, {last['speedup']:.1f}× faster to the first "
+            f"turn {last.turn}: {last.cached_tokens} of {last.prompt_tokens} "
+            f"prompt tokens from cache, {last.speedup:.1f}× faster to the first "
             "token",
         )
-        worst = max(r["max_logprob_difference"] for r in rows)
-        held = last.get("kv_cache_tokens") or last["context_tokens"] - 1  # older results
-        per_token = last["kv_cache_bytes"] / max(held, 1)
+        worst = max(r.max_logprob_difference for r in rows)
+        held = last.kv_cache_tokens or last.context_tokens - 1  # older results
+        per_token = last.kv_cache_bytes / max(held, 1)
         self.summary.setText(
             f"The cold run's TTFT grows with the conversation; the cached run prefills only "
             f"the new message. Cached and cold runs chose the same tokens in "
-            f"{sum(r['same_tokens'] for r in rows)} of {len(rows)} turns (logprobs within "
+            f"{sum(r.same_tokens for r in rows)} of {len(rows)} turns (logprobs within "
             f"{worst:.1e}). The KV cache holds {per_token:,.0f} bytes per token of "
-            f"context: {last['kv_cache_bytes'] / 1e6:.2f} MB after {last['context_tokens']:,} "
+            f"context: {last.kv_cache_bytes / 1e6:.2f} MB after {last.context_tokens:,} "
             f"tokens, of a {result.context_length:,}-token window."
         )
 
@@ -170,18 +170,18 @@ def kv_precision_text(rows) -> str:
     """Float vs quantized KV cache in one line per precision ('' without rows)."""
     lines = []
     for r in rows:
-        name = f"{r['kv_bits']}-bit" if r["kv_bits"] else "float"
-        tps = f"{r['decode_tps']:.1f} tok/s" if r.get("decode_tps") else "decode not timed"
+        name = f"{r.kv_bits}-bit" if r.kv_bits else "float"
+        tps = f"{r.decode_tps:.1f} tok/s" if r.decode_tps else "decode not timed"
         kl = (
             ""
-            if not r["kv_bits"]
+            if not r.kv_bits
             else (
-                f", KL to float mean {r['mean_kl']:.1e} max {r['max_kl']:.1e} nats"
-                f"{'' if r['same_tokens'] else ', another answer'}"
+                f", KL to float mean {r.mean_kl:.1e} max {r.max_kl:.1e} nats"
+                f"{'' if r.same_tokens else ', another answer'}"
             )
         )
         lines.append(
-            f"KV {name}: {r['bytes_per_token']:,.0f} bytes per token, "
-            f"{r['kv_cache_bytes'] / 1e6:.2f} MB, {tps}{kl}"
+            f"KV {name}: {r.bytes_per_token:,.0f} bytes per token, "
+            f"{r.kv_cache_bytes / 1e6:.2f} MB, {tps}{kl}"
         )
     return "\n".join(lines)

@@ -122,13 +122,13 @@ class QuantView(QWidget):
         self.table.setRowCount(len(rows))
         for r, v in enumerate(rows):
             cells = (
-                v["name"],
-                f"{v['weight_bytes'] / 1e6:,.0f}",
-                f"{v['mean_kl']:.4f}",
-                f"{v['top1_agreement']:.0%}",
-                f"{v['perplexity']:.2f}",
-                f"{v['prefill_tps']:.0f}",
-                f"{v['decode_tps']:.1f}",
+                v.name,
+                f"{v.weight_bytes / 1e6:,.0f}",
+                f"{v.mean_kl:.4f}",
+                f"{v.top1_agreement:.0%}",
+                f"{v.perplexity:.2f}",
+                f"{v.prefill_tps:.0f}",
+                f"{v.decode_tps:.1f}",
             )
             for c, text in enumerate(cells):
                 self.table.setItem(r, c, QTableWidgetItem(text))
@@ -136,8 +136,8 @@ class QuantView(QWidget):
         self.variant.blockSignals(True)
         self.variant.clear()
         for v in rows[1:]:
-            self.variant.addItem(v["name"], v["bits"])
-        requantized = [i for i, v in enumerate(rows[1:]) if v["bits"] is not None]
+            self.variant.addItem(v.name, v.bits)
+        requantized = [i for i, v in enumerate(rows[1:]) if v.bits is not None]
         self.variant.setCurrentIndex(requantized[-1] if requantized else self.variant.count() - 1)
         self.variant.blockSignals(False)
         self._paint()
@@ -153,11 +153,11 @@ class QuantView(QWidget):
             return
         parts = []
         for i, label in enumerate(self.result.answer):
-            style = f"background:{kl_color(v['kl'][i])};color:#111;text-decoration:none"
-            if not v["agree"][i]:
+            style = f"background:{kl_color(v.kl[i])};color:#111;text-decoration:none"
+            if not v.agree[i]:
                 style += ";border-bottom:2px solid #d00;text-decoration:underline"
             shown = html.escape(label).replace("\n", "↵<br>")
-            parts.append(f"<a href='{i}' style='{style}' title='KL {v['kl'][i]:.3f}'>{shown}</a>")
+            parts.append(f"<a href='{i}' style='{style}' title='KL {v.kl[i]:.3f}'>{shown}</a>")
         self.text.setHtml(
             "<div style='font-size:13pt;line-height:160%'>"
             + "".join(parts)
@@ -182,9 +182,9 @@ class QuantView(QWidget):
             return f"<b>{title}</b><table>{rows}</table>"
 
         self.detail.setHtml(
-            f"<p>Token {i}: {html.escape(repr(self.result.answer[i]))} · KL {v['kl'][i]:.4f}"
-            f" · Δlogprob {v['delta_logprob'][i]:+.3f}</p>"
+            f"<p>Token {i}: {html.escape(repr(self.result.answer[i]))} · KL {v.kl[i]:.4f}"
+            f" · Δlogprob {v.delta_logprob[i]:+.3f}</p>"
             + table("None", "reference")
             + "<br>"
-            + table(v.get("key", str(v["bits"])), v["name"])
+            + table(v.key, v.name)
         )

@@ -142,18 +142,18 @@ class SpeculativeView(QWidget):
         self.pick.blockSignals(True)
         self.pick.clear()
         for r in runs:
-            self.pick.addItem(f"k = {r['k']}", r["k"])
+            self.pick.addItem(f"k = {r.k}", r.k)
         self.pick.setCurrentIndex(len(runs) - 1)
         self.pick.blockSignals(False)
-        ks = np.array([r["k"] for r in runs], dtype=float)
-        self.accept_curve.setData(ks, [r["acceptance"] for r in runs])
-        self.per_pass.setData(ks, [r["tokens_per_pass"] for r in runs])
-        best = max(runs, key=lambda r: r["speedup"])
-        verdict = "faster" if best["speedup"] > 1 else "slower"
+        ks = np.array([r.k for r in runs], dtype=float)
+        self.accept_curve.setData(ks, [r.acceptance for r in runs])
+        self.per_pass.setData(ks, [r.tokens_per_pass for r in runs])
+        best = max(runs, key=lambda r: r.speedup)
+        verdict = "faster" if best.speedup > 1 else "slower"
         set_title(
             self.chart.getPlotItem(),
             "Acceptance against k",
-            f"best k = {best['k']}: {best['speedup']:.2f}× the target alone ({verdict})",
+            f"best k = {best.k}: {best.speedup:.2f}× the target alone ({verdict})",
         )
         self._paint()
 
@@ -162,29 +162,29 @@ class SpeculativeView(QWidget):
             return
         run, names = self.result.runs[self.pick.currentIndex()], self.result.labels
         self.summary.setText(
-            f"Draft: {self.result.draft}. k = {run['k']}: {run['drafted']} drafted, "
-            f"{run['accepted']} accepted ({run['acceptance']:.0%}), {run['rejected']} rejected; "
-            f"{run['target_passes']} target passes for {len(run['tokens'])} tokens "
-            f"({run['tokens_per_pass']:.2f} per pass); {run['seconds']:.2f} s against "
-            f"{self.result.target_alone_s:.2f} s for the target alone = {run['speedup']:.2f}×. "
-            f"Output identical to the target's own: {'yes' if run['same_as_target'] else 'NO'}."
+            f"Draft: {self.result.draft}. k = {run.k}: {run.drafted} drafted, "
+            f"{run.accepted} accepted ({run.acceptance:.0%}), {run.rejected} rejected; "
+            f"{run.target_passes} target passes for {len(run.tokens)} tokens "
+            f"({run.tokens_per_pass:.2f} per pass); {run.seconds:.2f} s against "
+            f"{self.result.target_alone_s:.2f} s for the target alone = {run.speedup:.2f}×. "
+            f"Output identical to the target's own: {'yes' if run.same_as_target else 'NO'}."
         )
         self._hover.clear()
         parts = [
             self._span(
-                names[str(run["tokens"][0])], CORRECTION, "first", "from the target's prefill pass"
+                names[str(run.tokens[0])], CORRECTION, "first", "from the target's prefill pass"
             )
         ]
-        for n, rd in enumerate(run["rounds"]):
-            for i, tok in enumerate(rd["drafted"]):
-                probs = f"draft p={rd['draft_probs'][i]:.3f}, target p={rd['target_probs'][i]:.3f}"
-                if i < rd["accepted"]:
+        for n, rd in enumerate(run.rounds):
+            for i, tok in enumerate(rd.drafted):
+                probs = f"draft p={rd.draft_probs[i]:.3f}, target p={rd.target_probs[i]:.3f}"
+                if i < rd.accepted:
                     parts.append(
                         self._span(
                             names[str(tok)], ACCEPTED, f"{n}a{i}", f"accepted draft · {probs}"
                         )
                     )
-                elif i == rd["accepted"]:
+                elif i == rd.accepted:
                     parts.append(
                         self._span(
                             names[str(tok)],
@@ -196,7 +196,7 @@ class SpeculativeView(QWidget):
                     )
             parts.append(
                 self._span(
-                    names[str(rd["correction"])],
+                    names[str(rd.correction)],
                     CORRECTION,
                     f"{n}c",
                     "the target's own token (one per pass)",

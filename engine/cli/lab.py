@@ -168,18 +168,18 @@ def _print_quant(result: QuantResult) -> None:
     )
     for v in result.variants:
         print(
-            f"{v['name']:26} {v['weight_bytes'] / 1e6:7.0f} {v['mean_kl']:9.4f} "
-            f"{v['top1_agreement']:7.1%} {v['perplexity']:7.2f} {v['prefill_tps']:7.0f}/s "
-            f"{v['decode_tps']:6.1f}/s"
+            f"{v.name:26} {v.weight_bytes / 1e6:7.0f} {v.mean_kl:9.4f} "
+            f"{v.top1_agreement:7.1%} {v.perplexity:7.2f} {v.prefill_tps:7.0f}/s "
+            f"{v.decode_tps:6.1f}/s"
         )
 
 
 def _print_batch(result: BatchResult) -> None:
     for r in result.rows:
         print(
-            f"batch {r['batch_size']:2}: {r['total_tps']:6.1f} tok/s total, "
-            f"{r['per_sequence_tps']:5.1f} per sequence, {r['seconds']:.2f} s, "
-            f"peak {r['peak_memory_bytes'] / 1e6:,.0f} MB"
+            f"batch {r.batch_size:2}: {r.total_tps:6.1f} tok/s total, "
+            f"{r.per_sequence_tps:5.1f} per sequence, {r.seconds:.2f} s, "
+            f"peak {r.peak_memory_bytes / 1e6:,.0f} MB"
         )
 
 
@@ -193,33 +193,31 @@ def _print_cache(result: CacheResult) -> None:
         )
     for r in result.rows:
         print(
-            f"turn {r['turn']}: {r['prompt_tokens']} prompt tokens, {r['cached_tokens']} cached; "
-            f"TTFT cold {r['cold_ttft_s']:.3f} s, cached {r['cached_ttft_s']:.3f} s "
-            f"({r['speedup']:.1f}x); KV cache {r['kv_cache_bytes'] / 1e6:.2f} MB"
+            f"turn {r.turn}: {r.prompt_tokens} prompt tokens, {r.cached_tokens} cached; "
+            f"TTFT cold {r.cold_ttft_s:.3f} s, cached {r.cached_ttft_s:.3f} s "
+            f"({r.speedup:.1f}x); KV cache {r.kv_cache_bytes / 1e6:.2f} MB"
         )
     for r in result.kv_precision:
-        tps = f"{r['decode_tps']:.1f} tok/s" if r["decode_tps"] else "decode not timed"
+        tps = f"{r.decode_tps:.1f} tok/s" if r.decode_tps else "decode not timed"
         print(
-            f"KV {r['kv_bits'] or 'float'}{'-bit' if r['kv_bits'] else ''}: "
-            f"{r['kv_cache_bytes']:,} bytes ({r['bytes_per_token']:,.0f} per token), {tps}, "
-            f"KL to float mean {r['mean_kl']:.2e} max {r['max_kl']:.2e} nats, "
-            f"same tokens: {r['same_tokens']}"
+            f"KV {r.kv_bits or 'float'}{'-bit' if r.kv_bits else ''}: "
+            f"{r.kv_cache_bytes:,} bytes ({r.bytes_per_token:,.0f} per token), {tps}, "
+            f"KL to float mean {r.mean_kl:.2e} max {r.max_kl:.2e} nats, "
+            f"same tokens: {r.same_tokens}"
         )
 
 
 def _print_speculative(result: SpeculativeResult) -> None:
     run = result.runs[0]  # the command line runs one k
     # every k's output equals the target's greedy answer (same_as_target)
+    print(f"target {result.target}, draft {result.draft}, k = {run.k}; its answer: {result.text!r}")
     print(
-        f"target {result.target}, draft {result.draft}, k = {run['k']}; its answer: {result.text!r}"
+        f"drafted {run.drafted}, accepted {run.accepted} ({run.acceptance:.0%}), "
+        f"{run.target_passes} target passes, {run.tokens_per_pass:.2f} tokens per pass"
     )
     print(
-        f"drafted {run['drafted']}, accepted {run['accepted']} ({run['acceptance']:.0%}), "
-        f"{run['target_passes']} target passes, {run['tokens_per_pass']:.2f} tokens per pass"
-    )
-    print(
-        f"speculative {run['seconds']:.2f} s vs target alone {result.target_alone_s:.2f} s: "
-        f"{run['speedup']:.2f}x; output identical to the target's: {run['same_as_target']}"
+        f"speculative {run.seconds:.2f} s vs target alone {result.target_alone_s:.2f} s: "
+        f"{run.speedup:.2f}x; output identical to the target's: {run.same_as_target}"
     )
 
 

@@ -18,10 +18,17 @@ from engine.lab.params import (
 )
 from engine.lab.results import (
     BatchResult,
+    BatchRow,
     CacheResult,
+    CacheTurn,
+    CeilingPoint,
+    KVPrecision,
     LabResult,
     QuantResult,
+    QuantVariant,
     SpeculativeResult,
+    SpeculativeRound,
+    SpeculativeRun,
     result_from,
 )
 
@@ -33,6 +40,13 @@ __all__ = [
     "WINDOW_QUANT_BITS",
     "BatchParams",
     "BatchResult",
+    "BatchRow",
+    "CacheTurn",
+    "CeilingPoint",
+    "KVPrecision",
+    "QuantVariant",
+    "SpeculativeRound",
+    "SpeculativeRun",
     "CacheParams",
     "CacheResult",
     "LabParams",

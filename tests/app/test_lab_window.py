@@ -43,7 +43,7 @@ def test_quantization_ab_view(qtbot, window):
     assert html.count("href=") == len(data.answer)
     view.text.anchorClicked.emit(view.text.source().resolved(view.text.source()))  # no crash
     view._show_token(1)
-    assert f"KL {three['kl'][1]:.4f}" in view.detail.toPlainText()
+    assert f"KL {three.kl[1]:.4f}" in view.detail.toPlainText()
     lab.close()
 
 
@@ -53,13 +53,13 @@ def test_speculative_view(qtbot, window):
     lab = window.open_lab()
     qtbot.addWidget(lab)
     data = _run(qtbot, lab, SpeculativeParams((1, 2), 4, 6))
-    assert [r["k"] for r in data.runs] == [1, 2]
-    assert all(r["same_as_target"] for r in data.runs)
+    assert [r.k for r in data.runs] == [1, 2]
+    assert all(r.same_as_target for r in data.runs)
     for r in data.runs:
-        assert r["accepted"] + r["rejected"] == r["drafted"]
+        assert r.accepted + r.rejected == r.drafted
     view = lab.speculative
     xs, ys = view.accept_curve.getData()
-    assert list(xs) == [1, 2] and list(ys) == [r["acceptance"] for r in data.runs]
+    assert list(xs) == [1, 2] and list(ys) == [r.acceptance for r in data.runs]
     assert "Output identical to the target's own: yes" in view.summary.text()
     view.ks.setText("0,x")
     view._on_run()
@@ -73,11 +73,11 @@ def test_batching_view(qtbot, window):
     data = _run(qtbot, lab, BatchParams((1, 4), 4))
     rows = data.rows
     for r in rows:  # throughput recomputed from the engine's own timestamps
-        assert r["total_tps"] == pytest.approx(r["generated_tokens"] / r["seconds"])
-        assert r["per_sequence_tps"] * r["batch_size"] == pytest.approx(r["total_tps"])
+        assert r.total_tps == pytest.approx(r.generated_tokens / r.seconds)
+        assert r.per_sequence_tps * r.batch_size == pytest.approx(r.total_tps)
     assert all(data.unbatched_equal.values())
     xs, ys = lab.batch.total.getData()  # the y axis is logarithmic
-    assert list(xs) == [1, 4] and list(10**ys) == pytest.approx([r["total_tps"] for r in rows])
+    assert list(xs) == [1, 4] and list(10**ys) == pytest.approx([r.total_tps for r in rows])
     assert "equals the unbatched one: yes" in lab.batch.summary.text()
     lab.close()
 
@@ -90,24 +90,22 @@ def test_kv_cache_view(qtbot, window, default_model_path):
     qtbot.addWidget(lab)
     data = _run(qtbot, lab, CacheParams(turns=3, tokens=4))
     rows = data.rows
-    assert [r["turn"] for r in rows] == [1, 2, 3] and rows[0]["message"] == "Name a planet."
+    assert [r.turn for r in rows] == [1, 2, 3] and rows[0].message == "Name a planet."
     for before, r in zip(rows, rows[1:], strict=False):
         # The turn before it (prompt and answer) came from the cache; only the new message not.
-        assert before["prompt_tokens"] <= r["cached_tokens"] < r["prompt_tokens"]
-        assert r["kv_cache_bytes"] > before["kv_cache_bytes"]
+        assert before.prompt_tokens <= r.cached_tokens < r.prompt_tokens
+        assert r.kv_cache_bytes > before.kv_cache_bytes
     config = json.loads((default_model_path / "config.json").read_text())
     per_token = 2 * config["num_hidden_layers"] * config["num_key_value_heads"] * 64 * 4
     for r in rows:
-        assert r["same_tokens"] and r["max_logprob_difference"] < 1e-4
-        assert r["speedup"] == pytest.approx(r["cold_ttft_s"] / r["cached_ttft_s"])
-        held, rest = divmod(r["kv_cache_bytes"], per_token)  # float32 keys and values
-        assert rest == 0 and r["prompt_tokens"] <= held <= r["context_tokens"]
-        assert held == r["kv_cache_tokens"]
+        assert r.same_tokens and r.max_logprob_difference < 1e-4
+        assert r.speedup == pytest.approx(r.cold_ttft_s / r.cached_ttft_s)
+        held, rest = divmod(r.kv_cache_bytes, per_token)  # float32 keys and values
+        assert rest == 0 and r.prompt_tokens <= held <= r.context_tokens
+        assert held == r.kv_cache_tokens
     view = lab.cache
     assert f"holds {per_token:,} bytes per token" in view.summary.text()
-    assert view.table.rowCount() == 3 and view.table.item(2, 2).text() == str(
-        rows[2]["cached_tokens"]
-    )
+    assert view.table.rowCount() == 3 and view.table.item(2, 2).text() == str(rows[2].cached_tokens)
     xs, ys = view.cold.getData()
-    assert list(xs) == [r["prompt_tokens"] for r in rows]
+    assert list(xs) == [r.prompt_tokens for r in rows]
     lab.close()

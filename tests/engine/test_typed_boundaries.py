@@ -108,7 +108,7 @@ def test_a_lab_result_crosses_the_pipe_as_its_dataclass(monkeypatch):
     assert [p.message for p in progress] == ["measuring…"]
     assert isinstance(last, LabRecord) and last.kind == "batch"
     assert isinstance(last.result, BatchResult) and last.result == RESULT
-    assert last.result.rows[0]["total_tps"] == 4.0
+    assert last.result.rows[0].total_tps == 4.0  # a row dataclass
 
 
 def test_a_bad_continuation_is_refused_by_the_worker(monkeypatch):
