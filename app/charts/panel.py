@@ -91,7 +91,10 @@ class ChartsPanel(QWidget):
         if cols == 0:
             for name in CHARTS:
                 self.tabs.addTab(self.frames[name], TITLES[name])
-                self.frames[name].setVisible(True)
+            # The tab widget shows its current page only: a frame shown here would be
+            # painted through the current one (pieces of other charts over it).
+            for frame in self.frames.values():
+                frame.setVisible(frame is self.tabs.currentWidget())
             self.stack.setCurrentWidget(self.tabs)
             return
         for r in range(self.grid.rowCount()):
