@@ -22,7 +22,7 @@ def test_only_the_settings_store_opens_qsettings():
         for p in root.rglob("*.py")
         if re.search(OPENS_OR_SUBCLASSES, p.read_text(encoding="utf-8"))
     )
-    assert openers == ["settings_store.py"]
+    assert openers == ["core/settings_store.py"]
 
 
 def test_every_user_reads_and_writes_the_same_file(tmp_path):
