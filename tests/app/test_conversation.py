@@ -26,7 +26,10 @@ def template_ids(window, messages):
     return tok.encode(text, add_special_tokens=False)
 
 
-def test_second_turn_continues_the_conversation_from_the_cache(qtbot, replay_window):
+def test_second_turn_continues_the_conversation_from_the_cache(
+    qtbot, replay_window, default_model_path
+):
+    # default_model_path: the prompt counter reads the model's own tokenizer files
     first = run_and_wait(qtbot, replay_window, "Name a colour.", max_tokens=6)
     # The message stays in the box, selected: typing replaces it, Run runs it again.
     assert replay_window.prompt.textCursor().selectedText() == "Name a colour."

@@ -96,7 +96,8 @@ def test_temperature_slider_redraws_from_the_steps_logits(qtbot, window, smollm)
     assert window.bridge.client._ids is runs_before and not window.bridge.busy  # no re-run
 
 
-def test_context_chart_counts_match_the_run(qtbot, replay_window):
+def test_context_chart_counts_match_the_run(qtbot, replay_window, default_model_path):
+    # default_model_path: the prompt counter reads the model's own tokenizer files
     replay_window.controls.system.setPlainText("You answer in one word.")
     state = run_and_wait(qtbot, replay_window, "Capital of Italy?", max_tokens=6)
     d = state.done

@@ -73,7 +73,10 @@ def test_the_status_line_and_readouts_follow_the_run_shown(qtbot, replay_window)
     assert replay_window.charts.frames["dist"].readout.text() == HINT
 
 
-def test_a_reopened_single_turn_run_is_its_own_conversation(qtbot, replay_window):
+def test_a_reopened_single_turn_run_is_its_own_conversation(
+    qtbot, replay_window, default_model_path
+):
+    # default_model_path: the prompt counter reads the model's own tokenizer files
     first = run_and_wait(qtbot, replay_window, "Name a fruit.", max_tokens=3)
     replay_window.prompt.setPlainText("And a vegetable?")
     run_and_wait(qtbot, replay_window, "And a vegetable?", max_tokens=3)

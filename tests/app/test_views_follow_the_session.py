@@ -152,7 +152,8 @@ def test_typing_a_context_length_keeps_what_was_typed(qtbot, tmp_path):
     assert model_prefs.load_options(spec) == LoadOptions(256)
 
 
-def test_a_context_chosen_at_load_is_every_views_context(qtbot, replay_window):
+def test_a_context_chosen_at_load_is_every_views_context(qtbot, replay_window, default_model_path):
+    # default_model_path: the prompt counter reads the model's own tokenizer files
     """Real model: Load… with context 64 reloads the same model; the counter, the model
     line, the run's context chart and the engine's refusal all say 64."""
     path = replay_window.model_record.path
