@@ -141,18 +141,20 @@ class ReplayClient:
     """Answers requests with recorded records (see the module docstring).
 
     Args:
-        name: the cassette's name (tests/data/replay/NAME.json).
+        name: the cassette's name (tests/data/replay/NAME.json); None: no recording,
+            for a window that must not ask the engine anything (every request fails).
     """
 
-    def __init__(self, name: str):
-        path = cassette_path(name)
-        if not path.exists():
-            raise FileNotFoundError(
-                f"no replay recording {path.name}: capture it with scripts/capture_replay.py"
-            )
-        data = json.loads(path.read_text(encoding="utf-8"))
-        self.name = name
-        self.entries = data["requests"]
+    def __init__(self, name: str | None):
+        self.name = name or "an empty recording"
+        self.entries = []
+        if name is not None:
+            path = cassette_path(name)
+            if not path.exists():
+                raise FileNotFoundError(
+                    f"no replay recording {path.name}: capture it with scripts/capture_replay.py"
+                )
+            self.entries = json.loads(path.read_text(encoding="utf-8"))["requests"]
         self.used = [False] * len(self.entries)
         self.unmatched: list[dict] = []
         self.current = None
@@ -192,7 +194,7 @@ class ReplayClient:
                 return iter([record_from_json(d) for d in entry["records"]])
         self.unmatched.append(key)
         message = (
-            f"replay: no recorded {op} request like this one in {self.name}.json "
+            f"replay: no recorded {op} request like this one in {self.name} "
             f"(the next unused {op} differs in {self._differs(key) or 'nothing: all used'}); "
             "re-capture with scripts/capture_replay.py"
         )
