@@ -89,7 +89,16 @@ class EngineClient:
         """
         return self._proc is not None and self._proc.is_alive()
 
-    def _ensure_started(self) -> None:
+    def start(self, warm: str | None = None) -> None:
+        """Start the engine process now rather than at the first request.
+
+        Args:
+            warm: a backend kind ("mlx") whose libraries the process imports at once,
+                so that a load sent later (the window built) finds them imported.
+        """
+        self._ensure_started(warm)
+
+    def _ensure_started(self, warm: str | None = None) -> None:
         if self.is_alive():
             return
         if self._proc is not None:
@@ -101,7 +110,7 @@ class EngineClient:
         self._events, evt_child = self._ctx.Pipe(duplex=False)
         self._proc = self._ctx.Process(
             target=worker_main,
-            args=(req_child, evt_child),
+            args=(req_child, evt_child, warm),
             daemon=True,
             name="logitscope-engine",
         )

@@ -225,9 +225,16 @@ HANDLERS = {  # each operation that does work -> its handler (tests check it is 
 }
 
 
-def worker_main(requests, events) -> None:
-    """Serve requests until 'shutdown' or the client goes away."""
-    from engine.backends.base import prepare_process
+def worker_main(requests, events, warm: str | None = None) -> None:
+    """Serve requests until 'shutdown' or the client goes away.
+
+    Args:
+        requests: the pipe requests arrive on.
+        events: the pipe replies go out on.
+        warm: a backend kind whose libraries to import before the first request is
+            served (a process started while the window builds); None: on demand.
+    """
+    from engine.backends.base import prepare_process, warm_up
 
     prepare_process()  # e.g. an optimised BLAS for MLX's CPU build, before MLX loads
     worker = _Worker(events)
@@ -250,6 +257,9 @@ def worker_main(requests, events) -> None:
                 work.put(request)
 
     threading.Thread(target=reader, daemon=True, name="requests").start()
+    if warm is not None:
+        with contextlib.suppress(Exception):  # the first load says what is wrong, in words
+            warm_up(warm)
     while (request := work.get()) is not None:
         try:
             worker.handle(request)

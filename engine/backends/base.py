@@ -295,6 +295,19 @@ def open_backend(kind: str, **options) -> Backend:
     return importlib.import_module(BACKENDS[kind]).create(**options)
 
 
+def warm_up(kind: str) -> None:
+    """Import backend `kind`'s heavy modules now (a local backend's MLX and tokenizer
+    libraries); a backend without such a step does nothing. Errors surface at load.
+
+    Args:
+        kind: a key of BACKENDS.
+    """
+    module = importlib.import_module(BACKENDS[kind])
+    warm = getattr(module, "warm_up", None)  # a module-level hook, optional per backend
+    if warm is not None:
+        warm()
+
+
 def prepare_process() -> str:
     """Set up the engine process before any backend loads.
 
