@@ -1,9 +1,10 @@
 """The replaying engine's recordings still equal what the real default model answers.
 
-Each cassette in tests/data/replay/ is replayed request by request on a fresh engine
-process (as it was captured), and every record's stable fields (all but timings,
-memory and machine-specific ones: tests/replay.py's VOLATILE) must be the same: a
-change in the engine or the model shows here, not as app tests passing on stale runs.
+Each cassette in tests/data/replay/ is replayed request by request on an engine as
+fresh as the one it was captured on (its caches dropped by loading another model), and
+every record's stable fields (all but timings, memory and machine-specific ones:
+tests/replay.py's VOLATILE) must be the same: a change in the engine or the model shows
+here, not as app tests passing on stale runs.
 Re-capture with `python scripts/capture_replay.py`.
 """
 
@@ -72,15 +73,28 @@ def test_there_are_recordings():
     assert len(CASSETTES) >= 4
 
 
-@pytest.mark.parametrize("name", CASSETTES)
-def test_a_recording_is_what_the_real_model_answers(name, default_model_path):
+@pytest.fixture(scope="module")
+def check_engine(default_model_path):
+    """One engine process for every recording (a fresh one each costs ~2 s more)."""
     from engine.client import EngineClient
 
-    entries = json.loads((REPLAY_DIR / f"{name}.json").read_text(encoding="utf-8"))["requests"]
+    client = EngineClient()
+    yield client
+    client.close()
+
+
+@pytest.mark.parametrize("name", CASSETTES)
+def test_a_recording_is_what_the_real_model_answers(
+    name, check_engine, tiny_model_dir, default_model_path
+):
     from engine.models.load_options import LoadOptions
     from engine.models.model_prefs import set_load_options
 
-    client = EngineClient()  # a fresh engine, as the recording was made on
+    entries = json.loads((REPLAY_DIR / f"{name}.json").read_text(encoding="utf-8"))["requests"]
+    client = check_engine
+    # As fresh as the engine the recording was made on: another model in between drops
+    # the default model and every KV cache it kept (engine/backends/mlx/prompt_reuse.py).
+    assert list(client.load(str(tiny_model_dir)))[-1].type == "model"
     try:
         for i, entry in enumerate(entries):
             want = _comparable(entry["records"])
@@ -89,6 +103,5 @@ def test_a_recording_is_what_the_real_model_answers(name, default_model_path):
             assert [d["type"] for d in got] == [d["type"] for d in want], f"request {i}"
             _close(got, want, f"{name} request {i}")
     finally:
-        client.close()
         for spec in (None, str(default_model_path)):
             set_load_options(spec, LoadOptions())
