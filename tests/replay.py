@@ -170,6 +170,10 @@ class ReplayClient:
     def is_alive(self) -> bool:
         return self._alive
 
+    def start(self, warm: str | None = None) -> None:
+        """As EngineClient.start (app/main.py starts the engine early): nothing to start."""
+        self._alive = True
+
     def close(self) -> None:
         self._alive = False
 
