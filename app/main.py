@@ -31,9 +31,44 @@ def main(argv: list[str] | None = None) -> int:
     if problem:  # rather than Qt's abort: which packages to install
         print(problem, file=sys.stderr)
         return 2
+    client = start_engine()
+    app, window = open_window(argv, client)
+    if "--self-test" in argv:
+        window.load_model(None)  # the default model, whatever the picker remembers
+        return _self_test(app, window)
+    return app.exec()
+
+
+def start_engine():
+    """The engine process, started first: it imports MLX and the tokenizer libraries
+    (most of the time to a loaded model) on the other core while Qt, the charts and
+    the window are imported and built here; the window's first load finds it ready.
+
+    Returns:
+        The EngineClient the window's bridge will own.
+    """
+    from engine.client import EngineClient
+
+    client = EngineClient()
+    client.start(warm="mlx")
+    return client
+
+
+def open_window(argv: list[str], client):
+    """The application and its playground window, shown (what `main` runs before the
+    event loop; scripts/bench_startup.py times it).
+
+    Args:
+        argv: the command line (FILE… to open, --self-test).
+        client: the engine client (`start_engine`), owned by the window from here on.
+
+    Returns:
+        (QApplication, PlaygroundWindow).
+    """
     from PySide6.QtWidgets import QApplication
 
     from app.core.appearance import apply_theme
+    from app.core.bridge import EngineBridge
     from app.shell.file_drop import model_arguments, open_arguments
     from app.shell.window import PlaygroundWindow
 
@@ -44,14 +79,14 @@ def main(argv: list[str] | None = None) -> int:
     app.setOrganizationName("Logitscope")
     _set_identity(app)
     apply_theme()  # the remembered theme (System follows the platform's palette)
-    window = PlaygroundWindow(load_on_start=not self_test and not model_arguments(files))
+    window = PlaygroundWindow(
+        bridge=EngineBridge(client=client),
+        load_on_start=not self_test and not model_arguments(files),
+    )
     window.show()
     say_damaged_settings(window)
     open_arguments(window, files)
-    if self_test:
-        window.load_model(None)  # the default model, whatever the picker remembers
-        return _self_test(app, window)
-    return app.exec()
+    return app, window
 
 
 def say_damaged_settings(window) -> None:

@@ -26,6 +26,18 @@ from collections.abc import Iterator
 from multiprocessing.connection import wait
 
 from engine import environment
+from engine.continuation import Continuation
+from engine.inspect_request import InspectRequest
+from engine.operations import (
+    Cancel,
+    Generate,
+    Inspect,
+    Lab,
+    Load,
+    Operation,
+    Request,
+    Shutdown,
+)
 from engine.records import ErrorRecord, ProgressRecord, Record, record_from_dict
 from engine.settings import SamplingSettings
 from engine.watchdog_messages import LOADING, WORK, died, hung
@@ -53,7 +65,7 @@ class EngineClient:
             "LOGITSCOPE_LOAD_TIMEOUT", LOAD_TIMEOUT_S
         )
         self.current = None  # id of the generation in flight
-        self._last_op = None
+        self._last_op: type | None = None  # the class of the last operation sent
         self.phase = "starting the engine"  # what the request in flight is doing
         self._ctx = mp.get_context("spawn")
         self._proc = None
@@ -77,7 +89,16 @@ class EngineClient:
         """
         return self._proc is not None and self._proc.is_alive()
 
-    def _ensure_started(self) -> None:
+    def start(self, warm: str | None = None) -> None:
+        """Start the engine process now rather than at the first request.
+
+        Args:
+            warm: a backend kind ("mlx") whose libraries the process imports at once,
+                so that a load sent later (the window built) finds them imported.
+        """
+        self._ensure_started(warm)
+
+    def _ensure_started(self, warm: str | None = None) -> None:
         if self.is_alive():
             return
         if self._proc is not None:
@@ -89,7 +110,7 @@ class EngineClient:
         self._events, evt_child = self._ctx.Pipe(duplex=False)
         self._proc = self._ctx.Process(
             target=worker_main,
-            args=(req_child, evt_child),
+            args=(req_child, evt_child, warm),
             daemon=True,
             name="logitscope-engine",
         )
@@ -108,7 +129,7 @@ class EngineClient:
         if self._proc is None:
             return
         with contextlib.suppress(OSError):
-            self._send({"op": "shutdown", "id": 0})
+            self._send(Request(0, Shutdown()))
         self._proc.join(timeout=3)
         if self._proc.is_alive():
             self._proc.kill()
@@ -117,20 +138,20 @@ class EngineClient:
         self._proc = None
 
     # -- requests ---------------------------------------------------------------
-    def _send(self, msg: dict) -> None:
+    def _send(self, request: Request) -> None:
         with self._send_lock:
-            self._requests.send(msg)
+            self._requests.send(request)
 
-    def _start(self, op: str, **payload) -> int:
+    def _start(self, op: Operation) -> int:
         self._ensure_started()
         rid = next(self._ids)
-        self._send({"op": op, "id": rid, **payload})
+        self._send(Request(rid, op))
         return rid
 
-    def _request(self, op: str, **payload) -> Iterator[Record]:
-        """Send request `op` as the current one; its records, watched."""
-        self._last_op = op
-        rid = self.current = self._start(op, **payload)
+    def _request(self, op: Operation) -> Iterator[Record]:
+        """Send `op` as the current request; its records, watched."""
+        self._last_op = type(op)
+        rid = self.current = self._start(op)
         return self._records(rid)
 
     def _messages(self, rid: int) -> Iterator[dict]:
@@ -170,14 +191,15 @@ class EngineClient:
             return
         get = record.get if isinstance(record, dict) else lambda k: getattr(record, k, None)
         kind = get("type")
+        work = WORK.get(self._last_op.__name__.lower(), LOADING) if self._last_op else LOADING
         if kind == "progress" and self._loading:
             self.phase = f"{LOADING} ({get('message')})"
         elif kind == "progress":
-            self.phase = f"{WORK.get(self._last_op, LOADING)} ({get('message')})"
+            self.phase = f"{work} ({get('message')})"
         elif kind == "model":
-            self.phase = WORK.get(self._last_op, LOADING)
+            self.phase = work
             # inspections and experiments send heartbeats while they compute
-            self._loading = self._last_op not in ("inspect", "lab")
+            self._loading = self._last_op not in (Inspect, Lab)
         elif kind in ("prefill", "token"):
             self._loading = False
             self.phase = "prefill" if kind == "prefill" else "decode"
@@ -200,7 +222,7 @@ class EngineClient:
                 yield record
                 if record.type in ("done", "error", "inspect", "lab"):
                     return
-                if record.type == "model" and self._last_op == "load":
+                if record.type == "model" and self._last_op is Load:
                     return
 
     def generate(
@@ -210,7 +232,7 @@ class EngineClient:
         model: str | None = None,
         api_key: str | None = None,
         prefer: str | None = None,
-        continuation=None,
+        continuation: Continuation | None = None,
     ) -> Iterator[Record]:
         """Run one generation in the engine process (started or restarted as needed).
 
@@ -229,21 +251,13 @@ class EngineClient:
             An iterator of progress, model, prefill and token records that ends after a
             DoneRecord or an ErrorRecord (a refused request, an engine that died or hung).
         """
-        return self._request(
-            "generate",
-            prompt=prompt,
-            settings=settings.to_dict(),
-            model=model,
-            api_key=api_key,
-            prefer=prefer,
-            continuation=continuation.to_dict() if continuation is not None else None,
-        )
+        return self._request(Generate(prompt, settings, model, api_key, prefer, continuation))
 
     def inspect(
         self,
         prompt: str | list[dict],
         settings: SamplingSettings,
-        request: dict,
+        request: InspectRequest,
         model: str | None = None,
         prefer: str | None = None,
     ) -> Iterator[Record]:
@@ -252,8 +266,7 @@ class EngineClient:
         Args:
             prompt: the user message, or the conversation of {role, content} dicts.
             settings: the run's settings (the prompt is encoded as the run encoded it).
-            request: what (attention | lens), step, continuation (the answer's token
-                ids), layer, head, top_k.
+            request: what to see, at which step of which answer (its token ids).
             model: the model spec; None or "": the default model. It must be local.
             prefer: auto | speed | memory; None keeps the engine's current choice.
 
@@ -261,24 +274,17 @@ class EngineClient:
             An iterator of progress and model records ending with one InspectRecord or
             one ErrorRecord (a server model, a refused request, a cancel, a lost engine).
         """
-        return self._request(
-            "inspect",
-            prompt=prompt,
-            settings=settings.to_dict(),
-            model=model,
-            request=request,
-            prefer=prefer,
-        )
+        return self._request(Inspect(prompt, settings, request, model, prefer))
 
     def inspect_answer(
         self,
         prompt: str | list[dict],
         settings: SamplingSettings,
-        request: dict,
+        request: InspectRequest,
         model: str | None = None,
         prefer: str | None = None,
     ) -> Iterator[Record]:
-        """Inspect step `request["step"]` of the greedy answer to `prompt`.
+        """Inspect step `request.step` of the greedy answer to `prompt`.
 
         The answer is produced first (T = 0, step + 1 tokens) unless `request` holds
         its `continuation`; then that step is inspected. An answer that ends early
@@ -287,7 +293,7 @@ class EngineClient:
         Args:
             prompt: the prompt text or chat messages.
             settings: the run's settings (temperature and max tokens are overridden).
-            request: what, step, layer, head, top_k (see `inspect`).
+            request: what to see and at which step (its continuation: see above).
             model: the model spec.
             prefer: auto | speed | memory.
 
@@ -297,8 +303,8 @@ class EngineClient:
             request, a cancel) and nothing after it: a result is never reported for
             a step the answer did not reach.
         """
-        step = request.get("step")
-        if step is None or request.get("continuation") is not None:
+        step = request.step
+        if step is None or request.continuation is not None:
             yield from self.inspect(prompt, settings, request, model, prefer)
             return
         # plain greedy, as documented: the sampling options (the penalty too) shape
@@ -336,8 +342,7 @@ class EngineClient:
                 f"the answer ended after {len(tokens)} tokens; inspecting its end", 1.0
             )
             step = len(tokens)
-        ask = {**request, "step": step, "continuation": tokens}
-        yield from self.inspect(prompt, settings, ask, model, prefer)
+        yield from self.inspect(prompt, settings, request.at(step, tokens), model, prefer)
 
     def lab(
         self, params, prompt, settings: SamplingSettings, model: str | None = None
@@ -351,21 +356,10 @@ class EngineClient:
             model: the model spec (a local model: the lab needs its weights).
 
         Yields:
-            progress and model records, then one LabRecord (its `data` is the result's
-            `to_dict()`; engine.lab.result_from rebuilds the dataclass), or an error.
+            progress and model records, then one LabRecord (its `result` is the
+            experiment's result dataclass, engine/lab/results.py), or an error.
         """
-        from engine.lab.params import to_dict
-
-        values = {k: v for k, v in to_dict(params).items() if k != "kind"}
-        return self._request(
-            "lab",
-            kind=params.kind,
-            prompt=prompt,
-            settings=settings.to_dict(),
-            params=values,
-            model=model,
-            prefer="speed",
-        )
+        return self._request(Lab(params, prompt, settings, model))
 
     def load(
         self, model: str | None = None, api_key: str | None = None, prefer: str | None = None
@@ -381,8 +375,8 @@ class EngineClient:
             An iterator of progress records ending with the ModelRecord, or with an
             ErrorRecord. A load is not the current request: `cancel()` does not reach it.
         """
-        self._last_op = "load"
-        return self._records(self._start("load", model=model, api_key=api_key, prefer=prefer))
+        self._last_op = Load
+        return self._records(self._start(Load(model, api_key, prefer)))
 
     def cancel(self) -> None:
         """Ask the current request to stop; does nothing when no engine process runs.
@@ -392,4 +386,4 @@ class EngineClient:
         interrupted.
         """
         if self.is_alive() and self.current:
-            self._send({"op": "cancel", "id": 0, "target": self.current})
+            self._send(Request(0, Cancel(self.current)))

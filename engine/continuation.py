@@ -61,30 +61,45 @@ class Continuation:
             "prefix_text": self.prefix_text,
         }
 
+    def validate(self) -> Continuation:
+        """Check the ids and texts (a Continuation crosses the process pipe as itself).
+
+        Returns:
+            self, unchanged.
+
+        Raises:
+            SettingsError: ids that are not non-negative integers, an empty forced text.
+        """
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in self.prefix):
+            raise SettingsError("a branch's prefix must be token ids (integers)")
+        forced = self.forced
+        if forced is not None and (not isinstance(forced, int) or isinstance(forced, bool)):
+            raise SettingsError(
+                f"the forced token id must be a non-negative integer, not {forced!r}"
+            )
+        text = self.forced_text
+        if text is not None and (not isinstance(text, str) or not text):
+            raise SettingsError("the forced token's text is empty: type the token to continue with")
+        if not isinstance(self.prefix_text, str):
+            raise SettingsError("a branch's prefix text must be text")
+        return self
+
     @classmethod
     def from_dict(cls, d: dict | None) -> Continuation | None:
-        """A Continuation from `to_dict` output (None stays None).
+        """A Continuation from `to_dict` output (None stays None), validated.
 
         Raises:
             SettingsError: ids that are not non-negative integers.
         """
         if d is None:
             return None
-        prefix = d.get("prefix") or ()
-        if not all(isinstance(i, int) and not isinstance(i, bool) for i in prefix):
-            raise SettingsError("a branch's prefix must be token ids (integers)")
-        forced = d.get("forced")
-        if forced is not None and (not isinstance(forced, int) or isinstance(forced, bool)):
-            raise SettingsError(
-                f"the forced token id must be a non-negative integer, not {forced!r}"
-            )
-        text = d.get("forced_text")
-        if text is not None and (not isinstance(text, str) or not text):
-            raise SettingsError("the forced token's text is empty: type the token to continue with")
-        prefix_text = d.get("prefix_text") or ""
-        if not isinstance(prefix_text, str):
-            raise SettingsError("a branch's prefix text must be text")
-        return cls(tuple(prefix), forced, text, d.get("at_step"), prefix_text)
+        return cls(
+            tuple(d.get("prefix") or ()),
+            d.get("forced"),
+            d.get("forced_text"),
+            d.get("at_step"),
+            d.get("prefix_text") or "",
+        ).validate()
 
 
 def continuation_from(

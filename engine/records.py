@@ -300,12 +300,12 @@ class InspectRecord:
 class LabRecord:
     """The numbers of one lab experiment (see engine/backends/mlx/lab_runs.py).
 
-    `data` is the result dataclass's `to_dict()`; engine.lab.result_from(kind, data)
-    rebuilds it.
+    `result` is the experiment's result dataclass (engine/lab/results.py), sent
+    across the process pipe as itself; `result.to_dict()` is its JSON.
     """
 
     kind: str  # quant | speculative | batch | cache
-    data: dict
+    result: object  # engine.lab.LabResult (the lab is a layer above these records)
     type: str = "lab"
 
 

@@ -1,8 +1,9 @@
 """The engine process: the only place MLX runs.
 
-`worker_main` is the child process's entry point. Requests arrive as dicts on
-`requests`; every reply is a dict `{"id": request_id, "record": {...}}` (or
-`{"id": ..., "reply": {...}}` for small queries) on `events`. A reader thread
+`worker_main` is the child process's entry point. Requests arrive on `requests` as
+engine/operations.Request (an id and one operation dataclass, pickled as itself);
+each operation's handler is found by its class in HANDLERS. Every reply is a
+dict `{"id": request_id, "record": ...}` on `events`. A reader thread
 receives requests so that a cancel reaches a generation in progress: the loop
 checks the flag between prefill chunks and between tokens. While an inspection
 or a lab experiment computes (one long pass, no records of its own), a heartbeat
@@ -18,6 +19,8 @@ import queue
 import sys
 import threading
 import traceback
+
+from engine import operations as ops
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
@@ -96,19 +99,20 @@ class _Worker:
     def send_record(self, rid: int, record) -> None:
         """Send one record for request `rid`: the record itself (pickled by the pipe;
         the client rebuilds nothing), or its dict where it holds more than plain
-        values (an InspectRecord's arrays, a LabRecord's data)."""
+        values (an InspectRecord's arrays). A LabRecord goes as itself, its result
+        dataclass in it."""
         from engine.records import to_dict
 
-        plain = record.type in ("token", "prefill", "done", "progress", "model", "error")
+        plain = record.type in ("token", "prefill", "done", "progress", "model", "error", "lab")
         self.send(rid, record=record if plain else to_dict(record))
 
-    def backend(self, rid: int, msg: dict):
+    def backend(self, rid: int, op):
         """The backend for the request's model spec, with that model loaded."""
         from engine.backends.base import backend_kind, open_backend
         from engine.records import ProgressRecord
         from engine.settings import COMPUTE_PREFERENCES
 
-        spec = msg.get("model")
+        spec = op.model
         kind = backend_kind(spec)
         if kind not in self.backends:
             self.backends[kind] = open_backend(kind)
@@ -117,10 +121,11 @@ class _Worker:
             for other in self.backends.values():
                 if other is not backend:
                     other.close()
-        if msg.get("api_key") is not None:
-            backend.api_key = msg["api_key"]
-        if backend.local and msg.get("prefer") in COMPUTE_PREFERENCES:
-            backend.prefer = msg["prefer"]
+        api_key = getattr(op, "api_key", None)  # Load and Generate carry one
+        if api_key is not None:
+            backend.api_key = api_key
+        if backend.local and op.prefer in COMPUTE_PREFERENCES:
+            backend.prefer = op.prefer
 
         def progress(message, fraction):
             """Send a progress record (a fault point for the tests)."""
@@ -131,14 +136,15 @@ class _Worker:
         self.send_record(rid, backend.load(spec, progress))
         return backend
 
-    def handle(self, msg: dict) -> None:
-        """Run one request; a user-facing error or a bug becomes its ErrorRecord."""
+    def handle(self, request) -> None:
+        """Run one request (an engine/operations.Request); a user-facing error or a bug
+        becomes its ErrorRecord."""
         from engine.errors import LogitscopeError, ModelError, SettingsError
         from engine.records import ErrorRecord
 
-        rid = msg["id"]
+        rid = request.id
         try:
-            getattr(self, "op_" + msg["op"])(rid, msg)
+            HANDLERS[type(request.op)](self, rid, request.op)
         except LogitscopeError as e:
             kind = "model" if isinstance(e, ModelError) else "error"
             kind = "settings" if isinstance(e, SettingsError) else kind
@@ -158,32 +164,27 @@ class _Worker:
                 ),
             )
 
-    def op_load(self, rid: int, msg: dict) -> None:
+    def load(self, rid: int, op) -> None:
         """Load the request's model; the reply is its ModelRecord."""
-        self.backend(rid, msg)
+        self.backend(rid, op)
 
-    def op_generate(self, rid: int, msg: dict) -> None:
+    def generate(self, rid: int, op) -> None:
         """Run a generation, sending each record as it comes."""
-        from engine.continuation import Continuation
-        from engine.settings import SamplingSettings
-
-        settings = SamplingSettings.from_dict(msg["settings"]).validate()
-        cont = Continuation.from_dict(msg.get("continuation"))
-        backend = self.backend(rid, msg)
+        settings = op.settings.validate()
+        cont = op.continuation.validate() if op.continuation is not None else None
+        backend = self.backend(rid, op)
         stop = lambda: rid in self.cancelled  # noqa: E731
-        more = {"continuation": cont} if cont is not None else {}
-        for record in backend.generate(msg["prompt"], settings, stop, **more):
+        for record in backend.generate(op.prompt, settings, stop, continuation=cont):
             self.send_record(rid, record)
             if record.type in ("prefill", "token"):
                 self.fault("decode" if record.type == "token" else "prefill")
 
-    def op_inspect(self, rid: int, msg: dict) -> None:
+    def inspect(self, rid: int, op) -> None:
         """Inspect one step with a local model (a server model is refused)."""
         from engine.errors import SettingsError
-        from engine.settings import SamplingSettings
 
-        settings = SamplingSettings.from_dict(msg["settings"]).validate()
-        backend = self.backend(rid, msg)
+        settings = op.settings.validate()
+        backend = self.backend(rid, op)
         if not backend.local:
             raise SettingsError(
                 "looking inside the model needs its weights: open a local model "
@@ -191,19 +192,18 @@ class _Worker:
             )
         with self.heartbeat(rid):
             self.fault("inspect")
-            record = backend.inspect(msg["prompt"], settings, msg["request"])
+            record = backend.inspect(op.prompt, settings, op.request)
         if rid in self.cancelled:  # asked to stop while the pass ran: nothing to show
             raise SettingsError("cancelled")
         self.send_record(rid, record)
 
-    def op_lab(self, rid: int, msg: dict) -> None:
+    def lab(self, rid: int, op) -> None:
         """Run a lab experiment with a local model; the reply is its LabRecord."""
         from engine.errors import SettingsError
         from engine.records import LabRecord, ProgressRecord
-        from engine.settings import SamplingSettings
 
-        settings = SamplingSettings.from_dict(msg["settings"]).validate()
-        backend = self.backend(rid, msg)
+        settings = op.settings.validate()
+        backend = self.backend(rid, op)
         if not backend.local:
             raise SettingsError("the lab needs the model's weights: open a local model")
 
@@ -213,14 +213,28 @@ class _Worker:
 
         with self.heartbeat(rid):
             self.fault("lab")
-            params = msg.get("params", {})
-            data = backend.lab(msg["kind"], msg["prompt"], settings, params, progress)
-        self.send_record(rid, LabRecord(msg["kind"], data))
+            result = backend.lab(op.params, op.prompt, settings, progress)
+        self.send_record(rid, LabRecord(result.kind, result))
 
 
-def worker_main(requests, events) -> None:
-    """Serve requests until 'shutdown' or the client goes away."""
-    from engine.backends.base import prepare_process
+HANDLERS = {  # each operation that does work -> its handler (tests check it is complete)
+    ops.Load: _Worker.load,
+    ops.Generate: _Worker.generate,
+    ops.Inspect: _Worker.inspect,
+    ops.Lab: _Worker.lab,
+}
+
+
+def worker_main(requests, events, warm: str | None = None) -> None:
+    """Serve requests until 'shutdown' or the client goes away.
+
+    Args:
+        requests: the pipe requests arrive on.
+        events: the pipe replies go out on.
+        warm: a backend kind whose libraries to import before the first request is
+            served (a process started while the window builds); None: on demand.
+    """
+    from engine.backends.base import prepare_process, warm_up
 
     prepare_process()  # e.g. an optimised BLAS for MLX's CPU build, before MLX loads
     worker = _Worker(events)
@@ -230,22 +244,25 @@ def worker_main(requests, events) -> None:
         """Receive requests: cancels are noted at once, the rest queued in order."""
         while True:
             try:
-                msg = requests.recv()
+                request = requests.recv()
             except (EOFError, OSError):
                 work.put(None)
                 return
-            if msg["op"] == "cancel":
-                worker.cancelled.add(msg["target"])
-            elif msg["op"] == "shutdown":
+            if isinstance(request.op, ops.Cancel):
+                worker.cancelled.add(request.op.target)
+            elif isinstance(request.op, ops.Shutdown):
                 work.put(None)
                 return
             else:
-                work.put(msg)
+                work.put(request)
 
     threading.Thread(target=reader, daemon=True, name="requests").start()
-    while (msg := work.get()) is not None:
+    if warm is not None:
+        with contextlib.suppress(Exception):  # the first load says what is wrong, in words
+            warm_up(warm)
+    while (request := work.get()) is not None:
         try:
-            worker.handle(msg)
+            worker.handle(request)
         except (BrokenPipeError, EOFError, OSError):
             return  # the client is gone
-        worker.cancelled.discard(msg["id"])
+        worker.cancelled.discard(request.id)

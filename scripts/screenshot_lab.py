@@ -12,6 +12,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from engine.lab import BatchParams, CacheParams, QuantParams, SpeculativeParams  # noqa: E402
 from scripts.screenshots import open_playground, settle, shoot, wait  # noqa: E402
 
 
@@ -25,16 +26,17 @@ def main() -> int:
     lab.speculative.ks.setText("1,2,4")
     lab.cache.turns.setValue(5)
     lab.cache.tokens.setValue(16)
-    for kind, params in (
-        ("quant", {"bits": [8, 4, 3], "tokens": 24}),
-        ("cache", {"turns": 5, "tokens": 16}),
-        ("speculative", {"ks": [1, 2, 4], "draft_bits": 4, "tokens": 32}),
-        ("batch", {"sizes": [1, 2, 4, 8], "tokens": 16}),
+    for params in (
+        QuantParams((8, 4, 3), 24),
+        CacheParams(turns=5, tokens=16),
+        SpeculativeParams((1, 2, 4), 4, 32),
+        BatchParams((1, 2, 4, 8), 16),
     ):
+        kind = params.kind
         lab.tabs.setCurrentWidget(lab.views[kind])
         done = []
         lab.bridge.lab_done.connect(done.append)
-        lab.start(kind, params)
+        lab.start(params)
         wait(app, lambda: bool(done) and not lab.bridge.busy, 900)  # noqa: B023
         settle(app)
         shoot(app, lab, out / f"lab-{kind}.png", (1200, 760))

@@ -195,7 +195,7 @@ class BranchesView(QWidget):
 
     def rename(self, answer, name: str) -> None:
         """Name a run (shown in the tree; saved as its name in History)."""
-        answer.name = name.strip()
+        self.model.session.rename(answer, name)
         if answer.state is not None and answer.state.run_id:
             self.meta_changed.emit(answer.state.run_id, {"name": answer.name})
         self.refresh()

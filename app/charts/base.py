@@ -61,6 +61,8 @@ def paint_plot(plot: pg.PlotItem) -> None:
     legend = plot.legend
     if legend is not None:
         legend.setLabelTextColor(fg)
+        for _sample, label in legend.items:  # setLabelTextColor keeps the old text's colour
+            label.setText(label.text, color=fg)
         legend.setBrush(pg.mkBrush(bg + "c0" if bg.startswith("#") else (255, 255, 255, 192)))
         legend.setPen(pg.mkPen(fg))
 

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtGui import QFont, QFontMetricsF
 
 from app.charts.base import (
     NOT_REPORTED,
@@ -47,6 +48,7 @@ class DistributionChart(pg.PlotWidget):
         # The legend lives in the title line, so it never covers a bar.
         self.empty = empty_text(plot, "Run a prompt to see the candidates")
         self.labels: list[str] = []
+        self.ticks: list[tuple[int, str]] | None = None  # the labels on the axis now
         self.texts: list[str] = []
         self.raw_probs = np.zeros(0)
         self.sampled_probs = np.zeros(0)
@@ -55,6 +57,7 @@ class DistributionChart(pg.PlotWidget):
         self.branches = None  # BranchRequests: a click on a bar offers to continue with it
         self.why_no_branch = lambda: None
         self.scene().sigMouseClicked.connect(self._clicked)
+        plot.vb.sigResized.connect(self._fit_ticks)
         self.show_record(None)
 
     def offer_branches(self, requests, why_not) -> None:
@@ -109,6 +112,30 @@ class DistributionChart(pg.PlotWidget):
             f"step {record.step} · chose {html.escape(repr(short(record.label)))} "
             f"({p_text}){note}<br>{legend}",
         )
+
+    def shown_labels(self) -> list[int]:
+        """The rows whose token is named on the axis: every row where a label's height
+        fits the row, else every k-th row and the chosen one (labels never overlap)."""
+        n = len(self.labels)
+        rows_px = self.getPlotItem().vb.height() / (n + 0.4) if n else 0.0
+        font = self.getPlotItem().getAxis("left").style["tickFont"] or QFont()
+        label_px = QFontMetricsF(font).height()
+        k = 1 if rows_px <= 0 else max(1, math.ceil(label_px / rows_px))
+        shown = set(range(0, n, k))
+        chosen = self.token_ids.index(self.record.token_id) if self._has_chosen() else None
+        if chosen is not None and chosen not in shown:
+            shown = {i for i in shown if abs(i - chosen) >= k} | {chosen}
+        return sorted(shown)
+
+    def _has_chosen(self) -> bool:
+        return self.record is not None and self.record.token_id in self.token_ids
+
+    def _fit_ticks(self) -> None:
+        axis = self.getPlotItem().getAxis("left")
+        ticks = [(i, self.labels[i]) for i in self.shown_labels()]
+        if ticks != self.ticks:  # text layout is costly
+            self.ticks = ticks
+            axis.setTicks([ticks])
 
     def readout(self, scene_pos) -> str | None:
         """The candidate under the cursor: its raw and sampled-from probabilities."""
@@ -177,8 +204,7 @@ class DistributionChart(pg.PlotWidget):
         )
         if n == 0:
             self.chosen_mark.setData([], [])
-        axis = self.getPlotItem().getAxis("left")
-        axis.setTicks([[(i, label) for i, label in enumerate(self.labels)]])
+        self._fit_ticks()
         top = max([*[p for p in [*raw, *samp] if not math.isnan(p)], 0.05])
         self.getPlotItem().setRange(  # room for the chosen marker even at p = 1
             xRange=(0, top * 1.08 + 0.06), yRange=(-0.7, max(n, 1) - 0.3), padding=0

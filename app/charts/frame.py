@@ -11,7 +11,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
-    QLabel,
     QMessageBox,
     QSizePolicy,
     QToolButton,
@@ -20,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from app.core.appearance import themed_style
 from app.core.theme import note_color
+from app.widgets.fitting_label import FittingLabel
 
 HINT = "Hover: read values · double-click: enlarge"
 
@@ -43,7 +43,7 @@ class ChartFrame(QFrame):
         self.enlarge_button.setAccessibleName(f"Enlarge the {title} chart")
         chart.setAccessibleName(f"{title} chart")
         chart.setAccessibleDescription("Hover to read values; the line below shows them")
-        self.readout = QLabel(HINT)
+        self.readout = FittingLabel(HINT)  # a narrow chart shows "Hover: read values"
         themed_style(self.readout, lambda: f"color: {note_color()}; font-size: 8pt;")
         self.readout.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
         self.readout.setMinimumHeight(self.readout.sizeHint().height())

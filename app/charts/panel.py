@@ -91,7 +91,10 @@ class ChartsPanel(QWidget):
         if cols == 0:
             for name in CHARTS:
                 self.tabs.addTab(self.frames[name], TITLES[name])
-                self.frames[name].setVisible(True)
+            # The tab widget shows its current page only: a frame shown here would be
+            # painted through the current one (pieces of other charts over it).
+            for frame in self.frames.values():
+                frame.setVisible(frame is self.tabs.currentWidget())
             self.stack.setCurrentWidget(self.tabs)
             return
         for r in range(self.grid.rowCount()):
@@ -149,8 +152,7 @@ class ChartsPanel(QWidget):
         if name == "dist":
             self.dist.show_record(state.current)
         elif name == "temp":
-            self.temp.temp = temperature
-            self.temp.show_record(state.current, state.model)
+            self.temp.show_record(state.current, state.model, temperature)
         elif name == "timeline":
             self.timeline.update_from(state)
         elif name == "throughput":

@@ -9,6 +9,7 @@ import html
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontMetricsF
 
 from app.charts.base import (
     NOT_REPORTED,
@@ -27,6 +28,15 @@ from engine.records import ModelRecord, TokenRecord
 CURVE_T = np.linspace(0.0, 2.0, 81)
 N_CURVES = 5
 COLORS = ("#4c78a8", "#f58518", "#54a24b", "#b279a2", "#9d755d")
+KEY_MIN_CHARS = 6  # a name in the key is never cut shorter than this
+KEY_MAX_CHARS = 20  # nor kept longer, however wide the chart
+KEY_MARGIN_PX = 24  # the title's side margins
+
+
+def _key_font() -> QFont:
+    font = QFont()
+    font.setPointSize(8)  # the title's detail line (charts.base.set_title)
+    return font
 
 
 class TemperatureChart(pg.PlotWidget):
@@ -64,7 +74,15 @@ class TemperatureChart(pg.PlotWidget):
     def _sync_boxes(self):
         self.entropy_box.setGeometry(self.getPlotItem().vb.sceneBoundingRect())
 
-    def show_record(self, record: TokenRecord | None, model: ModelRecord | None = None) -> None:
+    def show_record(
+        self,
+        record: TokenRecord | None,
+        model: ModelRecord | None = None,
+        temp: float | None = None,
+    ) -> None:
+        """Draw `record`'s sweep; `temp` (the sampling panel's) is where the marker goes."""
+        if temp is not None:
+            self.temp = float(temp)
         self.record = record if record is not None and temperature.has_sweep(record) else None
         remote = model is not None and model.backend != "mlx"
         # A server gives only its top-k: the curves are renormalised over those, and say so.
@@ -84,17 +102,43 @@ class TemperatureChart(pg.PlotWidget):
                     curve.setData(CURVE_T, probs[i])
                 else:
                     curve.setData([], [])
-            self.key = (
-                " ".join(
-                    f"<span style='color:{color}'>■&nbsp;{html.escape(short(c.text, 6))}</span>"
-                    for color, c in zip(COLORS, self.record.top, strict=False)
-                )
-                + f" <span style='color:{ENTROPY}'>┅&nbsp;entropy</span>"
-            )
+            self.key = self._key()
             h = temperature.entropy(self.record, CURVE_T)
             self.entropy_curve.setData(CURVE_T, h)
             self.entropy_box.setYRange(0, max(float(h.max()), 0.5) * 1.05, padding=0)
         self.set_temperature(self.temp)
+
+    def key_names(self) -> list[str]:
+        """The candidates' names in the key: as long as one line of the chart's width
+        allows (KEY_MIN_CHARS..KEY_MAX_CHARS each), cut with '…' only past that."""
+        if self.record is None:
+            return []
+        texts = [c.text for c in self.record.top[:N_CURVES]]
+        metrics = QFontMetricsF(_key_font())
+        room = max(self.width() - KEY_MARGIN_PX, 0)
+        for limit in range(KEY_MAX_CHARS, KEY_MIN_CHARS, -1):
+            names = [short(t, limit) for t in texts]
+            line = " ".join(f"■ {n}" for n in names) + " ┅ entropy"
+            if metrics.horizontalAdvance(line) <= room:
+                return names
+        return [short(t, KEY_MIN_CHARS) for t in texts]
+
+    def _key(self) -> str:
+        return (
+            " ".join(
+                f"<span style='color:{color}'>■&nbsp;{html.escape(name)}</span>"
+                for color, name in zip(COLORS, self.key_names(), strict=False)
+            )
+            + f" <span style='color:{ENTROPY}'>┅&nbsp;entropy</span>"
+        )
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if getattr(self, "record", None) is not None:  # the key takes the room it is given
+            key = self._key()
+            if key != self.key:
+                self.key = key
+                self.set_temperature(self.temp)
 
     def set_temperature(self, temp: float) -> None:
         """Move the marker and recompute the candidates' probabilities at `temp`."""

@@ -5,10 +5,24 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontMetricsF
 
 from app.charts.base import NOT_REPORTED, empty_text, pen, show_empty, style_plot, view_point
 from app.core.theme import CHOSEN, ENTROPY, RAW
 from app.session.run_state import RunState
+
+PROB_TITLES = ("p(chosen)", "p")  # longest first: the first that fits the plot's height
+ENTROPY_TITLES = {
+    "entropy (nats)": ("entropy (nats)", "H (nats)", "H"),
+    "H top-k (nats)": ("H top-k (nats)", "H top-k", "H"),
+}
+AXIS_TITLE_GAP_PX = 8  # between the two stacked plots' titles
+
+
+def _axis_title_font() -> QFont:
+    font = QFont()
+    font.setPointSize(8)
+    return font
 
 
 class TimelineChart(pg.GraphicsLayoutWidget):
@@ -36,6 +50,9 @@ class TimelineChart(pg.GraphicsLayoutWidget):
         self.steps = None
         self.state = None
         self.entropy_label = "entropy (nats)"
+        self.axis_titles: dict[str, str] = {}  # plot ("prob" | "entropy") -> title shown
+        for p in (self.prob_plot, self.entropy_plot):
+            p.vb.sigResized.connect(self._fit_axis_titles)
         self.update_from(RunState())
 
     def update_from(self, state: RunState) -> None:
@@ -66,13 +83,28 @@ class TimelineChart(pg.GraphicsLayoutWidget):
         label = "H top-k (nats)" if topk else "entropy (nats)"
         if label != self.entropy_label:  # the entropy of a server's top-k only: say so
             self.entropy_label = label
-            self.entropy_plot.setLabel("left", label, **{"font-size": "8pt"})
+            self._fit_axis_titles()
         self.prob_plot.setXRange(-0.5, max(n, 10) - 0.5, padding=0.01)
         step = state.current_step
         for line in self.lines:
             line.setVisible(step is not None)
             if step is not None:
                 line.setValue(step)
+
+    def _fit_axis_titles(self) -> None:
+        """Each plot's left title as long as the plot is tall: in a short chart the two
+        stacked titles would run into each other, so they shorten ("p", "H (nats)")."""
+        metrics = QFontMetricsF(_axis_title_font())
+        for key, plot, forms in (
+            ("prob", self.prob_plot, PROB_TITLES),
+            ("entropy", self.entropy_plot, ENTROPY_TITLES[self.entropy_label]),
+        ):
+            room = plot.getAxis("left").height() - AXIS_TITLE_GAP_PX
+            fitting = [f for f in forms if metrics.horizontalAdvance(f) <= room]
+            title = fitting[0] if fitting else forms[-1]
+            if self.axis_titles.get(key) != title:
+                self.axis_titles[key] = title
+                plot.setLabel("left", title, **{"font-size": "8pt"})
 
     def readout(self, scene_pos) -> str | None:
         """The step under the cursor: its token, probability and entropy."""

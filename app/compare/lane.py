@@ -181,24 +181,38 @@ class CompareLane(QFrame):
             self.model.setCurrentIndex(i)
         self.sampling.apply(settings)
         self._summarize()
-        self.reset(state.prompt, settings)
-        self.state.model, self.state.sent = state.model, state.sent
+        self.reset(state.prompt, settings, model=state.model, sent=state.sent)
         self.add_tokens(list(state.tokens))
-        self.state.done, self.state.error = state.done, state.error
+        for record in (state.done, state.error):
+            if record is not None:
+                self.state.end(record)
         label = state.run_id or "run"
         if state.branch_step is not None:
             label += f" · branch at step {state.branch_step}"
         self.status.setText(label)
         self.redraw()
 
-    def reset(self, prompt: str, settings: SamplingSettings) -> None:
-        self.state = RunState(prompt=prompt, settings=settings)
+    def reset(self, prompt: str, settings: SamplingSettings, model=None, sent=None) -> None:
+        """A new run in this lane (`model` and `sent`: those of a run shown again)."""
+        self.state = RunState(prompt=prompt, settings=settings, model=model, sent=sent)
         self.divergence = None
         self.tokens.clear_tokens()
         self.error.hide()
         self.div_line.hide()
         self.status.setText("queued")
         self.redraw()
+
+    def name_run(self, run_id: str | None) -> None:
+        """The journal's id for this lane's run (None: the history is not written)."""
+        self.state.name(run_id)
+
+    def set_model(self, record) -> None:
+        """The model this lane's run runs on (reported by the engine as it loads)."""
+        self.state.ran_on(record)
+
+    def finish(self, record) -> None:
+        """This lane's run ended with `record` (a DoneRecord or an ErrorRecord)."""
+        self.state.end(record)
 
     def add_tokens(self, records) -> None:
         self.state.add_tokens(records)

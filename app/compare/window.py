@@ -283,7 +283,7 @@ class CompareWindow(ChildWindow, QMainWindow):
             self.journal_failed.emit,
             comparison=info,
         )
-        lane.state.run_id = run_id
+        lane.name_run(run_id)
         return sink
 
     def stop_lane(self, lane: CompareLane) -> None:
@@ -302,7 +302,7 @@ class CompareWindow(ChildWindow, QMainWindow):
 
     def _on_model(self, record) -> None:
         if self.running is not None:
-            self.running.state.model = record
+            self.running.set_model(record)
             self.loaded_spec = self.running.model_path()
             if self.running.status.text().startswith("loading"):
                 self.running.status.setText("running…")
@@ -313,14 +313,14 @@ class CompareWindow(ChildWindow, QMainWindow):
 
     def _on_finished(self, record) -> None:
         if self.running is not None:
-            self.running.state.done = record
+            self.running.finish(record)
             self.costs.add(self.running, record)
             self.running.status.setText(record.finish_reason)
             self.running.redraw()
 
     def _on_failed(self, record) -> None:
         if self.running is not None:
-            self.running.state.error = record
+            self.running.finish(record)
             self.running.show_error(record.message)
             self.running.status.setText("error")
 

@@ -17,6 +17,7 @@ from app.core.preferences import compute_preference
 from app.core.servers import api_key_for
 from engine.client import EngineClient
 from engine.continuation import with_prefix
+from engine.inspect_request import InspectRequest
 from engine.records import ErrorRecord
 from engine.settings import SamplingSettings
 
@@ -80,7 +81,9 @@ class EngineBridge(QObject):
 
         return self._run(start, sink)
 
-    def inspect(self, prompt, settings: SamplingSettings, request: dict, model: str | None) -> bool:
+    def inspect(
+        self, prompt, settings: SamplingSettings, request: InspectRequest, model: str | None
+    ) -> bool:
         """Look inside the model at one step (see engine/backends/mlx/inspect_step.py)."""
         prefer = compute_preference()
         return self._run(lambda: self.client.inspect(prompt, settings, request, model, prefer))

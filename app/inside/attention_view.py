@@ -10,17 +10,27 @@ from html import escape
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from app.charts.base import empty_text, set_title, short, show_empty, style_plot, view_point
 
 MAX_LABELS = 48  # token labels on an axis beyond this are thinned
+LABEL_CHARS = 10  # a token's label on an axis is cut past this
+LABEL_GAP_PX = 6  # between two labels on the key axis
 WAITING = "Run a prompt in the playground, then pick a token to inspect"
 
 
-def _ticks(labels, n_max=MAX_LABELS):
-    step = max(1, int(np.ceil(len(labels) / n_max)))
-    return [[(i + 0.5, short(labels[i], 10)) for i in range(0, len(labels), step)]]
+def label_step(labels, cell_px: float, label_px: float) -> int:
+    """Every how many positions a label goes on an axis: at most MAX_LABELS, and
+    never two closer than one label's size (`label_px`) at `cell_px` per position."""
+    by_count = int(np.ceil(len(labels) / MAX_LABELS))
+    by_room = int(np.ceil(label_px / cell_px)) if cell_px > 0 else len(labels)
+    return max(1, by_count, by_room)
+
+
+def _ticks(labels, step: int):
+    return [[(i + 0.5, short(labels[i], LABEL_CHARS)) for i in range(0, len(labels), step)]]
 
 
 class AttentionView(QWidget):
@@ -66,6 +76,7 @@ class AttentionView(QWidget):
         self.layer.valueChanged.connect(self._changed)
         self.head.currentIndexChanged.connect(self._changed)
         self.plot.scene().sigMouseMoved.connect(self._on_move)
+        item.vb.sigResized.connect(self._fit_ticks)
         self.empty = empty_text(item, WAITING)
         self.show_empty(WAITING)
 
@@ -115,8 +126,7 @@ class AttentionView(QWidget):
         self.image.setImage(self.weights, levels=(0.0, float(self.weights.max() or 1.0)))
         self.image.setRect(0, 0, n, n)
         self.row_box.setRect(0, n - 1, n, 1)
-        item.getAxis("bottom").setTicks(_ticks(self.labels))
-        item.getAxis("left").setTicks(_ticks(self.labels))
+        self._fit_ticks()
         item.setRange(xRange=(0, n), yRange=(0, n), padding=0.01)
         head = "mean of heads" if d["head"] is None else f"head {d['head']}"
         where = "the prompt" if record.step is None else f"step {record.step}"
@@ -130,6 +140,29 @@ class AttentionView(QWidget):
             f"{escape(repr(short(self.labels[top])))} "
             f"({row[top]:.2f})",
         )
+
+    def label_steps(self) -> tuple[int, int]:
+        """(key axis, query axis): every how many tokens is named at the plot's size,
+        so the key tokens' names never run together."""
+        item = self.plot.getPlotItem()
+        n = max(len(self.labels), 1)
+        font = item.getAxis("bottom").style["tickFont"] or QFont()
+        metrics = QFontMetricsF(font)
+        widest = max(
+            (metrics.horizontalAdvance(short(t, LABEL_CHARS)) for t in self.labels), default=0.0
+        )
+        return (
+            label_step(self.labels, item.vb.width() / n, widest + LABEL_GAP_PX),
+            label_step(self.labels, item.vb.height() / n, metrics.height()),
+        )
+
+    def _fit_ticks(self) -> None:
+        if self.weights is None:
+            return
+        item = self.plot.getPlotItem()
+        key_step, query_step = self.label_steps()
+        item.getAxis("bottom").setTicks(_ticks(self.labels, key_step))
+        item.getAxis("left").setTicks(_ticks(self.labels, query_step))
 
     def _on_move(self, pos) -> None:
         if self.weights is None:

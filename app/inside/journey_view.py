@@ -131,7 +131,7 @@ class JourneyView(QScrollArea):
         names = d["token_labels"]
         self._tokenization(d["tokenization"])
         self._embedding(d["embedding"], record.labels[-1], names)
-        self._layers(d["layers"])
+        self.show_layers(d["layers"])
         self._projection(d["projection"], names)
         self.order.setText(f"<i>{escape(d['sampling']['order'])}.</i>")
         self.funnel.show_stages(d["sampling"]["stages"], d["sampling"]["greedy"])
@@ -175,7 +175,8 @@ class JourneyView(QScrollArea):
             f"nearest in the embedding table (cosine): {near}"
         )
 
-    def _layers(self, rows: list[dict]) -> None:
+    def show_layers(self, rows: list[dict]) -> None:
+        """The residual stream's bars: each layer's attention and feed-forward change."""
         x = np.arange(len(rows), dtype=float)
         if rows and "attention" in rows[0]:
             att = np.array([r["attention"] for r in rows])
@@ -215,13 +216,19 @@ class JourneyView(QScrollArea):
             item.enableAutoRange(axis="y")
             return
         item.setYRange(0, top, padding=0)
-        for xs, values in ((x - BAR / 2, att), (x + BAR / 2, ffn)):
-            for xi, v in zip(xs, values, strict=True):
-                if v > top:
-                    label = pg.TextItem(f"{v:.1f} ↑", color=CHOSEN, anchor=(0, 0))
-                    label.setPos(xi + BAR, top)
-                    item.addItem(label)
-                    self.cut_labels.append(label)
+        # One label per cut layer, its values stacked in their bars' colours: two labels
+        # side by side (attention and feed-forward of layer 0) ran into each other.
+        for xi, a, f in zip(x, att, ffn, strict=True):
+            lines = [
+                f'<span style="color:{colour}">{v:.1f} ↑</span>'
+                for colour, v in ((RAW, a), (OUTPUT, f))
+                if v > top
+            ]
+            if lines:
+                label = pg.TextItem(html="<br>".join(lines), anchor=(0, 0))
+                label.setPos(xi + BAR, top)
+                item.addItem(label)
+                self.cut_labels.append(label)
 
     def _projection(self, proj: dict, names: dict) -> None:
         top = ", ".join(

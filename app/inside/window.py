@@ -33,6 +33,7 @@ from app.inside.lens_view import LensView
 from app.inside.position_view import PositionView
 from app.inside.tokenizer_view import TokenizerView
 from engine.hardware_timeline import timeline
+from engine.inspect_request import InspectRequest
 
 TABS = ("tokenizer", "attention", "lens", "hardware", "journey", "position")
 COMPUTED = ("attention", "lens", "journey", "position")  # tabs the engine computes
@@ -191,15 +192,14 @@ class InsideWindow(ChildWindow, QWidget):
             self.pending = key
             return
         self.pending = None
-        request = {
-            "what": key[3],
-            "step": self.step,
-            "top_k": 5,
+        request = InspectRequest(
+            what=key[3],
+            step=self.step,
+            layer=self.attention.layer.value(),
+            head=self.attention.head.currentData(),
             # the journey's last step may be the stop token itself
-            "continuation": [t.token_id for t in s.tokens if key[3] == "journey" or not t.eos],
-            "layer": self.attention.layer.value(),
-            "head": self.attention.head.currentData(),
-        }
+            continuation=tuple(t.token_id for t in s.tokens if key[3] == "journey" or not t.eos),
+        )
         self._asked = key
         if key[3] == "attention":
             self.attention.show_empty(f"Computing attention at {step}…")

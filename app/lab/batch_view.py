@@ -11,18 +11,21 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxL
 
 from app.charts.base import pen, set_title, style_plot
 from app.core.theme import CHOSEN, OUTPUT, PROMPT
+from engine.lab import BatchParams, BatchResult
+
+DEFAULT = BatchParams()
 
 
 class BatchView(QWidget):
-    run_requested = Signal(dict)
+    run_requested = Signal()  # the window asks `params()` and runs them
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.tokens = QSpinBox()
         self.tokens.setRange(4, 128)
-        self.tokens.setValue(16)
+        self.tokens.setValue(DEFAULT.tokens)
         self.tokens.setToolTip("Answer tokens per prompt (greedy)")
-        self.run = QPushButton("Run batch sizes 1, 2, 4, 8")
+        self.run = QPushButton(f"Run batch sizes {', '.join(map(str, DEFAULT.sizes))}")
         self.run.setToolTip(
             "Eight short prompts, answered at each batch size (mlx-lm's "
             "batch_generate), timed in the engine"
@@ -55,40 +58,40 @@ class BatchView(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.summary)
         layout.addWidget(self.chart, 1)
-        self.run.clicked.connect(
-            lambda: self.run_requested.emit({"sizes": [1, 2, 4, 8], "tokens": self.tokens.value()})
-        )
+        self.run.clicked.connect(self.run_requested.emit)
 
-    def show_data(self, data: dict) -> None:
-        rows = data["rows"]
-        sizes = np.array([r["batch_size"] for r in rows], dtype=float)
-        self.total.setData(sizes, [r["total_tps"] for r in rows])
-        self.per_seq.setData(sizes, [r["per_sequence_tps"] for r in rows])
-        ceiling = data.get("ceiling") or []
-        self.ceiling.setData([c["batch_size"] for c in ceiling], [c["tps"] for c in ceiling])
+    def params(self) -> BatchParams:
+        """The experiment's parameters as chosen on screen."""
+        return BatchParams(DEFAULT.sizes, self.tokens.value())
+
+    def show_result(self, result: BatchResult) -> None:
+        rows = result.rows
+        sizes = np.array([r.batch_size for r in rows], dtype=float)
+        self.total.setData(sizes, [r.total_tps for r in rows])
+        self.per_seq.setData(sizes, [r.per_sequence_tps for r in rows])
+        ceiling = result.ceiling
+        self.ceiling.setData([c.batch_size for c in ceiling], [c.tps for c in ceiling])
         item = self.chart.getPlotItem()
-        values = [r["total_tps"] for r in rows] + [c["tps"] for c in ceiling]
-        low = min(r["per_sequence_tps"] for r in rows)
+        values = [r.total_tps for r in rows] + [c.tps for c in ceiling]
+        low = min(r.per_sequence_tps for r in rows)
         item.setRange(
             yRange=(np.log10(low * 0.7), np.log10(max(values) * 1.5)),
             xRange=(0.5, sizes.max() + 0.5),
             padding=0,
         )
         first, last = rows[0], rows[-1]
-        gain = last["total_tps"] / first["total_tps"]
+        gain = last.total_tps / first.total_tps
         set_title(
             item,
             "Throughput against batch size",
-            f"batch {last['batch_size']}: {gain:.1f}× the total tokens/s of batch "
-            f"{first['batch_size']}, each sequence {last['per_sequence_tps']:.1f} tok/s",
+            f"batch {last.batch_size}: {gain:.1f}× the total tokens/s of batch "
+            f"{first.batch_size}, each sequence {last.per_sequence_tps:.1f} tok/s",
         )
-        same = all(data["unbatched_equal"].values())
-        memory = ", ".join(
-            f"{r['batch_size']}: {r['peak_memory_bytes'] / 1e6:,.0f} MB" for r in rows
-        )
-        source = f" Ceiling: {data['ceiling_source']}." if data.get("ceiling_source") else ""
+        same = all(result.unbatched_equal.values())
+        memory = ", ".join(f"{r.batch_size}: {r.peak_memory_bytes / 1e6:,.0f} MB" for r in rows)
+        source = f" Ceiling: {result.ceiling_source}." if result.ceiling_source else ""
         self.summary.setText(
-            f"{len(data['prompts'])} prompts, {first['generated_tokens']} answer tokens at each "
+            f"{len(result.prompts)} prompts, {first.generated_tokens} answer tokens at each "
             f"size. Every batched answer equals the unbatched one: {'yes' if same else 'NO'}. "
             f"Peak memory by batch size: {memory}.{source}"
         )

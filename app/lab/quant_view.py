@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.core.appearance import on_theme
 from app.core.theme import note_color, prob_color
+from engine.lab import WINDOW_QUANT_BITS, QuantParams, QuantResult
 
 COLUMNS = (
     "model",
@@ -44,17 +45,17 @@ def kl_color(kl: float) -> str:
 
 
 class QuantView(QWidget):
-    run_requested = Signal(dict)  # params for the engine's "quant" experiment
+    run_requested = Signal()  # the window asks `params()` and runs them
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.bits = {b: QCheckBox(f"{b}-bit") for b in (8, 6, 4, 3, 2)}
         for b, box in self.bits.items():
-            box.setChecked(b in (8, 4, 3))
+            box.setChecked(b in WINDOW_QUANT_BITS)
             box.setToolTip(f"Re-quantize the reference to {b} bits (group 64) at run time")
         self.tokens = QSpinBox()
         self.tokens.setRange(4, 256)
-        self.tokens.setValue(24)
+        self.tokens.setValue(QuantParams().tokens)
         self.tokens.setToolTip("Answer tokens teacher-forced through every variant")
         self.run = QPushButton("Run A/B")
         self.run.setToolTip(
@@ -91,8 +92,8 @@ class QuantView(QWidget):
         layout.addWidget(self.table, 2)
         layout.addLayout(pick)
         layout.addWidget(split, 3)
-        self.data: dict | None = None
-        self.run.clicked.connect(self._on_run)
+        self.result: QuantResult | None = None
+        self.run.clicked.connect(self.run_requested.emit)
         self.variant.currentIndexChanged.connect(lambda _i: self._paint())
         on_theme(self, lambda view: view._paint())  # its note's colour follows the theme
         self.text.anchorClicked.connect(self._on_anchor)
@@ -101,28 +102,33 @@ class QuantView(QWidget):
         if url.toString().isdigit():
             self._show_token(int(url.toString()))
 
-    def _on_run(self) -> None:
-        bits = [b for b, box in self.bits.items() if box.isChecked()]
-        self.run_requested.emit({"bits": bits, "tokens": self.tokens.value()})
+    def params(self) -> QuantParams:
+        """The experiment's parameters as chosen on screen.
 
-    def show_data(self, data: dict) -> None:
-        self.data = data
+        Raises:
+            SettingsError: no width checked.
+        """
+        bits = tuple(b for b, box in self.bits.items() if box.isChecked())
+        return QuantParams(bits, self.tokens.value())
+
+    def show_result(self, result: QuantResult) -> None:
+        self.result = result
         self.reference.setText(
-            f"{data['model']}: the reference is {data['reference']}; "
+            f"{result.model}: the reference is {result.reference}; "
             "every other row is re-quantized from it at run time, except the rows "
             "marked 'as installed' (the weights on disk, measured as they are)."
         )
-        rows = data["variants"]
+        rows = result.variants
         self.table.setRowCount(len(rows))
         for r, v in enumerate(rows):
             cells = (
-                v["name"],
-                f"{v['weight_bytes'] / 1e6:,.0f}",
-                f"{v['mean_kl']:.4f}",
-                f"{v['top1_agreement']:.0%}",
-                f"{v['perplexity']:.2f}",
-                f"{v['prefill_tps']:.0f}",
-                f"{v['decode_tps']:.1f}",
+                v.name,
+                f"{v.weight_bytes / 1e6:,.0f}",
+                f"{v.mean_kl:.4f}",
+                f"{v.top1_agreement:.0%}",
+                f"{v.perplexity:.2f}",
+                f"{v.prefill_tps:.0f}",
+                f"{v.decode_tps:.1f}",
             )
             for c, text in enumerate(cells):
                 self.table.setItem(r, c, QTableWidgetItem(text))
@@ -130,28 +136,28 @@ class QuantView(QWidget):
         self.variant.blockSignals(True)
         self.variant.clear()
         for v in rows[1:]:
-            self.variant.addItem(v["name"], v["bits"])
-        requantized = [i for i, v in enumerate(rows[1:]) if v["bits"] is not None]
+            self.variant.addItem(v.name, v.bits)
+        requantized = [i for i, v in enumerate(rows[1:]) if v.bits is not None]
         self.variant.setCurrentIndex(requantized[-1] if requantized else self.variant.count() - 1)
         self.variant.blockSignals(False)
         self._paint()
 
     def _current(self) -> dict | None:
-        if not self.data or self.variant.currentIndex() < 0:
+        if not self.result or self.variant.currentIndex() < 0:
             return None
-        return self.data["variants"][self.variant.currentIndex() + 1]
+        return self.result.variants[self.variant.currentIndex() + 1]
 
     def _paint(self) -> None:
         v = self._current()
         if v is None:
             return
         parts = []
-        for i, label in enumerate(self.data["answer"]):
-            style = f"background:{kl_color(v['kl'][i])};color:#111;text-decoration:none"
-            if not v["agree"][i]:
+        for i, label in enumerate(self.result.answer):
+            style = f"background:{kl_color(v.kl[i])};color:#111;text-decoration:none"
+            if not v.agree[i]:
                 style += ";border-bottom:2px solid #d00;text-decoration:underline"
             shown = html.escape(label).replace("\n", "↵<br>")
-            parts.append(f"<a href='{i}' style='{style}' title='KL {v['kl'][i]:.3f}'>{shown}</a>")
+            parts.append(f"<a href='{i}' style='{style}' title='KL {v.kl[i]:.3f}'>{shown}</a>")
         self.text.setHtml(
             "<div style='font-size:13pt;line-height:160%'>"
             + "".join(parts)
@@ -163,22 +169,22 @@ class QuantView(QWidget):
 
     def _show_token(self, i: int) -> None:
         v = self._current()
-        if v is None or i >= len(self.data["answer"]):
+        if v is None or i >= len(self.result.answer):
             return
-        names = self.data["labels"]
+        names = self.result.labels
 
         def table(key: str, title: str) -> str:
             rows = "".join(
                 f"<tr><td>{html.escape(repr(names[str(t)]))}</td><td align='right'>"
                 f"{p:.3f}</td></tr>"
-                for t, p in self.data["top"][key][i]
+                for t, p in self.result.top[key][i]
             )
             return f"<b>{title}</b><table>{rows}</table>"
 
         self.detail.setHtml(
-            f"<p>Token {i}: {html.escape(repr(self.data['answer'][i]))} · KL {v['kl'][i]:.4f}"
-            f" · Δlogprob {v['delta_logprob'][i]:+.3f}</p>"
+            f"<p>Token {i}: {html.escape(repr(self.result.answer[i]))} · KL {v.kl[i]:.4f}"
+            f" · Δlogprob {v.delta_logprob[i]:+.3f}</p>"
             + table("None", "reference")
             + "<br>"
-            + table(v.get("key", str(v["bits"])), v["name"])
+            + table(v.key, v.name)
         )

@@ -29,24 +29,28 @@ from PySide6.QtWidgets import (
 from app.charts.base import pen, set_title, style_plot
 from app.core.appearance import on_theme, themed_style
 from app.core.theme import OUTPUT, PROMPT, note_color, tint
+from engine.errors import SettingsError
+from engine.lab import SpeculativeParams, SpeculativeResult
+
+DEFAULT = SpeculativeParams()
 
 ACCEPTED, REJECTED, CORRECTION = "#c7f0c2", "#f7c6c5", "#ffe08a"
 
 
 class SpeculativeView(QWidget):
-    run_requested = Signal(dict)
+    run_requested = Signal()  # the window asks `params()` and runs them
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.ks = QLineEdit("1,2,4")
+        self.ks = QLineEdit(",".join(map(str, DEFAULT.ks)))
         self.ks.setToolTip("Tokens drafted per target pass: one run per value")
         self.draft_bits = QSpinBox()
         self.draft_bits.setRange(2, 8)
-        self.draft_bits.setValue(3)
+        self.draft_bits.setValue(DEFAULT.draft_bits)
         self.draft_bits.setToolTip("The draft is the model re-quantized to this many bits")
         self.tokens = QSpinBox()
         self.tokens.setRange(4, 256)
-        self.tokens.setValue(32)
+        self.tokens.setValue(DEFAULT.tokens)
         self.run = QPushButton("Run")
         self.error = QLabel()
         themed_style(self.error, lambda: f"color: {tint('error')[1]};")
@@ -97,76 +101,90 @@ class SpeculativeView(QWidget):
         layout.addWidget(self.summary)
         layout.addLayout(pick)
         layout.addWidget(split, 1)
-        self.data: dict | None = None
+        self.result: SpeculativeResult | None = None
         self._hover: dict[str, str] = {}
         self.run.clicked.connect(self._on_run)
         self.pick.currentIndexChanged.connect(lambda _i: self._paint())
         on_theme(self, lambda view: view._paint())  # its note's colour follows the theme
         self.text.highlighted.connect(self._on_hover)
 
-    def _on_run(self) -> None:
+    def params(self) -> SpeculativeParams:
+        """The experiment's parameters as chosen on screen.
+
+        Raises:
+            SettingsError: k values that are not whole numbers from 1 to 16, or a
+                draft width MLX does not quantize to.
+        """
+        return SpeculativeParams(self._ks(), self.draft_bits.value(), self.tokens.value())
+
+    def _ks(self) -> tuple[int, ...]:
+        """The k values typed, sorted, each once (SettingsError: not 1..16)."""
         try:
             ks = sorted({int(k) for k in self.ks.text().split(",") if k.strip()})
         except ValueError:
-            self.error.setText("k: whole numbers separated by commas, e.g. 1,2,4")
-            return
+            raise SettingsError("k: whole numbers separated by commas, e.g. 1,2,4") from None
         if not ks or not all(1 <= k <= 16 for k in ks):
-            self.error.setText("k must be between 1 and 16")
+            raise SettingsError("k must be between 1 and 16")
+        return tuple(ks)
+
+    def _on_run(self) -> None:
+        try:
+            self._ks()
+        except SettingsError as e:  # said beside the k field
+            self.error.setText(str(e))
             return
         self.error.clear()
-        self.run_requested.emit(
-            {"ks": ks, "draft_bits": self.draft_bits.value(), "tokens": self.tokens.value()}
-        )
+        self.run_requested.emit()
 
-    def show_data(self, data: dict) -> None:
-        self.data = data
-        runs = data["runs"]
+    def show_result(self, result: SpeculativeResult) -> None:
+        self.result = result
+        runs = result.runs
         self.pick.blockSignals(True)
         self.pick.clear()
         for r in runs:
-            self.pick.addItem(f"k = {r['k']}", r["k"])
+            self.pick.addItem(f"k = {r.k}", r.k)
         self.pick.setCurrentIndex(len(runs) - 1)
         self.pick.blockSignals(False)
-        ks = np.array([r["k"] for r in runs], dtype=float)
-        self.accept_curve.setData(ks, [r["acceptance"] for r in runs])
-        self.per_pass.setData(ks, [r["tokens_per_pass"] for r in runs])
-        best = max(runs, key=lambda r: r["speedup"])
-        verdict = "faster" if best["speedup"] > 1 else "slower"
+        ks = np.array([r.k for r in runs], dtype=float)
+        self.accept_curve.setData(ks, [r.acceptance for r in runs])
+        self.per_pass.setData(ks, [r.tokens_per_pass for r in runs])
+        best = max(runs, key=lambda r: r.speedup)
+        verdict = "faster" if best.speedup > 1 else "slower"
         set_title(
             self.chart.getPlotItem(),
             "Acceptance against k",
-            f"best k = {best['k']}: {best['speedup']:.2f}× the target alone ({verdict})",
+            f"best k = {best.k}: {best.speedup:.2f}× the target alone ({verdict})",
         )
         self._paint()
 
     def _paint(self) -> None:
-        if not self.data or self.pick.currentIndex() < 0:
+        if not self.result or self.pick.currentIndex() < 0:
             return
-        run, names = self.data["runs"][self.pick.currentIndex()], self.data["labels"]
+        run, names = self.result.runs[self.pick.currentIndex()], self.result.labels
         self.summary.setText(
-            f"Draft: {self.data['draft']}. k = {run['k']}: {run['drafted']} drafted, "
-            f"{run['accepted']} accepted ({run['acceptance']:.0%}), {run['rejected']} rejected; "
-            f"{run['target_passes']} target passes for {len(run['tokens'])} tokens "
-            f"({run['tokens_per_pass']:.2f} per pass); {run['seconds']:.2f} s against "
-            f"{self.data['target_alone_s']:.2f} s for the target alone = {run['speedup']:.2f}×. "
-            f"Output identical to the target's own: {'yes' if run['same_as_target'] else 'NO'}."
+            f"Draft: {self.result.draft}. k = {run.k}: {run.drafted} drafted, "
+            f"{run.accepted} accepted ({run.acceptance:.0%}), {run.rejected} rejected; "
+            f"{run.target_passes} target passes for {len(run.tokens)} tokens "
+            f"({run.tokens_per_pass:.2f} per pass); {run.seconds:.2f} s against "
+            f"{self.result.target_alone_s:.2f} s for the target alone = {run.speedup:.2f}×. "
+            f"Output identical to the target's own: {'yes' if run.same_as_target else 'NO'}."
         )
         self._hover.clear()
         parts = [
             self._span(
-                names[str(run["tokens"][0])], CORRECTION, "first", "from the target's prefill pass"
+                names[str(run.tokens[0])], CORRECTION, "first", "from the target's prefill pass"
             )
         ]
-        for n, rd in enumerate(run["rounds"]):
-            for i, tok in enumerate(rd["drafted"]):
-                probs = f"draft p={rd['draft_probs'][i]:.3f}, target p={rd['target_probs'][i]:.3f}"
-                if i < rd["accepted"]:
+        for n, rd in enumerate(run.rounds):
+            for i, tok in enumerate(rd.drafted):
+                probs = f"draft p={rd.draft_probs[i]:.3f}, target p={rd.target_probs[i]:.3f}"
+                if i < rd.accepted:
                     parts.append(
                         self._span(
                             names[str(tok)], ACCEPTED, f"{n}a{i}", f"accepted draft · {probs}"
                         )
                     )
-                elif i == rd["accepted"]:
+                elif i == rd.accepted:
                     parts.append(
                         self._span(
                             names[str(tok)],
@@ -178,7 +196,7 @@ class SpeculativeView(QWidget):
                     )
             parts.append(
                 self._span(
-                    names[str(rd["correction"])],
+                    names[str(rd.correction)],
                     CORRECTION,
                     f"{n}c",
                     "the target's own token (one per pass)",

@@ -7,6 +7,7 @@ shows: "Done" only on a tab whose experiment ran, the model and prompt elsewhere
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -19,7 +20,7 @@ from app.lab.cache_view import CacheView
 from app.lab.quant_view import QuantView
 from app.lab.speculative_view import SpeculativeView
 from engine.errors import SettingsError
-from engine.lab import params_from
+from engine.lab import CacheParams, LabParams, LabResult
 
 DONE = "Done: numbers measured in the engine, in this run."
 DEFAULT_SIZE = (1200, 760)  # shrunk to fit the screen (app/core/window_fit.py)
@@ -27,13 +28,13 @@ GEOMETRY_KEY = "lab"
 
 
 class LabWindow(ChildWindow, QWidget):
-    def __init__(self, source, parent=None):
+    def __init__(self, source, parent=None, bridge=None):
         """`source() -> (model record, prompt text, settings)`: the playground's, used by
-        every experiment."""
+        every experiment. `bridge`: an engine bridge to use instead of its own (tests)."""
         super().__init__(parent, Qt.Window)
         self.source = source
         self.setWindowTitle("Lab — Logitscope")
-        self.start_child(GEOMETRY_KEY, DEFAULT_SIZE)  # app/core/child_window.py
+        self.start_child(GEOMETRY_KEY, DEFAULT_SIZE, bridge)  # app/core/child_window.py
         self.quant, self.speculative, self.batch = QuantView(), SpeculativeView(), BatchView()
         self.cache = CacheView()
         self.views = {
@@ -62,10 +63,8 @@ class LabWindow(ChildWindow, QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(head)
         layout.addWidget(self.tabs, 1)
-        self.quant.run_requested.connect(lambda p: self.start("quant", p))
-        self.speculative.run_requested.connect(lambda p: self.start("speculative", p))
-        self.batch.run_requested.connect(lambda p: self.start("batch", p))
-        self.cache.run_requested.connect(lambda p: self.start("cache", p))
+        for kind, view in self.views.items():
+            view.run_requested.connect(lambda k=kind: self._on_run_requested(k))
         self.bridge.progress.connect(self._on_progress)
         self.bridge.lab_done.connect(self._on_done)
         self.bridge.failed.connect(
@@ -98,15 +97,27 @@ class LabWindow(ChildWindow, QWidget):
             return  # the running experiment's progress stays
         self.status.setText(self.said.get(self.current_kind(), self.source_text))
 
-    def start(self, kind: str, params: dict) -> bool:
+    def _on_run_requested(self, kind: str) -> None:
+        """A tab's Run button: its view's parameters, checked, then run."""
+        try:
+            params = self.views[kind].params()
+        except SettingsError as e:
+            self._finish(f"Check the experiment's settings: {e}", kind)
+            return
+        self.start(params)
+
+    def start(self, params: LabParams) -> bool:
+        """Run the experiment `params` on the playground's model and prompt (the
+        conversation of the cache experiment starts with that prompt)."""
+        kind = params.kind
         model, prompt, settings = self.source()
         if model is None or model.backend != "mlx" or not Path(model.path).is_dir():
             self._finish("The lab needs a local model's weights: load one in the playground.", kind)
             return False
         prompt = prompt.strip() or "Explain why the sky is blue."
         try:
-            experiment = params_from(
-                kind, {"first": prompt, **params} if kind == "cache" else params
+            experiment = (
+                replace(params, first=prompt) if isinstance(params, CacheParams) else params
             )
         except SettingsError as e:
             self._finish(f"Check the experiment's settings: {e}", kind)
@@ -123,8 +134,10 @@ class LabWindow(ChildWindow, QWidget):
         self.progress.setValue(int(100 * fraction))
 
     def _on_done(self, record) -> None:
-        self.views[record.kind].show_data(record.data)
-        self._finish(DONE, record.kind)
+        """A LabRecord: its result dataclass, drawn by its experiment's tab."""
+        result: LabResult = record.result
+        self.views[result.kind].show_result(result)
+        self._finish(DONE, result.kind)
 
     def _finish(self, message: str, kind: str | None) -> None:
         """`message` about experiment `kind`: kept for its tab, shown on it now."""

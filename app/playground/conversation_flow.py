@@ -36,7 +36,6 @@ class TurnFlow:
         self.model, self.bridge, self.controls = model, bridge, controls
         self.panel, self.prompt, self.ui = prompt_panel, prompt_panel.prompt, ui
         self.pending_turn: tuple | None = None  # waiting for the context choice
-        prompt_panel.next_prompt = self.next_prompt
 
     @property
     def session(self):
@@ -45,7 +44,7 @@ class TurnFlow:
     # -- what Run sends -----------------------------------------------------------------
     def next_prompt(self, text: str) -> tuple[int, object]:
         """(turn number, what Run would send) for the prompt box's `text`."""
-        return self.session.next_prompt(text, self.controls.mode.currentIndex() == 0)
+        return self.panel.next_prompt(text)
 
     def context_overflow(self, prompt, settings: SamplingSettings) -> tuple[int, int] | None:
         """(tokens needed, context) when the prompt and its answer would not fit, else

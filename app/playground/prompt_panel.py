@@ -22,12 +22,12 @@ class PromptPanel(QWidget):
 
     tokenizer_ready = Signal(object)  # (model path, LightTokenizer or None), from a thread
 
-    def __init__(self, controls, parent=None):
+    def __init__(self, controls, session, parent=None):
+        """`session`: the Session model (the turn and conversation Run would send)."""
         super().__init__(parent)
-        self.controls = controls
+        self.controls, self.session = controls, session
         self.tokenizer = None
         self.model = None  # the ModelRecord whose tokenizer counts
-        self.next_prompt = None  # text -> (turn number, what the next run sends), or None
         self.prompt = QPlainTextEdit()
         self.prompt.setPlaceholderText("Type a prompt, then Ctrl+Enter to run")
         self.tokens_view = PromptTokenView()
@@ -47,6 +47,10 @@ class PromptPanel(QWidget):
         self.timer.timeout.connect(self.update_count)
         self.show_tokens.toggled.connect(self._on_show_tokens)
         self.tokenizer_ready.connect(self._on_tokenizer)
+
+    def next_prompt(self, text: str) -> tuple[int, object]:
+        """(turn number, what Run would send) for `text`, from the session model."""
+        return self.session.next_prompt(text, self.controls.mode.currentIndex() == 0)
 
     def load_tokenizer(self, record) -> None:
         """Load `record`'s tokenizer on a thread; counting resumes when it arrives. The
@@ -107,7 +111,7 @@ class PromptPanel(QWidget):
             return
         ctx = (self.model.context_length or 0) if self.model else 0
         total, tip = len(ids), ""
-        turn = self.next_prompt(text) if self.next_prompt else None
+        turn = self.next_prompt(text)
         if turn is not None and not isinstance(turn[1], str):  # a conversation goes with it
             with contextlib.suppress(SettingsError):
                 total = len(

@@ -54,6 +54,21 @@ class RunState(RunResult):
         state.done, state.error, state.prefill = run.done, run.error, run.last_prefill
         return state
 
+    def end(self, record) -> None:
+        """The run ended with `record` (a DoneRecord or an ErrorRecord)."""
+        if record.type == "error":
+            self.error = record
+        else:
+            self.done = record
+
+    def name(self, run_id: str | None) -> None:
+        """The journal gave the run its id (None: the history could not be written)."""
+        self.run_id = run_id
+
+    def ran_on(self, model) -> None:
+        """The engine reported the model the run runs on (a ModelRecord)."""
+        self.model = model
+
     @property
     def engine_prompt(self):
         """The prompt as the engine saw it: the conversation up to this turn, or the text."""

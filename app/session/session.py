@@ -103,16 +103,13 @@ class Session:
     @announces
     def finish(self, record) -> None:
         """The run on screen ended with `record` (a DoneRecord or an ErrorRecord)."""
-        if record.type == "error":
-            self.shown.error = record
-        else:
-            self.shown.done = record
+        self.shown.end(record)
         self.events.note("run_finished", record)
 
     @staticmethod
     def name_run(state: RunState, run_id: str | None) -> None:
         """The journal gave `state` its run id (None: the history could not be written)."""
-        state.run_id = run_id
+        state.name(run_id)
 
     # -- the journal ----------------------------------------------------------------------
     @announces
@@ -133,6 +130,12 @@ class Session:
             self.events.note("journal_changed", None)
 
     # -- Sample N, the A/B and the turn being edited ------------------------------------------
+    @announces
+    def rename(self, answer: Answer, name: str) -> None:
+        """Name a run of a turn (the tree shows it; History saves it)."""
+        answer.name = name.strip()
+        self.events.note("conversation_changed")
+
     def start_sampling(self, batch: SampleBatch) -> None:
         self.sampling = batch
 

@@ -28,6 +28,7 @@ from app.history.panel import HistoryPanel
 from app.playground.conversation_view import ConversationView, TurnLabel
 from app.playground.thinking_view import AnswerViews, ThinkingBlock
 from app.widgets.controls import SamplingPanel
+from app.widgets.fitting_label import FittingLabel
 from app.widgets.rendered_view import RenderedView
 from app.widgets.token_view import TokenView
 
@@ -110,7 +111,7 @@ def build_status(status_bar) -> tuple[QLabel, QProgressBar]:
     policy = progress.sizePolicy()
     policy.setRetainSizeWhenHidden(True)
     progress.setSizePolicy(policy)
-    label = QLabel("Starting…")
+    label = FittingLabel("Starting…")  # a narrow window drops details, never cuts a word
     status_bar.addWidget(label, 1)
     status_bar.addPermanentWidget(progress)
     return label, progress
@@ -280,9 +281,12 @@ def build_split(side: QWidget, center: QWidget, charts: QWidget, controls) -> QS
     split = QSplitter()
     split.setChildrenCollapsible(False)
     side_min = max(SIDE_MIN, controls.minimumSizeHint().width() + 40)
+    # The centre's rows of buttons keep their whole labels: never narrower than they need
+    # ("↻ Regenerat" was cut at CENTER_MIN).
+    center_min = max(CENTER_MIN, center.minimumSizeHint().width())
     for widget, minimum, stretch in (
         (side, side_min, 0),
-        (center, CENTER_MIN, 2),
+        (center, center_min, 2),
         (charts, CHARTS_MIN, 3),
     ):
         widget.setMinimumWidth(minimum)

@@ -123,7 +123,7 @@ class PlaygroundWindow(QMainWindow):
         self.picker = ModelPicker()
         side = build_side()
         self.side_tabs, self.controls, self.history = side.tabs, side.controls, side.history
-        self.prompt_panel = pp = PromptPanel(self.controls, self)
+        self.prompt_panel = pp = PromptPanel(self.controls, self.session, self)
         self.prompt, self.prompt_tokens, self.prompt_stack = pp.prompt, pp.tokens_view, pp.stack
         self.token_count, self.show_tokens = pp.token_count, pp.show_tokens
         c = build_center(pp)

@@ -152,6 +152,7 @@ class ModelPicker(QWidget):
         self.info = QLabel("No model loaded")
         self.info.setObjectName("modelInfo")
         self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # no layout jump
+        self.info.setWordWrap(True)  # a narrow window wraps the model line, never cuts it
         layout.addWidget(QLabel("Model"))
         layout.addWidget(self.combo)
         layout.addWidget(self.open_button)

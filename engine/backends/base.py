@@ -18,8 +18,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from engine.continuation import Continuation
 from engine.errors import ModelError
-from engine.records import ModelRecord, Record
+from engine.inspect_request import InspectRequest
+from engine.lab import LabParams, LabResult
+from engine.records import InspectRecord, ModelRecord, Record
 from engine.settings import SamplingSettings
 
 Progress = Callable[[str, float], None]  # (message, fraction 0..1)
@@ -58,7 +61,11 @@ class Backend(Protocol):
         ...
 
     def generate(
-        self, prompt: Prompt, settings: SamplingSettings, should_stop: Callable[[], bool]
+        self,
+        prompt: Prompt,
+        settings: SamplingSettings,
+        should_stop: Callable[[], bool],
+        continuation: Continuation | None = None,
     ) -> Iterator[Record]:
         """Run one generation with the loaded model.
 
@@ -66,6 +73,8 @@ class Backend(Protocol):
             prompt: the user message, or a whole conversation of {role, content}.
             settings: validated sampling settings.
             should_stop: polled between steps; True ends the run as "cancelled".
+            continuation: None, or where a branch of an answer starts
+                (engine/continuation.py); the records then start at its step.
 
         Yields:
             Prefill, token (and, from a server, progress) records, then one
@@ -90,13 +99,16 @@ class LocalBackend(Backend, Protocol):
 
     prefer: str  # one of engine.settings.COMPUTE_PREFERENCES
 
-    def inspect(self, prompt: Prompt, settings: SamplingSettings, request: dict) -> Record:
-        """Attention or the logit lens at one step (see mlx/inspect_step.py).
+    def inspect(
+        self, prompt: Prompt, settings: SamplingSettings, request: InspectRequest
+    ) -> InspectRecord:
+        """Attention, the logit lens, the journey or attention by position at one step
+        (see mlx/inspect_step.py).
 
         Args:
             prompt: the run's prompt or conversation.
             settings: the run's settings (the prompt is encoded as the run did).
-            request: what, step, continuation, layer, head, top_k.
+            request: what to see, at which step of which answer.
 
         Returns:
             an InspectRecord.
@@ -105,27 +117,22 @@ class LocalBackend(Backend, Protocol):
 
     def lab(
         self,
-        kind: str,
+        params: LabParams,
         prompt: Prompt,
         settings: SamplingSettings,
-        params: dict,
         progress: Progress,
-    ) -> dict:
-        """Run one lab experiment (quant | speculative | batch | cache) on the loaded model.
+    ) -> LabResult:
+        """Run one lab experiment on the loaded model.
 
         Args:
-            kind: the experiment, a key of engine.lab.KINDS.
+            params: the experiment's parameter dataclass (engine.lab, validated when
+                made); its class says which experiment.
             prompt: the run's prompt or conversation.
             settings: the prompt's settings (chat template, system prompt).
-            params: the experiment's parameters as a dict (engine.lab.params.to_dict
-                without its kind); checked by engine.lab.params_from.
             progress: called with (message, fraction 0..1) as the experiment proceeds.
 
         Returns:
-            The experiment's JSON-ready result (its result dataclass's `to_dict()`).
-
-        Raises:
-            SettingsError: an unknown experiment or a parameter out of range.
+            The experiment's result dataclass (engine/lab/results.py).
         """
         ...
 
@@ -286,6 +293,19 @@ def open_backend(kind: str, **options) -> Backend:
     if kind not in BACKENDS:
         raise ModelError(f"unknown backend '{kind}' (known: {', '.join(BACKENDS)})")
     return importlib.import_module(BACKENDS[kind]).create(**options)
+
+
+def warm_up(kind: str) -> None:
+    """Import backend `kind`'s heavy modules now (a local backend's MLX and tokenizer
+    libraries); a backend without such a step does nothing. Errors surface at load.
+
+    Args:
+        kind: a key of BACKENDS.
+    """
+    module = importlib.import_module(BACKENDS[kind])
+    warm = getattr(module, "warm_up", None)  # a module-level hook, optional per backend
+    if warm is not None:
+        warm()
 
 
 def prepare_process() -> str:

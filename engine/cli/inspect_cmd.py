@@ -25,6 +25,7 @@ import sys
 
 from engine.cli.args import MODEL_ARG
 from engine.errors import EngineFault, LogitscopeError, SettingsError, error_for
+from engine.inspect_request import LENS_TOP, InspectRequest
 from engine.settings import MAX_LENS_TOP, SamplingSettings
 
 # --step answers greedily first (a CPU makes ~10 tokens a second): a longer answer is a
@@ -52,7 +53,10 @@ def add_parser(sub) -> None:
     i.add_argument("--layer", type=int, default=0, help="attention: the layer (0-based)")
     i.add_argument("--head", type=int, default=None, help="attention: the head (default: mean)")
     i.add_argument(
-        "--top-k", type=int, default=5, help=f"lens: predictions kept per layer (1-{MAX_LENS_TOP})"
+        "--top-k",
+        type=int,
+        default=LENS_TOP,
+        help=f"lens: predictions kept per layer (1-{MAX_LENS_TOP})",
     )
     i.add_argument("--system", default=None, help="system prompt")
     i.add_argument("--raw", action="store_true", help="raw completion, no chat template")
@@ -101,13 +105,7 @@ def cmd_inspect(args) -> int:
     from engine.client import EngineClient
 
     client = EngineClient()
-    request = {
-        "what": args.what,
-        "step": args.step,
-        "layer": args.layer,
-        "head": args.head,
-        "top_k": args.top_k,
-    }
+    request = InspectRequest(args.what, args.step, args.layer, args.head, args.top_k)
     try:
         record = _result(client.inspect_answer(prompt, settings, request, args.model))
     finally:

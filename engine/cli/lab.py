@@ -19,43 +19,68 @@ import sys
 
 from engine.cli.args import MODEL_ARG
 from engine.errors import SettingsError
+from engine.lab import (
+    COMMAND_CACHE,
+    COMMAND_SPECULATIVE,
+    BatchParams,
+    BatchResult,
+    CacheParams,
+    CacheResult,
+    QuantParams,
+    QuantResult,
+    SpeculativeParams,
+    SpeculativeResult,
+)
+
+QUANT, BATCH, CACHE, SPEC = QuantParams(), BatchParams(), COMMAND_CACHE, COMMAND_SPECULATIVE
+
+
+def _listed(values: tuple[int, ...]) -> str:
+    return ",".join(str(v) for v in values)
 
 
 def add_parser(sub) -> None:
-    """Add the `lab` command and its experiments."""
+    """Add the `lab` command and its experiments (defaults: engine/lab/params.py)."""
     lab = sub.add_parser("lab", help="inference technique experiments")
     kinds = lab.add_subparsers(dest="lab", required=True)
     q = kinds.add_parser("quant", help="re-quantized variants against a float32 reference")
     _prompted(q)
-    q.add_argument("--bits", default="8,6,4,3", help="comma-separated bit widths (2-8)")
-    q.add_argument("--tokens", type=int, default=24, help="answer tokens teacher-forced")
+    q.add_argument("--bits", default=_listed(QUANT.bits), help="comma-separated bit widths (2-8)")
+    q.add_argument("--tokens", type=int, default=QUANT.tokens, help="answer tokens teacher-forced")
     b = kinds.add_parser("batch", help="the same prompts at batch sizes 1, 2, 4, 8")
     _model(b)
-    b.add_argument("--sizes", default="1,2,4,8", help="comma-separated batch sizes")
-    b.add_argument("--tokens", type=int, default=16, help="answer tokens per prompt")
+    b.add_argument("--sizes", default=_listed(BATCH.sizes), help="comma-separated batch sizes")
+    b.add_argument("--tokens", type=int, default=BATCH.tokens, help="answer tokens per prompt")
     c = kinds.add_parser("cache", help="a conversation turn cold vs from the KV cache")
     _model(c)
-    c.add_argument("--rounds", type=int, default=3, help="alternated rounds of each (best kept)")
-    c.add_argument("--tokens", type=int, default=8, help="answer tokens per run")
     c.add_argument(
-        "--turns", type=int, default=0, help="also grow a conversation, each turn cached and cold"
+        "--rounds", type=int, default=CACHE.rounds, help="alternated rounds of each (best kept)"
+    )
+    c.add_argument("--tokens", type=int, default=CACHE.tokens, help="answer tokens per run")
+    c.add_argument(
+        "--turns",
+        type=int,
+        default=CACHE.turns,
+        help="also grow a conversation, each turn cached and cold",
     )
     c.add_argument(
         "--prompt",
-        default="Why do ships float?",
+        default=CACHE.first,
         help="the conversation's first turn ('-' reads stdin)",
     )
     c.add_argument(
         "--kv-bits",
-        default="",
+        default=_listed(CACHE.kv_bits),
         help="also compare float vs quantized KV caches, e.g. 8,4 (bytes, speed, per-token KL)",
     )
     sp = kinds.add_parser("speculative", help="a draft proposes, the target verifies (T = 0)")
     _prompted(sp)
     sp.add_argument("--draft", default=None, help="draft model (default: the target re-quantized)")
-    sp.add_argument("--draft-bits", type=int, default=3, help="bits of the default draft")
-    sp.add_argument("--k", type=int, default=4, help="tokens drafted per target pass")
-    sp.add_argument("--tokens", type=int, default=32, help="answer tokens")
+    sp.add_argument(
+        "--draft-bits", type=int, default=SPEC.draft_bits, help="bits of the default draft"
+    )
+    sp.add_argument("--k", type=int, default=SPEC.ks[0], help="tokens drafted per target pass")
+    sp.add_argument("--tokens", type=int, default=SPEC.tokens, help="answer tokens")
 
 
 def _model(p) -> None:
@@ -85,8 +110,6 @@ def _numbers(text: str, option: str, example: str) -> tuple[int, ...]:
 
 def params_of(args):
     """The experiment's parameter dataclass from the command's options (validated)."""
-    from engine.lab import BatchParams, CacheParams, QuantParams, SpeculativeParams
-
     if args.lab == "quant":
         return QuantParams(_numbers(args.bits, "--bits", "8,6,4,3"), args.tokens)
     if args.lab == "batch":
@@ -118,18 +141,13 @@ def cmd_lab(args) -> int:
     backend = MLXBackend()
     backend.prefer = "speed"  # as the engine runs the lab
     record = backend.load(args.model, say or (lambda m, f: None))
-    out = run_experiment(record, params, prompt, settings, say).to_dict()
-    if args.lab == "speculative":
-        out = _flat_speculative(out)
-    if args.json:
+    result = run_experiment(record, params, prompt, settings, say)
+    if args.json:  # the dataclass becomes JSON here, at the edge
+        out = result.to_dict()
+        out = _flat_speculative(out) if args.lab == "speculative" else out
         print(json.dumps(out, ensure_ascii=False))
         return 0
-    {
-        "quant": _print_quant,
-        "batch": _print_batch,
-        "cache": _print_cache,
-        "speculative": _print_speculative,
-    }[args.lab](out)
+    PRINTERS[type(result)](result)
     return 0
 
 
@@ -140,64 +158,73 @@ def _flat_speculative(out: dict) -> dict:
     return {**out, **flat, "speculative_s": run["seconds"]}
 
 
-def _print_quant(out: dict) -> None:
+def _print_quant(result: QuantResult) -> None:
     print(
-        f"{out['model']}: reference = {out['reference']}; "
-        f"{len(out['answer_ids'])} answer tokens teacher-forced"
+        f"{result.model}: reference = {result.reference}; "
+        f"{len(result.answer_ids)} answer tokens teacher-forced"
     )
     print(
         f"{'model':26} {'MB':>7} {'mean KL':>9} {'top-1':>7} {'ppl':>7} {'prefill':>9} "
         f"{'decode':>8}"
     )
-    for v in out["variants"]:
+    for v in result.variants:
         print(
-            f"{v['name']:26} {v['weight_bytes'] / 1e6:7.0f} {v['mean_kl']:9.4f} "
-            f"{v['top1_agreement']:7.1%} {v['perplexity']:7.2f} {v['prefill_tps']:7.0f}/s "
-            f"{v['decode_tps']:6.1f}/s"
+            f"{v.name:26} {v.weight_bytes / 1e6:7.0f} {v.mean_kl:9.4f} "
+            f"{v.top1_agreement:7.1%} {v.perplexity:7.2f} {v.prefill_tps:7.0f}/s "
+            f"{v.decode_tps:6.1f}/s"
         )
 
 
-def _print_batch(out: dict) -> None:
-    for r in out["rows"]:
+def _print_batch(result: BatchResult) -> None:
+    for r in result.rows:
         print(
-            f"batch {r['batch_size']:2}: {r['total_tps']:6.1f} tok/s total, "
-            f"{r['per_sequence_tps']:5.1f} per sequence, {r['seconds']:.2f} s, "
-            f"peak {r['peak_memory_bytes'] / 1e6:,.0f} MB"
+            f"batch {r.batch_size:2}: {r.total_tps:6.1f} tok/s total, "
+            f"{r.per_sequence_tps:5.1f} per sequence, {r.seconds:.2f} s, "
+            f"peak {r.peak_memory_bytes / 1e6:,.0f} MB"
         )
 
 
-def _print_cache(out: dict) -> None:
-    if out.get("ratio") is not None:
-        print(f"turn 2: {out['prompt_tokens']} prompt tokens, {out['cached_tokens']} from cache")
+def _print_cache(result: CacheResult) -> None:
+    if result.ratio is not None:
+        print(f"turn 2: {result.prompt_tokens} prompt tokens, {result.cached_tokens} from cache")
         print(
-            f"TTFT cold {out['cold_ttft_s']:.3f} s, cached {out['cached_ttft_s']:.3f} s: "
-            f"{out['ratio']:.1f}x faster; same tokens: {out['same_tokens']} "
-            f"(logprobs within {out['max_logprob_difference']:.1e})"
+            f"TTFT cold {result.cold_ttft_s:.3f} s, cached {result.cached_ttft_s:.3f} s: "
+            f"{result.ratio:.1f}x faster; same tokens: {result.same_tokens} "
+            f"(logprobs within {result.max_logprob_difference:.1e})"
         )
-    for r in out["rows"]:
+    for r in result.rows:
         print(
-            f"turn {r['turn']}: {r['prompt_tokens']} prompt tokens, {r['cached_tokens']} cached; "
-            f"TTFT cold {r['cold_ttft_s']:.3f} s, cached {r['cached_ttft_s']:.3f} s "
-            f"({r['speedup']:.1f}x); KV cache {r['kv_cache_bytes'] / 1e6:.2f} MB"
+            f"turn {r.turn}: {r.prompt_tokens} prompt tokens, {r.cached_tokens} cached; "
+            f"TTFT cold {r.cold_ttft_s:.3f} s, cached {r.cached_ttft_s:.3f} s "
+            f"({r.speedup:.1f}x); KV cache {r.kv_cache_bytes / 1e6:.2f} MB"
         )
-    for r in out.get("kv_precision") or ():
-        tps = f"{r['decode_tps']:.1f} tok/s" if r["decode_tps"] else "decode not timed"
+    for r in result.kv_precision:
+        tps = f"{r.decode_tps:.1f} tok/s" if r.decode_tps else "decode not timed"
         print(
-            f"KV {r['kv_bits'] or 'float'}{'-bit' if r['kv_bits'] else ''}: "
-            f"{r['kv_cache_bytes']:,} bytes ({r['bytes_per_token']:,.0f} per token), {tps}, "
-            f"KL to float mean {r['mean_kl']:.2e} max {r['max_kl']:.2e} nats, "
-            f"same tokens: {r['same_tokens']}"
+            f"KV {r.kv_bits or 'float'}{'-bit' if r.kv_bits else ''}: "
+            f"{r.kv_cache_bytes:,} bytes ({r.bytes_per_token:,.0f} per token), {tps}, "
+            f"KL to float mean {r.mean_kl:.2e} max {r.max_kl:.2e} nats, "
+            f"same tokens: {r.same_tokens}"
         )
 
 
-def _print_speculative(out: dict) -> None:
-    text = out["text"]  # every k's output equals the target's greedy answer (same_as_target)
-    print(f"target {out['target']}, draft {out['draft']}, k = {out['k']}; its answer: {text!r}")
+def _print_speculative(result: SpeculativeResult) -> None:
+    run = result.runs[0]  # the command line runs one k
+    # every k's output equals the target's greedy answer (same_as_target)
+    print(f"target {result.target}, draft {result.draft}, k = {run.k}; its answer: {result.text!r}")
     print(
-        f"drafted {out['drafted']}, accepted {out['accepted']} ({out['acceptance']:.0%}), "
-        f"{out['target_passes']} target passes, {out['tokens_per_pass']:.2f} tokens per pass"
+        f"drafted {run.drafted}, accepted {run.accepted} ({run.acceptance:.0%}), "
+        f"{run.target_passes} target passes, {run.tokens_per_pass:.2f} tokens per pass"
     )
     print(
-        f"speculative {out['speculative_s']:.2f} s vs target alone {out['target_alone_s']:.2f} s: "
-        f"{out['speedup']:.2f}x; output identical to the target's: {out['same_as_target']}"
+        f"speculative {run.seconds:.2f} s vs target alone {result.target_alone_s:.2f} s: "
+        f"{run.speedup:.2f}x; output identical to the target's: {run.same_as_target}"
     )
+
+
+PRINTERS = {
+    QuantResult: _print_quant,
+    BatchResult: _print_batch,
+    CacheResult: _print_cache,
+    SpeculativeResult: _print_speculative,
+}

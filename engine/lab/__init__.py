@@ -4,7 +4,11 @@ dataclasses of plain values (params.py, results.py). One function runs them
 window and the command line alike; no MLX here."""
 
 from engine.lab.params import (
+    COMMAND_CACHE,
+    COMMAND_SPECULATIVE,
     KINDS,
+    WINDOW_KV_BITS,
+    WINDOW_QUANT_BITS,
     BatchParams,
     CacheParams,
     LabParams,
@@ -14,17 +18,35 @@ from engine.lab.params import (
 )
 from engine.lab.results import (
     BatchResult,
+    BatchRow,
     CacheResult,
+    CacheTurn,
+    CeilingPoint,
+    KVPrecision,
     LabResult,
     QuantResult,
+    QuantVariant,
     SpeculativeResult,
+    SpeculativeRound,
+    SpeculativeRun,
     result_from,
 )
 
 __all__ = [
+    "COMMAND_CACHE",
+    "COMMAND_SPECULATIVE",
     "KINDS",
+    "WINDOW_KV_BITS",
+    "WINDOW_QUANT_BITS",
     "BatchParams",
     "BatchResult",
+    "BatchRow",
+    "CacheTurn",
+    "CeilingPoint",
+    "KVPrecision",
+    "QuantVariant",
+    "SpeculativeRound",
+    "SpeculativeRun",
     "CacheParams",
     "CacheResult",
     "LabParams",

@@ -1,14 +1,15 @@
 """The lab's experiments, as frozen parameter dataclasses of plain values.
 
 Each is validated once, here, when it is made (a SettingsError says what is out
-of range), and crosses the process boundary as `to_dict()` / `params_from()`,
-like the engine's records. The command line and the Lab window build the same
-dataclasses; engine/backends/mlx/lab_runs.run_experiment runs them.
+of range), and crosses the process pipe as itself (engine/operations.Lab). The
+command line and the Lab window build the same dataclasses and take every default
+from here (the dataclasses' own, and the few named below where one of them starts
+elsewhere); engine/backends/mlx/lab_runs.run_experiment runs them.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import ClassVar
 
 from engine.errors import SettingsError
@@ -139,19 +140,12 @@ LabParams = QuantParams | SpeculativeParams | BatchParams | CacheParams
 KINDS = {p.kind: p for p in (QuantParams, SpeculativeParams, BatchParams, CacheParams)}
 
 
-def to_dict(params: LabParams) -> dict:
-    """The parameters as a plain JSON-ready dict (tuples as lists), with their `kind`.
-
-    Args:
-        params: one of the parameter dataclasses.
-
-    Returns:
-        `kind` plus one key per field.
-    """
-    return {
-        "kind": params.kind,
-        **{k: list(v) if isinstance(v, tuple) else v for k, v in asdict(params).items()},
-    }
+# Where a default differs between the command line and the Lab window, both start here.
+WINDOW_QUANT_BITS = (8, 4, 3)  # the Lab window's bit boxes checked at first
+WINDOW_KV_BITS = (8, 4)  # the Lab window's "Compare KV precision" (`lab cache --kv-bits`)
+COMMAND_SPECULATIVE = SpeculativeParams(ks=(4,))  # `lab speculative` runs one k
+# `lab cache`: turn 2 behind a long system prompt, cold vs cached, no conversation
+COMMAND_CACHE = CacheParams(turns=0, tokens=8, rounds=3)
 
 
 def params_from(kind: str, values: dict | None = None) -> LabParams:
@@ -179,4 +173,12 @@ def params_from(kind: str, values: dict | None = None) -> LabParams:
     return cls(**values)
 
 
-__all__ = ["KINDS", "LabParams", "params_from", "to_dict"]
+__all__ = [
+    "COMMAND_CACHE",
+    "COMMAND_SPECULATIVE",
+    "KINDS",
+    "WINDOW_KV_BITS",
+    "WINDOW_QUANT_BITS",
+    "LabParams",
+    "params_from",
+]

@@ -1,9 +1,10 @@
 """The lab's results, as frozen dataclasses of plain values.
 
-What `logitscope lab … --json` prints and the Lab window draws is `to_dict()` of
-these (field names kept from earlier versions; only additions). Rows are tuples
-of plain dicts (one per variant, run, batch size or turn), their keys listed in
-each class's docstring. `result_from(kind, data)` rebuilds one from JSON.
+What `logitscope lab … --json` prints is `to_dict()` of these (field names kept
+from earlier versions; only additions); the Lab window draws the dataclasses
+themselves, which cross the process pipe as they are. Rows are tuples of frozen
+row dataclasses (one per variant, run, batch size or turn). `result_from(kind,
+data)` rebuilds one from JSON.
 """
 
 from __future__ import annotations
@@ -13,8 +14,133 @@ from typing import ClassVar
 
 
 @dataclass(frozen=True)
+class _Row:
+    """A row of a result: built from the dict the experiment measured."""
+
+    nested: ClassVar[dict] = {}  # field -> the row class of its items
+
+    def __post_init__(self):
+        _rows_in(self)
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        """The row from its dict (unknown keys ignored; lists as tuples)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: _field(cls.nested, k, v) for k, v in data.items() if k in names})
+
+
+@dataclass(frozen=True)
+class QuantVariant(_Row):
+    """One variant against the reference; kl, agree, delta_logprob per answer token."""
+
+    name: str
+    key: str
+    bits: int | None  # None: the reference, or a model as installed
+    weight_bytes: int
+    mean_kl: float
+    top1_agreement: float
+    perplexity: float
+    prefill_tps: float
+    decode_tps: float
+    kl: tuple[float, ...]
+    agree: tuple[bool, ...]
+    delta_logprob: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class SpeculativeRound(_Row):
+    """One target pass: the draft's tokens, how many were accepted, the target's own."""
+
+    drafted: tuple[int, ...]
+    accepted: int
+    correction: int
+    draft_probs: tuple[float, ...]
+    target_probs: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class SpeculativeRun(_Row):
+    """Speculative decoding at one k."""
+
+    k: int
+    tokens: tuple[int, ...]
+    same_as_target: bool
+    drafted: int
+    accepted: int
+    rejected: int
+    acceptance: float
+    target_passes: int
+    tokens_per_pass: float
+    seconds: float
+    speedup: float
+    rounds: tuple[SpeculativeRound, ...]
+    nested: ClassVar[dict] = {"rounds": SpeculativeRound}
+
+
+@dataclass(frozen=True)
+class BatchRow(_Row):
+    """The prompt set answered at one batch size."""
+
+    batch_size: int
+    seconds: float
+    generated_tokens: int
+    prompt_tokens: int
+    total_tps: float
+    per_sequence_tps: float
+    peak_memory_bytes: int
+
+
+@dataclass(frozen=True)
+class CeilingPoint(_Row):
+    """The device's bound on total tokens/s at one batch size."""
+
+    batch_size: int
+    tps: float
+
+
+@dataclass(frozen=True)
+class CacheTurn(_Row):
+    """One conversation turn, run from the cache and cold."""
+
+    turn: int
+    message: str
+    answer: str
+    prompt_tokens: int
+    cached_tokens: int
+    cached_ttft_s: float
+    cold_ttft_s: float
+    speedup: float
+    kv_cache_bytes: int | None
+    kv_cache_tokens: int | None = None  # older results: context_tokens - 1
+    context_tokens: int = 0
+    same_tokens: bool = True
+    max_logprob_difference: float = 0.0
+
+
+@dataclass(frozen=True)
+class KVPrecision(_Row):
+    """The first message with one KV precision (float first); kl against float."""
+
+    kv_bits: int | None  # None: float
+    kv_cache_bytes: int
+    kv_cache_tokens: int | None
+    bytes_per_token: float | None
+    ttft_s: float
+    decode_tps: float | None
+    tokens: int
+    same_tokens: bool
+    kl: tuple[float, ...] = ()
+    mean_kl: float = 0.0
+    max_kl: float = 0.0
+
+
+@dataclass(frozen=True)
 class _Result:
     kind: ClassVar[str] = ""
+    nested: ClassVar[dict] = {}  # field -> the row class of its items
+
+    def __post_init__(self):
+        _rows_in(self)
 
     def to_dict(self) -> dict:
         """The result as a plain JSON-ready dict (tuples become lists, at every depth).
@@ -29,19 +155,18 @@ class _Result:
         """Rebuild a result from its `to_dict()`; unknown keys are ignored.
 
         Args:
-            data: the dict; top-level lists become tuples, rows stay plain dicts.
+            data: the dict; lists become tuples, rows their row dataclasses.
 
         Returns:
             The result dataclass.
         """
         names = {f.name for f in fields(cls)}
-        return cls(**{k: _frozen(v) for k, v in data.items() if k in names})
+        return cls(**{k: _field(cls.nested, k, v) for k, v in data.items() if k in names})
 
 
 @dataclass(frozen=True)
 class QuantResult(_Result):
-    """variants: name, key, bits, weight_bytes, mean_kl, top1_agreement, perplexity,
-    prefill_tps, decode_tps, and per answer token kl, agree, delta_logprob."""
+    """Quantization A/B: each variant against the reference (the first row)."""
 
     model: str
     reference: str  # what the reference computes in (e.g. float32 dequantized from 4-bit)
@@ -49,51 +174,47 @@ class QuantResult(_Result):
     answer: tuple[str, ...]  # the answer's tokens, readable
     labels: dict  # token id (str) -> readable label
     top: dict  # variant key -> per step, the top (token id, probability) pairs
-    variants: tuple[dict, ...]
+    variants: tuple[QuantVariant, ...]
     kind: ClassVar[str] = "quant"
+    nested: ClassVar[dict] = {"variants": QuantVariant}
 
 
 @dataclass(frozen=True)
 class SpeculativeResult(_Result):
-    """runs (one per k): k, tokens, same_as_target, drafted, accepted, rejected,
-    acceptance, target_passes, tokens_per_pass, seconds, speedup, rounds (drafted,
-    accepted, correction, draft_probs, target_probs)."""
+    """Speculative decoding: one run per k against the target alone."""
 
     target: str
     draft: str
     target_alone_s: float
     target_tokens: tuple[int, ...]
     labels: dict
-    runs: tuple[dict, ...]
+    runs: tuple[SpeculativeRun, ...]
     text: str = ""  # the target's greedy answer, decoded
     kind: ClassVar[str] = "speculative"
+    nested: ClassVar[dict] = {"runs": SpeculativeRun}
 
 
 @dataclass(frozen=True)
 class BatchResult(_Result):
-    """rows: batch_size, seconds, generated_tokens, prompt_tokens, total_tps,
-    per_sequence_tps, peak_memory_bytes; ceiling: batch_size, tps."""
+    """Batching: one row per batch size, and the device's ceiling at each."""
 
-    rows: tuple[dict, ...]
+    rows: tuple[BatchRow, ...]
     answers: dict  # batch size (str) -> each prompt's answer token ids
     prompts: tuple[str, ...]
     unbatched_equal: dict  # batch size (str) -> same answers as the smallest batch
-    ceiling: tuple[dict, ...] = ()
+    ceiling: tuple[CeilingPoint, ...] = ()
     ceiling_source: str = ""
     kind: ClassVar[str] = "batch"
+    nested: ClassVar[dict] = {"rows": BatchRow, "ceiling": CeilingPoint}
 
 
 @dataclass(frozen=True)
 class CacheResult(_Result):
-    """rows (one per turn): turn, message, answer, prompt_tokens, cached_tokens,
-    cached_ttft_s, cold_ttft_s, speedup, kv_cache_bytes, kv_cache_tokens,
-    context_tokens, same_tokens, max_logprob_difference. With rounds, turn 2 behind
-    a long system prompt: prompt_tokens … max_logprob_difference at the top level.
-    With kv_bits, kv_precision: one row per KV precision (float first): kv_bits,
-    kv_cache_bytes, bytes_per_token, ttft_s, decode_tps, same_tokens, kl (per step,
-    nats, against float), mean_kl, max_kl."""
+    """The prompt cache: one row per conversation turn. With rounds, turn 2 behind a
+    long system prompt: prompt_tokens … max_logprob_difference at the top level.
+    With kv_bits, kv_precision: one row per KV precision (float first)."""
 
-    rows: tuple[dict, ...]
+    rows: tuple[CacheTurn, ...]
     compute: str
     context_length: int
     prompt_tokens: int | None = None
@@ -106,8 +227,9 @@ class CacheResult(_Result):
     cached_ttfts: tuple[float, ...] = ()
     same_tokens: bool | None = None
     max_logprob_difference: float | None = None
-    kv_precision: tuple[dict, ...] = ()  # float vs quantized KV: see lab_kv.py
+    kv_precision: tuple[KVPrecision, ...] = ()  # float vs quantized KV: see lab_kv.py
     kind: ClassVar[str] = "cache"
+    nested: ClassVar[dict] = {"rows": CacheTurn, "kv_precision": KVPrecision}
 
     def to_dict(self) -> dict:
         """The result as a plain JSON-ready dict, `rows` also under `conversation`.
@@ -149,6 +271,15 @@ def _plain(value):
     return value
 
 
-def _frozen(value):
-    """Lists (from JSON) as tuples at the top level; rows stay plain dicts."""
+def _rows_in(obj) -> None:
+    """Make the items of `obj`'s row fields their row dataclasses (dicts are rebuilt)."""
+    for name in obj.nested:
+        object.__setattr__(obj, name, _field(obj.nested, name, getattr(obj, name)))
+
+
+def _field(nested: dict, name: str, value):
+    """A field's value from JSON: lists as tuples, the items of a row field as rows."""
+    if name in nested and isinstance(value, (list, tuple)):
+        row = nested[name]
+        return tuple(v if isinstance(v, row) else row.from_dict(v) for v in value)
     return tuple(value) if isinstance(value, list) else value

@@ -9,15 +9,16 @@ from PySide6.QtWidgets import QWidget
 from app.core.accessibility import INTERACTIVE, WORDS, accessible_name, name_controls
 from app.core.bridge import EngineBridge
 from app.shell.window import PlaygroundWindow
+from tests.replay import ReplayClient
 
 
 @pytest.fixture
-def playground(qtbot, engine_client):
+def playground(qtbot):
     from engine.paths import data_dir
 
     (data_dir() / "settings.ini").unlink(missing_ok=True)
     win = PlaygroundWindow(
-        bridge=EngineBridge(client=engine_client, owns_client=False), load_on_start=False
+        bridge=EngineBridge(client=ReplayClient(None), owns_client=False), load_on_start=False
     )
     qtbot.addWidget(win)
     win.show()

@@ -26,35 +26,41 @@ def template_ids(window, messages):
     return tok.encode(text, add_special_tokens=False)
 
 
-def test_second_turn_continues_the_conversation_from_the_cache(qtbot, window):
-    first = run_and_wait(qtbot, window, "Name a colour.", max_tokens=6)
+def test_second_turn_continues_the_conversation_from_the_cache(
+    qtbot, replay_window, default_model_path
+):
+    # default_model_path: the prompt counter reads the model's own tokenizer files
+    first = run_and_wait(qtbot, replay_window, "Name a colour.", max_tokens=6)
     # The message stays in the box, selected: typing replaces it, Run runs it again.
-    assert window.prompt.textCursor().selectedText() == "Name a colour."
+    assert replay_window.prompt.textCursor().selectedText() == "Name a colour."
     answer = "".join(t.text for t in first.tokens)
-    second = run_and_wait(qtbot, window, "And another one?", max_tokens=6)
-    conv = window.conversation
+    second = run_and_wait(qtbot, replay_window, "And another one?", max_tokens=6)
+    conv = replay_window.conversation
     assert [t.user for t in conv.turns] == ["Name a colour.", "And another one?"]
     messages = [
         {"role": "user", "content": "Name a colour."},
         {"role": "assistant", "content": answer},
         {"role": "user", "content": "And another one?"},
     ]
-    assert second.done.prompt_tokens == len(template_ids(window, messages))
+    assert second.done.prompt_tokens == len(template_ids(replay_window, messages))
     assert second.engine_prompt == messages  # what Inside the model inspects too
     # Turn 1's prompt and answer were not prefilled again.
     assert second.done.cached_tokens >= first.done.prompt_tokens
     assert second.done.cached_tokens < second.done.prompt_tokens
-    text = window.status_label.text()
+    text = replay_window.status_label.text()
     assert f"({second.done.cached_tokens} of {second.done.prompt_tokens} tokens from cache)" in text
     # The transcript shows turn 1; the turn line names turn 2; the chart shows both turns.
-    assert window.transcript.isVisible() and "Name a colour." in window.transcript.toPlainText()
-    assert "Turn 2" in window.turn_label.text()
-    counts = window.context_chart.counts
+    assert (
+        replay_window.transcript.isVisible()
+        and "Name a colour." in replay_window.transcript.toPlainText()
+    )
+    assert "Turn 2" in replay_window.turn_label.text()
+    counts = replay_window.context_chart.counts
     assert counts["cached"] == second.done.cached_tokens
     assert counts["system"] + counts["earlier"] + counts["prompt"] == second.done.prompt_tokens
     assert counts["earlier"] == first.done.prompt_tokens + len(first.tokens) - counts["system"]
     # Journaled with the turns before it, and exported with them.
-    session = read_session(window.journal.path)
+    session = read_session(replay_window.journal.path)
     run = session.run(second.run_id)
     assert run.conversation["turn"] == 1 and run.messages == messages[:2]
     assert session.run(first.run_id).conversation["turn"] == 0
@@ -64,42 +70,46 @@ def test_second_turn_continues_the_conversation_from_the_cache(qtbot, window):
     assert "Conversation so far" not in to_markdown(session, [session.run(first.run_id)])
 
     # The count beside the prompt is the message, then the next turn with the conversation.
-    window.prompt.setPlainText("One more?")
-    window.prompt_panel.update_count()
+    replay_window.prompt.setPlainText("One more?")
+    replay_window.prompt_panel.update_count()
     following = [
         *messages,
         {"role": "assistant", "content": conv.turns[1].answer},
         {"role": "user", "content": "One more?"},
     ]
-    need = len(template_ids(window, following))
-    assert f"turn 3: {need:,} of 8,192" in window.token_count.text()
+    need = len(template_ids(replay_window, following))
+    assert f"turn 3: {need:,} of 8,192" in replay_window.token_count.text()
 
     # Cold vs cached: the same turn rerun without the cache, then with it; same tokens,
     # same logprobs (1e-4), both TTFTs shown.
-    window.flow.start_ab()
+    replay_window.flow.start_ab()
     qtbot.waitUntil(
-        lambda: window.session.ab is None and not window.bridge.busy, timeout=2 * RUN_MS
+        lambda: replay_window.session.ab is None and not replay_window.bridge.busy,
+        timeout=2 * RUN_MS,
     )
-    cold, cached = window.session.ab_result
+    cold, cached = replay_window.session.ab_result
     assert cold.cached_tokens == 0 and cached.cached_tokens == cold.prompt_tokens - 1
-    assert len(window.conversation.turns) == 2  # reruns replace the turn, never add one
-    runs = read_session(window.journal.path).visible_runs
+    assert len(replay_window.conversation.turns) == 2  # reruns replace the turn, never add one
+    runs = read_session(replay_window.journal.path).visible_runs
     cold_run = next(r for r in runs if r.done is not None and r.done.ttft_s == cold.ttft_s)
-    assert [t.token_id for t in cold_run.tokens] == [t.token_id for t in window.state.tokens]
-    for a, b in zip(cold_run.tokens, window.state.tokens, strict=True):
+    assert [t.token_id for t in cold_run.tokens] == [t.token_id for t in replay_window.state.tokens]
+    for a, b in zip(cold_run.tokens, replay_window.state.tokens, strict=True):
         assert a.logprob == pytest.approx(b.logprob, abs=1e-4)
-    label = window.ab_label.text()
+    label = replay_window.ab_label.text()
     assert (
         f"cold TTFT {cold.ttft_s:.2f} s" in label and f"cached TTFT {cached.ttft_s:.2f} s" in label
     )
 
     # Reopened from History in a fresh view, the conversation comes back and continues.
-    window.new_conversation()
-    assert not window.conversation.turns and not window.transcript.isVisible()
-    window.show_run(read_session(session.path).run(second.run_id))
-    assert [t.user for t in window.conversation.turns] == ["Name a colour.", "And another one?"]
-    assert window.conversation.turns[0].state is not None  # turn 1's own run, charts and all
-    assert window.conversation.turns[0].answer == answer
+    replay_window.new_conversation()
+    assert not replay_window.conversation.turns and not replay_window.transcript.isVisible()
+    replay_window.show_run(read_session(session.path).run(second.run_id))
+    assert [t.user for t in replay_window.conversation.turns] == [
+        "Name a colour.",
+        "And another one?",
+    ]
+    assert replay_window.conversation.turns[0].state is not None  # turn 1's own run, charts and all
+    assert replay_window.conversation.turns[0].answer == answer
 
 
 def test_edit_regenerate_and_a_failed_turn(qtbot, window):
@@ -141,23 +151,25 @@ def test_edit_regenerate_and_a_failed_turn(qtbot, window):
     assert window.conversation.turns == []
 
 
-def test_a_full_context_is_a_choice_never_truncation(qtbot, window):
-    run_and_wait(qtbot, window, "Name a fruit.", max_tokens=4)
-    first_prompt = window.state.done.prompt_tokens
+def test_a_full_context_is_a_choice_never_truncation(qtbot, replay_window):
+    run_and_wait(qtbot, replay_window, "Name a fruit.", max_tokens=4)
+    first_prompt = replay_window.state.done.prompt_tokens
     # A context that holds one turn but not two (the real one is 8192 tokens).
-    window.session.model = replace(window.model_record, context_length=first_prompt + 12)
-    start = len(read_session(window.journal.path).runs)
-    window.prompt.setPlainText("Name a vegetable.")
-    window.controls.max_tokens.setValue(4)
-    window.run()
-    assert not window.bridge.busy
-    assert "context window" in window.banner.text() and window.banner.isVisible()
-    assert window.prompt.toPlainText() == "Name a vegetable."  # nothing sent, nothing lost
-    assert len(read_session(window.journal.path).runs) == start
-    window.flow.on_banner_link("drop", window.new_conversation)
-    wait_idle(qtbot, window)
-    conv = window.conversation
+    replay_window.session.model = replace(
+        replay_window.model_record, context_length=first_prompt + 12
+    )
+    start = len(read_session(replay_window.journal.path).runs)
+    replay_window.prompt.setPlainText("Name a vegetable.")
+    replay_window.controls.max_tokens.setValue(4)
+    replay_window.run()
+    assert not replay_window.bridge.busy
+    assert "context window" in replay_window.banner.text() and replay_window.banner.isVisible()
+    assert replay_window.prompt.toPlainText() == "Name a vegetable."  # nothing sent, nothing lost
+    assert len(read_session(replay_window.journal.path).runs) == start
+    replay_window.flow.on_banner_link("drop", replay_window.new_conversation)
+    wait_idle(qtbot, replay_window)
+    conv = replay_window.conversation
     assert [t.user for t in conv.turns] == ["Name a vegetable."] and conv.dropped == 1
-    run = read_session(window.journal.path).run(window.state.run_id)
+    run = read_session(replay_window.journal.path).run(replay_window.state.run_id)
     assert run.conversation["turn"] == 1 and run.messages == []
-    assert window.state.done.prompt_tokens + 4 <= window.model_record.context_length
+    assert replay_window.state.done.prompt_tokens + 4 <= replay_window.model_record.context_length

@@ -27,12 +27,12 @@ def prices(private_data_dir):
         (private_data_dir / name).unlink(missing_ok=True)
 
 
-def test_a_real_run_shows_its_energy(qtbot, window, prices):
-    state = run_and_wait(qtbot, window, "What is the capital of France?", max_tokens=6)
+def test_a_real_run_shows_its_energy(qtbot, replay_window, prices):
+    state = run_and_wait(qtbot, replay_window, "What is the capital of France?", max_tokens=6)
     d = state.done
     assert d.energy_j is not None and d.energy_source
     per = d.energy_j / d.generated_tokens
-    status = window.status_label.text()
+    status = replay_window.status_label.text()
     assert f"≈ {per:.2g} J/token" in status, status
     if d.energy_source.startswith("estimated"):
         assert f"J/token ({d.energy_source})" in status

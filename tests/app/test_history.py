@@ -60,13 +60,13 @@ def test_runs_are_journaled_and_reopen_exactly(qtbot, window, engine_client):
     viewer.cleanup()
 
 
-def test_rename_star_delete_and_export(qtbot, window, tmp_path):
-    state = run_and_wait(qtbot, window, "Say hi.", max_tokens=4)
-    history = window.history
+def test_rename_star_delete_and_export(qtbot, replay_window, tmp_path):
+    state = run_and_wait(qtbot, replay_window, "Say hi.", max_tokens=4)
+    history = replay_window.history
     assert history.select_run(state.run_id)
     history.rename("greeting test")
     qtbot.mouseClick(history.buttons["star"], Qt.LeftButton)
-    run = read_session(window.journal.path).run(state.run_id)
+    run = read_session(replay_window.journal.path).run(state.run_id)
     assert run.name == "greeting test" and run.starred
     assert history.tree.currentItem().text(0).endswith("★ greeting test")
     out = tmp_path / "run.json"
@@ -81,62 +81,62 @@ def test_rename_star_delete_and_export(qtbot, window, tmp_path):
     history.confirm = lambda title, text: True
     qtbot.mouseClick(history.buttons["delete"], Qt.LeftButton)
     assert not history.select_run(state.run_id)
-    assert read_session(window.journal.path).run(state.run_id).deleted
+    assert read_session(replay_window.journal.path).run(state.run_id).deleted
     # The run waits in the Bin, whole, until restored or the bin is emptied.
     assert history.select_run(state.run_id, in_bin=True)
     qtbot.mouseClick(history.buttons["restore"], Qt.LeftButton)
     assert history.select_run(state.run_id)
-    assert read_session(window.journal.path).run(state.run_id).tokens == state.tokens
+    assert read_session(replay_window.journal.path).run(state.run_id).tokens == state.tokens
     qtbot.mouseClick(history.buttons["delete"], Qt.LeftButton)
     qtbot.mouseClick(history.buttons["empty"], Qt.LeftButton)
-    assert read_session(window.journal.path).run(state.run_id) is None
+    assert read_session(replay_window.journal.path).run(state.run_id) is None
     # The live session keeps journaling into the rewritten file.
-    again = run_and_wait(qtbot, window, "Say bye.", max_tokens=3)
-    assert read_session(window.journal.path).run(again.run_id).tokens == again.tokens
+    again = run_and_wait(qtbot, replay_window, "Say bye.", max_tokens=3)
+    assert read_session(replay_window.journal.path).run(again.run_id).tokens == again.tokens
 
 
-def test_importing_one_run_of_a_live_session_loses_nothing(qtbot, window, tmp_path):
+def test_importing_one_run_of_a_live_session_loses_nothing(qtbot, replay_window, tmp_path):
     """Seen: export one run of a 2-run session, import it: the journal became 1 run and
     later runs of the session were written to a file that no longer existed."""
-    first = run_and_wait(qtbot, window, "Say hi.", max_tokens=3)
-    second = run_and_wait(qtbot, window, "Say bye.", max_tokens=3)
-    history = window.history
+    first = run_and_wait(qtbot, replay_window, "Say hi.", max_tokens=3)
+    second = run_and_wait(qtbot, replay_window, "Say bye.", max_tokens=3)
+    history = replay_window.history
     history.refresh()
     assert history.select_run(first.run_id)
     out = tmp_path / "one-run.json"
     assert history.export_to(str(out), "json")
-    before = read_session(window.journal.path)
+    before = read_session(replay_window.journal.path)
     imported = history.import_from(str(out))
-    after = read_session(window.journal.path)
+    after = read_session(replay_window.journal.path)
     assert imported.session_id == before.session_id
     assert [r.run_id for r in after.runs] == [r.run_id for r in before.runs]
     assert after.run(second.run_id).tokens == second.tokens
-    third = run_and_wait(qtbot, window, "Say yes.", max_tokens=3)
-    journal = read_session(window.journal.path)
+    third = run_and_wait(qtbot, replay_window, "Say yes.", max_tokens=3)
+    journal = read_session(replay_window.journal.path)
     assert journal.run(third.run_id).tokens == third.tokens
     assert len({third.run_id, first.run_id, second.run_id}) == 3
     assert history.select_run(third.run_id)  # the window shows it at once
 
 
-def test_import_puts_an_exported_session_back_in_history(qtbot, window, tmp_path):
+def test_import_puts_an_exported_session_back_in_history(qtbot, replay_window, tmp_path):
     from engine.sessions.export import to_json
 
-    state = run_and_wait(qtbot, window, "Say hi.", max_tokens=3)
-    session = read_session(window.journal.path)
+    state = run_and_wait(qtbot, replay_window, "Say hi.", max_tokens=3)
+    session = read_session(replay_window.journal.path)
     doc = json.loads(to_json(session))
     doc["session"]["session_id"] = "imported-test"
     for run in doc["runs"]:
         run["run_id"] = run["run_id"].replace(session.session_id, "imported-test")
     path = tmp_path / "export.json"
     path.write_text(json.dumps(doc))
-    imported = window.history.import_from(str(path))
+    imported = replay_window.history.import_from(str(path))
     assert imported.session_id == "imported-test"
     new_id = state.run_id.replace(session.session_id, "imported-test")
-    assert window.history.select_run(new_id)
+    assert replay_window.history.select_run(new_id)
     bad = tmp_path / "bad.json"
     bad.write_text("[]")
-    with qtbot.waitSignal(window.history.message, timeout=2000) as sig:
-        assert window.history.import_from(str(bad)) is None
+    with qtbot.waitSignal(replay_window.history.message, timeout=2000) as sig:
+        assert replay_window.history.import_from(str(bad)) is None
     assert "not a Logitscope session export" in sig.args[0]
 
 

@@ -11,17 +11,16 @@ from app.history.tree import RUN_ROLE
 from app.shell.window import PlaygroundWindow
 from engine.sessions.journal import Journal
 from engine.settings import SamplingSettings
+from tests.replay import ReplayClient
 
 
-def test_ctrl_e_exports_the_session_selected_in_history(
-    qtbot, engine_client, tmp_path, monkeypatch
-):
+def test_ctrl_e_exports_the_session_selected_in_history(qtbot, tmp_path, monkeypatch):
     journal = Journal.create()
     first = journal.start_run("first prompt", SamplingSettings().to_dict(), None)
     second = journal.start_run("second prompt", SamplingSettings().to_dict(), None)
     journal.close()
     win = PlaygroundWindow(
-        bridge=EngineBridge(client=engine_client, owns_client=False), load_on_start=False
+        bridge=EngineBridge(client=ReplayClient(None), owns_client=False), load_on_start=False
     )
     qtbot.addWidget(win)
     win.show()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.lab.cache_view import CacheView, kv_precision_text
+from engine.lab import CacheParams, KVPrecision
 
 ROWS = (
     {
@@ -38,10 +39,14 @@ ROWS = (
 def test_kv_precision_is_asked_for_and_shown(qtbot):
     view = CacheView()
     qtbot.addWidget(view)
-    assert "kv_bits" not in view.params()
+    assert view.params() == CacheParams(turns=4, tokens=12)  # the defaults, no KV precision
     view.kv_compare.setChecked(True)
-    assert view.params() == {"turns": 4, "tokens": 12, "kv_bits": [8, 4]}
-    assert kv_precision_text(ROWS).splitlines() == [
+    assert view.params() == CacheParams(turns=4, tokens=12, kv_bits=(8, 4))
+    rows = [
+        KVPrecision.from_dict({"kv_cache_tokens": 61, "ttft_s": 0.1, "tokens": 8, **r})
+        for r in ROWS
+    ]
+    assert kv_precision_text(rows).splitlines() == [
         "KV float: 46,080 bytes per token, 2.81 MB, 40.0 tok/s",
         "KV 8-bit: 12,960 bytes per token, 0.79 MB, 38.5 tok/s, "
         "KL to float mean 6.5e-04 max 3.7e-03 nats",

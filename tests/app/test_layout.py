@@ -15,11 +15,11 @@ from app.shell.window import PlaygroundWindow
 from tests.app.conftest import LOAD_MS, run_and_wait
 
 
-def test_splitters_never_collapse_a_panel(qtbot, window):
-    window.resize(1024, 700)
-    window.toggle_side_panel(True)
+def test_splitters_never_collapse_a_panel(qtbot, replay_window):
+    replay_window.resize(1024, 700)
+    replay_window.toggle_side_panel(True)
     qtbot.wait(50)
-    split = window.split
+    split = replay_window.split
     for handle, pos in ((1, 0), (1, 5000), (2, 0), (2, 5000)):
         split.moveSplitter(pos, handle)
         qtbot.wait(20)
@@ -28,16 +28,16 @@ def test_splitters_never_collapse_a_panel(qtbot, window):
     assert not split.childrenCollapsible()
 
 
-def test_charts_reflow_with_width(qtbot, window):
+def test_charts_reflow_with_width(qtbot, replay_window):
     assert columns_for(400) == 0 and columns_for(800) == 2 and columns_for(1600) == 3
-    window.resize(1024, 700)
-    window.toggle_side_panel(False)
-    qtbot.waitUntil(lambda: window.charts.columns == 2, timeout=2000)
-    window.charts.toggle_enlarged("temp")
-    assert window.charts.frames["temp"].isVisible()
-    assert not window.charts.frames["dist"].isVisible()
-    window.charts.toggle_enlarged("temp")
-    assert window.charts.frames["dist"].isVisible()
+    replay_window.resize(1024, 700)
+    replay_window.toggle_side_panel(False)
+    qtbot.waitUntil(lambda: replay_window.charts.columns == 2, timeout=2000)
+    replay_window.charts.toggle_enlarged("temp")
+    assert replay_window.charts.frames["temp"].isVisible()
+    assert not replay_window.charts.frames["dist"].isVisible()
+    replay_window.charts.toggle_enlarged("temp")
+    assert replay_window.charts.frames["dist"].isVisible()
 
 
 def test_geometry_and_panels_are_remembered(qtbot, window, engine_client):
@@ -62,12 +62,12 @@ def test_geometry_and_panels_are_remembered(qtbot, window, engine_client):
     again.cleanup()
 
 
-def test_hover_readout_and_explanations_use_the_runs_numbers(qtbot, window):
-    state = run_and_wait(qtbot, window, "Name a fruit.", temperature=0.8, max_tokens=6)
-    window.select_step(2)
+def test_hover_readout_and_explanations_use_the_runs_numbers(qtbot, replay_window):
+    state = run_and_wait(qtbot, replay_window, "Name a fruit.", temperature=0.8, max_tokens=6)
+    replay_window.select_step(2)
     rec = state.tokens[2]
-    dist = window.dist_chart
-    frame = window.charts.frames["dist"]
+    dist = replay_window.dist_chart
+    frame = replay_window.charts.frames["dist"]
     # Move a real mouse over the second bar: the readout names it with its numbers.
     vb = dist.getPlotItem().vb
     scene = vb.mapViewToScene(QPointF(dist.raw_probs[1] / 2, 1.0))
@@ -81,18 +81,18 @@ def test_hover_readout_and_explanations_use_the_runs_numbers(qtbot, window):
     assert f"{rec.prob:.0%}" in text or f"{rec.prob:.2%}" in text
     sampled = rec.sampled_prob_of(rec.token_id)
     assert (f"made it {sampled:.0%}" in text) or (f"made it {sampled:.2%}" in text)
-    ctx = window.charts.frames["context"].explanation()
+    ctx = replay_window.charts.frames["context"].explanation()
     assert f"{state.done.system_tokens:,} system" in ctx
-    tp = window.charts.frames["throughput"].explanation()
+    tp = replay_window.charts.frames["throughput"].explanation()
     assert f"decode {state.done.decode_tps:.1f} tok/s" in tp
     # The timeline's readout at step 3.
-    plot = window.timeline_chart.prob_plot
+    plot = replay_window.timeline_chart.prob_plot
     pos = plot.vb.mapViewToScene(QPointF(3, 0.5))
-    assert window.timeline_chart.readout(pos).startswith(f"step 3 {state.tokens[3].label!r}")
-    temp_pos = window.temp_chart.getPlotItem().vb.mapViewToScene(QPointF(1.0, 0.5))
-    assert window.temp_chart.readout(temp_pos).startswith("T=1.00:")
-    assert math.isfinite(window.throughput_chart.tps[-1])
-    top = window.timeline_chart.entropy_plot.vb.viewRange()[1][1]
+    assert replay_window.timeline_chart.readout(pos).startswith(f"step 3 {state.tokens[3].label!r}")
+    temp_pos = replay_window.temp_chart.getPlotItem().vb.mapViewToScene(QPointF(1.0, 0.5))
+    assert replay_window.temp_chart.readout(temp_pos).startswith("T=1.00:")
+    assert math.isfinite(replay_window.throughput_chart.tps[-1])
+    top = replay_window.timeline_chart.entropy_plot.vb.viewRange()[1][1]
     assert top >= max(t.entropy for t in state.tokens)  # no entropy cut off
 
 
@@ -113,25 +113,25 @@ def test_empty_charts_have_no_negative_axes(qtbot, engine_client, default_model_
     win.cleanup()
 
 
-def test_menus_shortcuts_and_disabled_controls(qtbot, window):
-    acts = window.actions_
+def test_menus_shortcuts_and_disabled_controls(qtbot, replay_window):
+    acts = replay_window.actions_
     for name in ("new", "open", "import", "export", "quit", "run", "stop", "compare"):
         assert not acts[name].shortcut().isEmpty(), name
     assert acts["quit"].shortcut() == QKeySequence("Ctrl+Q")
-    titles = [a.text() for a in window.menuBar().actions()]
+    titles = [a.text() for a in replay_window.menuBar().actions()]
     assert titles[:3] == ["&File", "&Run", "&View"]
-    window.controls.mode.setCurrentIndex(1)  # raw completion
-    assert not window.controls.system.isEnabled()
-    window.controls.mode.setCurrentIndex(0)
-    assert window.controls.system.isEnabled()
-    assert not window.follow_button.isEnabled()  # already following
-    qtbot.waitUntil(lambda: window.model_record is not None, timeout=LOAD_MS)
+    replay_window.controls.mode.setCurrentIndex(1)  # raw completion
+    assert not replay_window.controls.system.isEnabled()
+    replay_window.controls.mode.setCurrentIndex(0)
+    assert replay_window.controls.system.isEnabled()
+    assert not replay_window.follow_button.isEnabled()  # already following
+    qtbot.waitUntil(lambda: replay_window.model_record is not None, timeout=LOAD_MS)
 
 
-def test_blank_space_under_the_answer_shows_no_token(qtbot, window):
+def test_blank_space_under_the_answer_shows_no_token(qtbot, replay_window):
     """Seen: hovering blank space under the answer showed the last token's tooltip."""
-    run_and_wait(qtbot, window, "Say hi.", max_tokens=3)
-    view = window.output
+    run_and_wait(qtbot, replay_window, "Say hi.", max_tokens=3)
+    view = replay_window.output
     bottom = QPoint(view.viewport().width() // 2, view.viewport().height() - 5)
     assert view.step_at(bottom) is None
     from PySide6.QtGui import QTextCursor

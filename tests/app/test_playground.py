@@ -51,23 +51,23 @@ def test_token_view_shows_the_engine_output(qtbot, window, engine_client, defaul
     assert "CPU" in window.status_label.text() or "GPU" in window.status_label.text()
 
 
-def test_clicking_a_token_points_every_chart_at_it(qtbot, window):
-    state = run_and_wait(qtbot, window, "Name a fruit.", temperature=0.9, max_tokens=8)
+def test_clicking_a_token_points_every_chart_at_it(qtbot, replay_window):
+    state = run_and_wait(qtbot, replay_window, "Name a fruit.", temperature=0.9, max_tokens=8)
     step = 2
-    click_token(qtbot, window, step)
+    click_token(qtbot, replay_window, step)
     assert state.selected == step
     rec = state.tokens[step]
-    dist = window.dist_chart
+    dist = replay_window.dist_chart
     n = len(rec.top)
     assert dist.token_ids[:n] == [c.token_id for c in rec.top]
     np.testing.assert_allclose(dist.raw_probs[:n], [math.exp(c.logprob) for c in rec.top])
     np.testing.assert_allclose(dist.sampled_probs[:n], rec.sampled_probs)
     assert rec.token_id in dist.token_ids
-    assert window.temp_chart.record is rec
-    assert window.timeline_chart.lines[0].value() == step
+    assert replay_window.temp_chart.record is rec
+    assert replay_window.timeline_chart.lines[0].value() == step
     # "Follow latest" hands the charts back to the newest token.
-    qtbot.mouseClick(window.follow_button, Qt.LeftButton)
-    assert window.dist_chart.token_ids[0] == state.tokens[-1].top[0].token_id
+    qtbot.mouseClick(replay_window.follow_button, Qt.LeftButton)
+    assert replay_window.dist_chart.token_ids[0] == state.tokens[-1].top[0].token_id
 
 
 def test_temperature_slider_redraws_from_the_steps_logits(qtbot, window, smollm):
@@ -96,11 +96,12 @@ def test_temperature_slider_redraws_from_the_steps_logits(qtbot, window, smollm)
     assert window.bridge.client._ids is runs_before and not window.bridge.busy  # no re-run
 
 
-def test_context_chart_counts_match_the_run(qtbot, window):
-    window.controls.system.setPlainText("You answer in one word.")
-    state = run_and_wait(qtbot, window, "Capital of Italy?", max_tokens=6)
+def test_context_chart_counts_match_the_run(qtbot, replay_window, default_model_path):
+    # default_model_path: the prompt counter reads the model's own tokenizer files
+    replay_window.controls.system.setPlainText("You answer in one word.")
+    state = run_and_wait(qtbot, replay_window, "Capital of Italy?", max_tokens=6)
     d = state.done
-    counts = window.context_chart.counts
+    counts = replay_window.context_chart.counts
     assert counts["system"] == d.system_tokens > 0
     assert counts["system"] + counts["prompt"] == d.prompt_tokens
     assert counts["output"] == len(state.tokens)  # the answer and its end token
@@ -108,7 +109,7 @@ def test_context_chart_counts_match_the_run(qtbot, window):
     assert counts["context"] == d.context_length == 8192
     assert counts["kv_bytes"] == d.kv_cache_bytes > 0
     # The live count beside the prompt agrees with what the engine used.
-    assert window.token_count.text().startswith(f"{d.prompt_tokens:,} tokens")
+    assert replay_window.token_count.text().startswith(f"{d.prompt_tokens:,} tokens")
 
 
 def test_heartbeat_never_stalls_while_streaming(qtbot, window):
@@ -173,11 +174,11 @@ def test_engine_killed_mid_run_keeps_partial_output(qtbot, window):
     assert "Paris" in state.done.text
 
 
-def test_empty_prompt_and_bad_settings_are_explained(qtbot, window):
-    window.prompt.setPlainText("   ")
-    window.run()
-    assert "prompt is empty" in window.banner.text()
-    assert not window.bridge.busy
+def test_empty_prompt_and_bad_settings_are_explained(qtbot, replay_window):
+    replay_window.prompt.setPlainText("   ")
+    replay_window.run()
+    assert "prompt is empty" in replay_window.banner.text()
+    assert not replay_window.bridge.busy
 
 
 def test_prompt_token_toggle_shows_the_models_tokens(qtbot, window, smollm):
@@ -199,41 +200,43 @@ def test_prompt_token_toggle_shows_the_models_tokens(qtbot, window, smollm):
     assert "\ufffd" not in "".join(window.prompt_tokens.pieces)
 
 
-def test_numbers_on_screen_are_the_records(qtbot, window):
+def test_numbers_on_screen_are_the_records(qtbot, replay_window):
     """Bars, status line, context title and throughput read off the chart items."""
     from engine.series import decode_rate
     from engine.units import human_bytes
 
     state = run_and_wait(
-        qtbot, window, "List three fruits.", temperature=0.8, max_tokens=10, seed=4
+        qtbot, replay_window, "List three fruits.", temperature=0.8, max_tokens=10, seed=4
     )
     for step in range(state.n):
-        window.select_step(step)
+        replay_window.select_step(step)
         rec = state.tokens[step]
-        dist = window.dist_chart
+        dist = replay_window.dist_chart
         for tid, shown in zip(dist.token_ids, dist.sampled_probs, strict=True):
             want = rec.sampled_prob_of(tid)
             assert math.isnan(shown) if want is None else shown == pytest.approx(want)
     d = state.done
-    assert f"decode {d.decode_tps:.1f} tok/s" in window.status_label.text()
+    assert f"decode {d.decode_tps:.1f} tok/s" in replay_window.status_label.text()
     assert d.decode_tps == pytest.approx(decode_rate([t.elapsed_s for t in state.tokens]))
-    assert f"KV cache {human_bytes(d.kv_cache_bytes)}" in window.context_chart.summary
+    assert f"KV cache {human_bytes(d.kv_cache_bytes)}" in replay_window.context_chart.summary
     assert human_bytes(d.kv_cache_bytes).endswith(("kB", "MB"))
-    tps = window.throughput_chart.tps
+    tps = replay_window.throughput_chart.tps
     assert math.isnan(tps[0]) and not np.isnan(tps[1:]).any()  # nothing copied into step 0
     # No system prompt: the template's own 21-token system block is counted as system.
-    assert window.context_chart.counts["system"] == d.system_tokens == 21
+    assert replay_window.context_chart.counts["system"] == d.system_tokens == 21
 
 
-def test_a_5000_token_stream_at_1000_per_second_keeps_the_window_smooth(qtbot, window):
+def test_a_5000_token_stream_at_1000_per_second_keeps_the_window_smooth(qtbot, replay_window):
     """Replays real records 5,000 times at 1,000 tokens/s (faster than a small model on
     Apple Silicon): the heartbeat stays within the bound and every token is shown."""
     import dataclasses
 
     N = 5000
-    state = run_and_wait(qtbot, window, "Say hello.", max_tokens=8, temperature=0.8)
+    state = run_and_wait(qtbot, replay_window, "Say hello.", max_tokens=8, temperature=0.8)
     real = state.tokens
-    window.model.show(type(state)(prompt="replay", settings=state.settings, model=state.model))
+    replay_window.model.show(
+        type(state)(prompt="replay", settings=state.settings, model=state.model)
+    )
     fake = [
         dataclasses.replace(real[i % len(real)], step=i, elapsed_s=i / 1000, latency_s=1 / 1000)
         for i in range(N)
@@ -248,7 +251,7 @@ def test_a_5000_token_stream_at_1000_per_second_keeps_the_window_smooth(qtbot, w
     def feed():
         for _ in range(33):  # every 33 ms: 1,000 tokens/s
             if fake:
-                window.bridge._queue.put(fake.pop(0))
+                replay_window.bridge._queue.put(fake.pop(0))
 
     heartbeat, feeder = QTimer(), QTimer()
     heartbeat.setInterval(16)
@@ -258,11 +261,14 @@ def test_a_5000_token_stream_at_1000_per_second_keeps_the_window_smooth(qtbot, w
     heartbeat.start()
     feeder.start()
     qtbot.waitUntil(
-        lambda: window.state.n == N and not window._dirty and not window._stale, timeout=90_000
+        lambda: (
+            replay_window.state.n == N and not replay_window._dirty and not replay_window._stale
+        ),
+        timeout=90_000,
     )
     feeder.stop()
     heartbeat.stop()
-    check_smooth(gaps, full_redraw_baseline(qtbot, window))
-    assert window.output.plain_text() == "".join(real[i % len(real)].text for i in range(N))
-    assert len(window.output._records) == N  # none dropped
-    assert window.timeline_chart.prob_curve.getData()[0][-1] == N - 1
+    check_smooth(gaps, full_redraw_baseline(qtbot, replay_window))
+    assert replay_window.output.plain_text() == "".join(real[i % len(real)].text for i in range(N))
+    assert len(replay_window.output._records) == N  # none dropped
+    assert replay_window.timeline_chart.prob_curve.getData()[0][-1] == N - 1

@@ -45,67 +45,78 @@ def _hover_a_bar(window) -> str:
     raise AssertionError("no bar under the cursor")
 
 
-def test_the_status_line_and_readouts_follow_the_run_shown(qtbot, window):
-    state = run_and_wait(qtbot, window, "Name a colour.", max_tokens=3)
-    assert "(id " in _hover_a_bar(window)
-    run, other = _journal_as_other_model(window, state)
-    window.show_run(run)
-    shown = window.state
-    assert shown.model.name == "Other-270M" and window.model_record.name != "Other-270M"
+def test_the_status_line_and_readouts_follow_the_run_shown(qtbot, replay_window):
+    state = run_and_wait(qtbot, replay_window, "Name a colour.", max_tokens=3)
+    assert "(id " in _hover_a_bar(replay_window)
+    run, other = _journal_as_other_model(replay_window, state)
+    replay_window.show_run(run)
+    shown = replay_window.state
+    assert shown.model.name == "Other-270M" and replay_window.model_record.name != "Other-270M"
     want = status_text(shown, other)
-    assert window.status_label.text() == want
+    assert replay_window.status_label.text() == want
     gflops = shown.done.prefill_tps * 2 * OTHER_PARAMS / 1e9
     assert f"({gflops:.0f} GFLOP/s)" in want  # counted with the run's own model
-    assert window.charts.frames["dist"].readout.text() == HINT  # nothing from the last run
+    assert replay_window.charts.frames["dist"].readout.text() == HINT  # nothing from the last run
     # A server added after the run does not rename the run's device or model.
     server = dataclasses.replace(
-        window.model_record, name="srv", path="http://h:1/v1#m", backend="openai", device="server"
+        replay_window.model_record,
+        name="srv",
+        path="http://h:1/v1#m",
+        backend="openai",
+        device="server",
     )
-    window.model.set_model(server)
-    window.run_view.refresh_status()
-    assert window.status_label.text() == want and "server" not in want
-    _hover_a_bar(window)
-    window.new_conversation()
-    assert window.charts.frames["dist"].readout.text() == HINT
+    replay_window.model.set_model(server)
+    replay_window.run_view.refresh_status()
+    assert replay_window.status_label.text() == want and "server" not in want
+    _hover_a_bar(replay_window)
+    replay_window.new_conversation()
+    assert replay_window.charts.frames["dist"].readout.text() == HINT
 
 
-def test_a_reopened_single_turn_run_is_its_own_conversation(qtbot, window):
-    first = run_and_wait(qtbot, window, "Name a fruit.", max_tokens=3)
-    window.prompt.setPlainText("And a vegetable?")
-    run_and_wait(qtbot, window, "And a vegetable?", max_tokens=3)
-    assert window.state.kv_growth == [first.done.kv_cache_bytes]
-    log = read_session(window.journal.path).run(first.run_id)
-    window.show_run(log)
-    assert window.state.kv_growth == []  # no "KV 1 MB → 1 MB" from itself
-    assert len(window.conversation) == 1 and window.conversation.turns[0].user == "Name a fruit."
-    window.prompt.setPlainText("Another one?")
-    window.prompt_panel.update_count()
-    tok = LightTokenizer(window.model_record.path)
+def test_a_reopened_single_turn_run_is_its_own_conversation(
+    qtbot, replay_window, default_model_path
+):
+    # default_model_path: the prompt counter reads the model's own tokenizer files
+    first = run_and_wait(qtbot, replay_window, "Name a fruit.", max_tokens=3)
+    replay_window.prompt.setPlainText("And a vegetable?")
+    run_and_wait(qtbot, replay_window, "And a vegetable?", max_tokens=3)
+    assert replay_window.state.kv_growth == [first.done.kv_cache_bytes]
+    log = read_session(replay_window.journal.path).run(first.run_id)
+    replay_window.show_run(log)
+    assert replay_window.state.kv_growth == []  # no "KV 1 MB → 1 MB" from itself
+    assert (
+        len(replay_window.conversation) == 1
+        and replay_window.conversation.turns[0].user == "Name a fruit."
+    )
+    replay_window.prompt.setPlainText("Another one?")
+    replay_window.prompt_panel.update_count()
+    tok = LightTokenizer(replay_window.model_record.path)
     messages = [
         {"role": "user", "content": "Name a fruit."},
         {"role": "assistant", "content": first.text},
         {"role": "user", "content": "Another one?"},
     ]
-    settings = window.controls.prompt_settings()
+    settings = replay_window.controls.prompt_settings()
     total = len(encode_prompt(tok, messages, settings).ids)
     alone = len(encode_prompt(tok, "Another one?", settings).ids)
-    assert window.token_count.text().startswith(f"{alone:,} tokens · turn 2: {total:,}")
+    assert replay_window.token_count.text().startswith(f"{alone:,} tokens · turn 2: {total:,}")
 
 
-def test_regenerate_keeps_both_runs_and_switches_between_them(qtbot, window):
-    first = run_and_wait(qtbot, window, "Say hi.", max_tokens=2)
-    window.flow.regenerate()
+def test_regenerate_keeps_both_runs_and_switches_between_them(qtbot, replay_window):
+    first = run_and_wait(qtbot, replay_window, "Say hi.", max_tokens=2)
+    replay_window.flow.regenerate()
     qtbot.waitUntil(
-        lambda: window.state is not first and window.state.done is not None, timeout=60_000
+        lambda: replay_window.state is not first and replay_window.state.done is not None,
+        timeout=60_000,
     )
-    qtbot.waitUntil(lambda: not window.bridge.busy, timeout=10_000)
-    second = window.state
-    assert "run 2/2" in window.turn_label.text()
-    window.flow.on_link("prev", 0)
-    assert window.state is first and "run 1/2" in window.turn_label.text()
-    assert window.output.toPlainText().startswith(first.text.strip()[:3])
-    window.flow.on_link("next", 0)
-    assert window.state is second
+    qtbot.waitUntil(lambda: not replay_window.bridge.busy, timeout=10_000)
+    second = replay_window.state
+    assert "run 2/2" in replay_window.turn_label.text()
+    replay_window.flow.on_link("prev", 0)
+    assert replay_window.state is first and "run 1/2" in replay_window.turn_label.text()
+    assert replay_window.output.toPlainText().startswith(first.text.strip()[:3])
+    replay_window.flow.on_link("next", 0)
+    assert replay_window.state is second
 
 
 def test_inside_follows_a_run_opened_from_history(qtbot, window):

@@ -14,6 +14,8 @@ from app.compare.divergence import EMPTY, NONE_DIVERGED, draw_divergence, new_di
 from app.inside.attention_view import WAITING, AttentionView
 from app.lab.window import DONE, LabWindow
 from app.shell.layout import ElidedProgressBar, build_side
+from engine.lab import QuantResult
+from engine.records import LabRecord
 
 LONG = "Converting gemma-3-270m-it-q4_k_m.gguf to MLX (dequantizing 236 tensors, 2 of 3)…"
 
@@ -114,9 +116,9 @@ def test_lab_says_done_only_on_the_tab_that_ran(qtbot, monkeypatch):
     lab.show_source()
     source = lab.status.text()
     assert "Tiny" in source and "Done" not in source
-    monkeypatch.setattr(lab.quant, "show_data", lambda _data: None)
+    monkeypatch.setattr(lab.quant, "show_result", lambda _result: None)
     lab.tabs.setCurrentWidget(lab.quant)
-    lab.bridge.lab_done.emit(SimpleNamespace(kind="quant", data={}))
+    lab.bridge.lab_done.emit(LabRecord("quant", QuantResult("m", "r", (), (), {}, {}, ())))
     assert lab.status.text() == DONE
     for view in (lab.cache, lab.speculative, lab.batch):
         lab.tabs.setCurrentWidget(view)

@@ -152,28 +152,30 @@ def test_typing_a_context_length_keeps_what_was_typed(qtbot, tmp_path):
     assert model_prefs.load_options(spec) == LoadOptions(256)
 
 
-def test_a_context_chosen_at_load_is_every_views_context(qtbot, window):
+def test_a_context_chosen_at_load_is_every_views_context(qtbot, replay_window, default_model_path):
+    # default_model_path: the prompt counter reads the model's own tokenizer files
     """Real model: Load… with context 64 reloads the same model; the counter, the model
     line, the run's context chart and the engine's refusal all say 64."""
-    path = window.model_record.path
-    window.prompt.setPlainText("word " * 70)
+    path = replay_window.model_record.path
+    replay_window.prompt.setPlainText("word " * 70)
+    replay_window.controls.seed_lock.setChecked(True)  # the same request as recorded
     model_prefs.set_load_options(path, LoadOptions(64))
     try:
-        window.load_model(path)
-        qtbot.waitUntil(lambda: window.model_record.context_length == 64, timeout=LOAD_MS)
-        qtbot.waitUntil(lambda: window.token_count.text().endswith(" of 64"), timeout=10_000)
-        assert "#b00020" in window.token_count.styleSheet()  # over: red
-        assert "context 64 ·" in window.picker.info.text()
-        window.run()
-        qtbot.waitUntil(lambda: window.state.error is not None, timeout=RUN_MS)
-        assert "context window is 64" in window.state.error.message
-        assert window.state.model.context_length == 64
-        assert window.charts.context.counts["context"] == 64
+        replay_window.load_model(path)
+        qtbot.waitUntil(lambda: replay_window.model_record.context_length == 64, timeout=LOAD_MS)
+        qtbot.waitUntil(lambda: replay_window.token_count.text().endswith(" of 64"), timeout=10_000)
+        assert "#b00020" in replay_window.token_count.styleSheet()  # over: red
+        assert "context 64 ·" in replay_window.picker.info.text()
+        replay_window.run()
+        qtbot.waitUntil(lambda: replay_window.state.error is not None, timeout=RUN_MS)
+        assert "context window is 64" in replay_window.state.error.message
+        assert replay_window.state.model.context_length == 64
+        assert replay_window.charts.context.counts["context"] == 64
     finally:
         model_prefs.set_load_options(path, LoadOptions())
-        qtbot.waitUntil(lambda: not window.bridge.busy, timeout=RUN_MS)
-        window.load_model(path)
-        qtbot.waitUntil(lambda: window.model_record.context_length > 64, timeout=LOAD_MS)
+        qtbot.waitUntil(lambda: not replay_window.bridge.busy, timeout=RUN_MS)
+        replay_window.load_model(path)
+        qtbot.waitUntil(lambda: replay_window.model_record.context_length > 64, timeout=LOAD_MS)
 
 
 def branch_done(prompt=78, step=4, cached=82, computed=1) -> DoneRecord:

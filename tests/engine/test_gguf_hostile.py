@@ -231,12 +231,20 @@ def test_an_engine_bug_is_one_short_line_without_a_traceback(monkeypatch, capsys
         def send(self, msg):
             sent.append(msg)
 
-    _Worker(Pipe()).handle({"id": 1, "op": "x" * LONG})  # AttributeError quoting the op
+    from engine.operations import Load, Request
+
+    worker = _Worker(Pipe())
+
+    def bug(rid, op):
+        raise AttributeError("x" * LONG)  # a bug quoting 500 KB
+
+    monkeypatch.setattr(worker, "backend", bug)
+    worker.handle(Request(1, Load("m")))
     (msg,) = sent
     message = msg["record"].message
     assert message.startswith("internal error: AttributeError: ")
     assert len(message) < 500 and "LOGITSCOPE_DEBUG" in message
-    assert "Traceback" not in capsys.readouterr().err  # was printed, with the 500 KB op
+    assert "Traceback" not in capsys.readouterr().err  # was printed, with the 500 KB
 
 
 # -- a model folder's tokenizer files, read without MLX (the window, `inspect --what tokens`) -----

@@ -16,6 +16,7 @@ import time
 import pytest
 
 from engine.client import EngineClient
+from engine.inspect_request import InspectRequest
 from engine.lab import QuantParams
 from engine.settings import SamplingSettings
 from engine.worker import FAULT_ENV
@@ -24,7 +25,7 @@ HANG_S = 3.0  # the client's silence limit in these tests
 LOAD_S = 30.0  # a fresh engine imports MLX and loads the model within this
 PROMPT = "The capital of France is"
 GREEDY = SamplingSettings(temperature=0, max_tokens=4, chat_template=False, seed=0)
-LENS = {"what": "lens", "step": 2, "layer": 0, "head": None, "top_k": 3}
+LENS = InspectRequest("lens", step=2, layer=0, head=None, top_k=3)
 
 
 @pytest.fixture

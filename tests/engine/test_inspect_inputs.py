@@ -18,6 +18,7 @@ from engine.backends.mlx.inspect_step import inspect_step
 from engine.backends.mlx.journey import journey, journey_record
 from engine.cli.inspect_cmd import _print as print_record
 from engine.errors import SettingsError
+from engine.inspect_request import InspectRequest
 from engine.settings import SamplingSettings
 from tests.engine.test_cli import cli
 
@@ -86,7 +87,7 @@ def test_the_engine_refuses_a_lens_size_before_any_pass():
     nothing = SimpleNamespace(lm=None, inspection=None)  # never reached
     for bad in (0, -1, 10**9, "5", True):
         with pytest.raises(SettingsError, match="the lens keeps 1 to 50 predictions"):
-            inspect_step(nothing, "hi", None, {"what": "lens", "top_k": bad})
+            inspect_step(nothing, "hi", None, InspectRequest("lens", top_k=bad))
 
 
 @pytest.mark.parametrize("what", ["position", "lens", "attention"])
@@ -96,7 +97,9 @@ def test_a_long_prompt_says_it_was_truncated(smollm, monkeypatch, capsys, what):
     prompt = _words(20)
     n = len(smollm.tokenizer.encode(prompt))
     backend = SimpleNamespace(lm=smollm, inspection=None)
-    record = inspect_step(backend, prompt, SamplingSettings(chat_template=False), {"what": what})
+    record = inspect_step(
+        backend, prompt, SamplingSettings(chat_template=False), InspectRequest(what)
+    )
     assert record.data["truncated"] is True and record.data["context_tokens"] == n > 8
     print_record(record)
     head = capsys.readouterr().out.splitlines()[0]

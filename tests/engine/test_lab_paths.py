@@ -10,7 +10,8 @@ import pytest
 
 from engine.cli import main
 from engine.client import EngineClient
-from engine.lab import BatchParams, CacheParams, QuantParams, SpeculativeParams, result_from
+from engine.lab import BatchParams, CacheParams, QuantParams, SpeculativeParams
+from engine.lab.results import RESULTS
 from engine.settings import SamplingSettings
 
 PROMPT = "The planets of the solar system are"
@@ -84,7 +85,9 @@ def test_cli_and_engine_process_agree(argv, params, engine, default_model_path, 
     settings = SamplingSettings(chat_template="--raw" not in argv)  # short raw prompts: fast
     records = list(engine.lab(params, PROMPT, settings, str(default_model_path)))
     assert records[-1].type == "lab", records[-1]
-    via_engine = result_from(params.kind, records[-1].data).to_dict()
+    result = records[-1].result  # the result dataclass itself, across the pipe
+    assert type(result) is RESULTS[params.kind]
+    via_engine = result.to_dict()
     if params.kind == "speculative":  # the command line adds its one run's fields
         cli = {k: cli[k] for k in via_engine}
     if params.kind == "quant":  # reference, the 4-bit variant, the shipped weights

@@ -8,8 +8,11 @@ from collections.abc import Callable, Iterator
 
 from engine import environment
 from engine.backends.base import Progress, Prompt
+from engine.continuation import Continuation
+from engine.inspect_request import InspectRequest
+from engine.lab import LabParams, LabResult
 from engine.models.catalogue import inspect_model
-from engine.records import LOCAL_CAPABILITIES, ModelRecord, Record
+from engine.records import LOCAL_CAPABILITIES, InspectRecord, ModelRecord, Record
 from engine.settings import SamplingSettings
 
 
@@ -79,7 +82,7 @@ class MLXBackend:
         prompt: Prompt,
         settings: SamplingSettings,
         should_stop: Callable[[], bool],
-        continuation=None,
+        continuation: Continuation | None = None,
     ) -> Iterator[Record]:
         """One instrumented generation with the loaded model; see Backend.generate.
         With a `continuation` (engine/continuation.py) the run is a branch of an answer."""
@@ -88,23 +91,22 @@ class MLXBackend:
         records = generate_records(self.lm, prompt, settings, should_stop, continuation)
         return _with_energy(records, self.record.device if self.record else "CPU")
 
-    def inspect(self, prompt: Prompt, settings: SamplingSettings, request: dict):
-        """Attention or the logit lens at one step (see inspect_step.py); an InspectRecord."""
+    def inspect(
+        self, prompt: Prompt, settings: SamplingSettings, request: InspectRequest
+    ) -> InspectRecord:
+        """One step, looked inside (see inspect_step.py); see LocalBackend.inspect."""
         from engine.backends.mlx.inspect_step import inspect_step
 
         return inspect_step(self, prompt, settings, request)
 
-    def lab(self, kind: str, prompt: Prompt, settings: SamplingSettings, params: dict, progress):
-        """Run the lab experiment `kind` with `params` (see engine.lab) on the loaded
-        model; returns its result as a plain dict (the LabRecord's data)."""
+    def lab(
+        self, params: LabParams, prompt: Prompt, settings: SamplingSettings, progress: Progress
+    ) -> LabResult:
+        """Run the experiment `params` (engine.lab) on the loaded model; its result
+        dataclass. See LocalBackend.lab."""
         from engine.backends.mlx.lab_runs import run_experiment
-        from engine.lab import params_from
 
-        values = dict(params)
-        if kind == "cache" and "first" not in values and isinstance(prompt, str):
-            values["first"] = prompt  # the window's prompt starts the conversation
-        result = run_experiment(self.record, params_from(kind, values), prompt, settings, progress)
-        return result.to_dict()
+        return run_experiment(self.record, params, prompt, settings, progress)
 
     def close(self) -> None:
         """Drop the model and its cached inspection passes."""
@@ -193,6 +195,15 @@ def _gpu_name() -> str:
         return out.stdout.strip().splitlines()[0] if out.returncode == 0 else ""
     except (OSError, subprocess.SubprocessError, IndexError, AttributeError):
         return ""
+
+
+def warm_up() -> None:
+    """Import what loading a model needs (MLX, mlx-lm and the transformers tokenizer it
+    uses, the loader): about 1.5 s of a 2-core CPU, spent by an engine process started
+    early while the window builds, not after the first load request arrives."""
+    import mlx_lm  # noqa: F401
+
+    from engine.backends.mlx import loader  # noqa: F401
 
 
 def create(**_options) -> MLXBackend:

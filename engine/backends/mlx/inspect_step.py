@@ -11,18 +11,17 @@ from __future__ import annotations
 
 from engine.backends.mlx.inside import Inspection, attention_weights, logit_lens
 from engine.errors import SettingsError
+from engine.inspect_request import WHATS, InspectRequest
 from engine.prompt import encode_prompt
 from engine.records import InspectRecord, token_label
 from engine.settings import MAX_LENS_TOP
 
-WHATS = ("attention", "lens", "journey", "position")
 
-
-def _ids(backend, prompt, settings, request: dict):
+def _ids(backend, prompt, settings, request: InspectRequest):
     """(prompt and answer tokens before the step, the step, its chosen token, prompt length)."""
     enc = encode_prompt(backend.lm.tokenizer, prompt, settings)
-    continuation = [int(i) for i in request.get("continuation") or [] if int(i) >= 0]
-    step = request.get("step")
+    continuation = [int(i) for i in request.continuation or () if int(i) >= 0]
+    step = request.step
     if step is not None and not 0 <= int(step) <= len(continuation):
         raise SettingsError(f"step {step} is outside the run's {len(continuation)} tokens")
     before = continuation[: int(step)] if step is not None else []
@@ -31,14 +30,14 @@ def _ids(backend, prompt, settings, request: dict):
     return list(enc.ids) + before, step, chosen, len(enc.ids)
 
 
-def inspect_step(backend, prompt, settings, request: dict) -> InspectRecord:
+def inspect_step(backend, prompt, settings, request: InspectRequest) -> InspectRecord:
     """Attention, the logit lens, the journey of the step's token or attention by
     position, at one step of a run (or of the prompt alone).
 
     Raises:
         SettingsError: an unknown view, a layer or head the model does not have.
     """
-    what = request.get("what")
+    what = request.what
     if what not in WHATS:
         raise SettingsError(f"unknown view '{what}': choose one of {', '.join(WHATS)}")
     if what == "lens":
@@ -68,8 +67,8 @@ def inspect_step(backend, prompt, settings, request: dict) -> InspectRecord:
 
         data.update(attention_by_position(p, n_prompt - (full - len(ids))))
     elif what == "attention":
-        layer = int(request.get("layer", 0))
-        head = request.get("head")
+        layer = int(request.layer)
+        head = request.head
         weights = attention_weights(p, layer)  # (H, T, T)
         if head is not None and not 0 <= int(head) < heads:
             raise SettingsError(f"head {head} does not exist: layer {layer} has {heads}")
@@ -93,9 +92,9 @@ def inspect_step(backend, prompt, settings, request: dict) -> InspectRecord:
     )
 
 
-def _lens_top(request: dict) -> int:
-    """The lens's predictions per layer (`top_k`, 5 by default), checked."""
-    top_k = request.get("top_k", 5)
+def _lens_top(request: InspectRequest) -> int:
+    """The lens's predictions per layer (`top_k`, LENS_TOP by default), checked."""
+    top_k = request.top_k
     if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= MAX_LENS_TOP:
         raise SettingsError(
             f"the lens keeps 1 to {MAX_LENS_TOP} predictions per layer, not {top_k!r}"

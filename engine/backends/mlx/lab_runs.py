@@ -22,6 +22,7 @@ from engine.lab import (
     SpeculativeParams,
     SpeculativeResult,
 )
+from engine.lab.results import QuantVariant, SpeculativeRun
 
 
 def run_experiment(record, params: LabParams, prompt, settings, progress=None) -> LabResult:
@@ -157,20 +158,20 @@ def quant_experiment(
         labels={str(t): _label(lm, t) for t in words},
         top=tops,
         variants=tuple(
-            {
-                "name": v.name,
-                "key": v.key,
-                "bits": v.bits,
-                "weight_bytes": v.weight_bytes,
-                "mean_kl": v.mean_kl,
-                "top1_agreement": v.agreement,
-                "perplexity": v.perplexity,
-                "prefill_tps": v.prefill_tps,
-                "decode_tps": v.decode_tps,
-                "kl": v.kl,
-                "agree": v.agree,
-                "delta_logprob": v.delta_logprob,
-            }
+            QuantVariant(
+                name=v.name,
+                key=v.key,
+                bits=v.bits,
+                weight_bytes=v.weight_bytes,
+                mean_kl=v.mean_kl,
+                top1_agreement=v.agreement,
+                perplexity=v.perplexity,
+                prefill_tps=v.prefill_tps,
+                decode_tps=v.decode_tps,
+                kl=tuple(v.kl),
+                agree=tuple(v.agree),
+                delta_logprob=tuple(v.delta_logprob),
+            )
             for v in variants
         ),
     )
@@ -242,7 +243,7 @@ def speculative_experiment(
         target_alone_s=plain_s,
         target_tokens=tuple(plain),
         labels={str(t): _label(target, t) for t in words},
-        runs=tuple(runs),
+        runs=tuple(SpeculativeRun.from_dict(r) for r in runs),
         text=target.tokenizer.decode(plain),
     )
 

@@ -1,0 +1,282 @@
+"""Nothing on screen is cut, overlapped or unreadable at any window size or theme
+(issue 37, walkthrough points 17, 18, 22, 23): hidden charts stay hidden under tabs,
+labels thin or shorten where room is short, lines of figures drop details rather than
+cut words, legends follow the theme, and names take the room they are given.
+Qt only: every widget is fed records built here, no model runs."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QFontMetricsF
+from PySide6.QtWidgets import QLabel, QPushButton, QStatusBar, QWidget
+
+from app.charts import temperature
+from app.charts.distribution import DistributionChart
+from app.charts.panel import ChartsPanel
+from app.charts.temperature import TemperatureChart
+from app.charts.timeline import TimelineChart
+from app.session.run_state import RunState
+from app.widgets.fitting_label import FittingLabel, shorter_forms
+from engine.records import SWEEP_TEMPERATURES, TokenRecord, TopToken
+from tests.app.test_chart_room import long_named_record
+
+STATUS = (
+    "TTFT 0.60 s (17 of 38 from cache) · prefill 68.0 tok/s (14 of 134 GFLOP/s) · "
+    "decode 7.0 tok/s (3.6 of 13.7 GB/s) · 12 tokens · peak 553.1 MB · CPU · "
+    "stopped at max tokens · ≈ 1.8 J/token (estimated from 10 W)"
+)
+
+
+def _record(names, probs, step=3, chosen=0) -> TokenRecord:
+    lps = np.log(np.asarray(probs, dtype=float))
+    top = tuple(TopToken(i, n, float(lp)) for i, (n, lp) in enumerate(zip(names, lps, strict=True)))
+    z = lps[None, :5] / np.array(SWEEP_TEMPERATURES)[:, None]  # (T, 5)
+    logz = np.logaddexp.reduce(z, axis=1)
+    p = np.exp(z - logz[:, None])
+    h = -(p * np.log(p)).sum(axis=1)
+    return TokenRecord(
+        step=step,
+        token_id=chosen,
+        text=names[chosen],
+        logprob=float(lps[chosen]),
+        prob=float(probs[chosen]),
+        sampled_logprob=None,
+        top=top,
+        sampled_top=(),
+        entropy=float(h[9]),
+        sampled_entropy=None,
+        elapsed_s=0.1 * (step + 1),
+        latency_s=0.01,
+        context_tokens=9 + step,
+        sweep_logz=tuple(logz),
+        sweep_entropy=tuple(h),
+    )
+
+
+def _settle(qtbot, widget, size) -> None:
+    widget.resize(*size)
+    widget.show()
+    qtbot.waitExposed(widget)
+    qtbot.wait(30)
+
+
+# -- 17: tabs ---------------------------------------------------------------------------
+def test_charts_under_tabs_show_only_the_current_one(qtbot):
+    """A hidden chart painted under the current tab showed pieces of itself through it."""
+    panel = ChartsPanel()
+    qtbot.addWidget(panel)
+    _settle(qtbot, panel, (1100, 700))
+    assert panel.columns == 2
+    panel.resize(480, 700)  # narrow: the charts become tabs
+    qtbot.waitUntil(lambda: panel.columns == 0, timeout=2000)
+    qtbot.wait(30)
+    shown = [name for name, frame in panel.frames.items() if frame.isVisible()]
+    assert shown == ["dist"]
+    panel.tabs.setCurrentWidget(panel.frames["throughput"])
+    qtbot.wait(10)
+    shown = [name for name, frame in panel.frames.items() if frame.isVisible()]
+    assert shown == ["throughput"]
+    panel.resize(1100, 700)  # and back to the grid: all five again
+    qtbot.waitUntil(lambda: panel.columns == 2, timeout=2000)
+    assert all(frame.isVisible() for frame in panel.frames.values())
+
+
+# -- 18: 1024 x 700 -----------------------------------------------------------------------
+def _timeline_state(n: int = 12) -> RunState:
+    state = RunState()
+    state.add_tokens(
+        [
+            _record([" a", " b", " c", " d", " e"], [0.5, 0.2, 0.1, 0.1, 0.1], step=k)
+            for k in range(n)
+        ]
+    )
+    return state
+
+
+@pytest.mark.parametrize(
+    ("height", "titles"),
+    [(190, ("p", "H")), (700, ("p(chosen)", "entropy (nats)"))],
+)
+def test_timeline_axis_titles_never_run_into_each_other(qtbot, height, titles):
+    chart = TimelineChart()
+    qtbot.addWidget(chart)
+    _settle(qtbot, chart, (300, height))
+    chart.update_from(_timeline_state())
+    qtbot.wait(30)
+    prob_axis, entropy_axis = (p.getAxis("left") for p in (chart.prob_plot, chart.entropy_plot))
+    assert (prob_axis.labelText, entropy_axis.labelText) == titles
+    font = QFontMetricsF(chart.prob_plot.getAxis("left").label.font())
+    for axis in (prob_axis, entropy_axis):  # each rotated title within its own plot's height
+        assert font.horizontalAdvance(axis.labelText) <= axis.height()
+
+
+def test_next_token_labels_thin_out_in_a_short_chart_and_keep_the_chosen_one(qtbot):
+    names = [" where", " below", " of", " that", " o", "\n", ":", " I", " a", " the"]
+    probs = [0.05, 0.04, 0.6, 0.05, 0.05, 0.05, 0.04, 0.04, 0.04, 0.04]
+    chart = DistributionChart()
+    qtbot.addWidget(chart)
+    _settle(qtbot, chart, (300, 150))  # the chart at 1024 x 700: ~10 px a row
+    chart.show_record(_record(names, probs, chosen=2))
+    qtbot.wait(30)
+    shown = chart.shown_labels()
+    assert 2 in shown and len(shown) < len(names)
+    axis = chart.getPlotItem().getAxis("left")
+    label_px = QFontMetricsF(axis.style["tickFont"]).height()
+    row_px = chart.getPlotItem().vb.height() / (len(names) + 0.4)
+    assert min(np.diff(shown)) * row_px >= label_px  # no two labels overlap
+    assert [label for _i, label in chart.ticks] == [chart.labels[i] for i in shown]
+    chart.resize(300, 600)  # room for every name again
+    qtbot.wait(30)
+    assert chart.shown_labels() == list(range(len(names)))
+
+
+def test_shorter_forms_drop_details_then_parts():
+    forms = shorter_forms("a (x) · b · c (y)")
+    assert forms == ["a (x) · b · c (y)", "a · b · c", "a · b", "a"]
+
+
+def test_the_status_line_drops_details_rather_than_cut_words(qtbot):
+    bar = QStatusBar()
+    qtbot.addWidget(bar)
+    from app.shell.layout import build_status
+
+    label, _progress = build_status(bar)
+    assert isinstance(label, FittingLabel)
+    label.setText(STATUS)
+    _settle(qtbot, bar, (1024, 24))
+    metrics = label.fontMetrics()
+    assert label.text() == STATUS and label.toolTip() == STATUS  # readers get every figure
+    assert metrics.horizontalAdvance(label.shown_text()) <= label.contentsRect().width()
+    assert label.shown_text() in shorter_forms(STATUS)  # a whole form: no word cut
+    assert label.shown_text().startswith("TTFT 0.60 s · prefill 68.0 tok/s · decode 7.0 tok/s")
+    bar.resize(2000, 24)
+    qtbot.wait(30)
+    assert label.shown_text() == STATUS
+
+
+def test_the_chart_hint_keeps_whole_words_in_a_narrow_chart(qtbot):
+    panel = ChartsPanel()
+    qtbot.addWidget(panel)
+    _settle(qtbot, panel, (600, 700))
+    readout = panel.frames["dist"].readout
+    assert readout.shown_text() in shorter_forms(readout.text())
+    assert readout.fontMetrics().horizontalAdvance(readout.shown_text()) <= readout.width()
+
+
+def test_the_model_line_wraps_instead_of_being_cut(qtbot):
+    from app.widgets.model_picker import ModelPicker
+
+    picker = ModelPicker()
+    qtbot.addWidget(picker)
+    line = (
+        "llama · 135 M params · GGUF Q4_1 → MLX 4/8-bit, group 32 · runs float32 · "
+        "98 MB · context 8,192 · CPU"
+    )
+    picker.info.setText(line)
+    one_line = picker.info.fontMetrics().height()
+    assert picker.info.heightForWidth(300) >= 2 * one_line  # wrapped, every word kept
+
+
+def test_the_buttons_under_the_prompt_keep_their_labels_at_the_narrowest(qtbot):
+    """The centre column could be dragged to 300 px, where "↻ Regenerate" read "Regenerat"."""
+    from app.shell.layout import build_center, build_side, build_split
+
+    prompt_panel = SimpleNamespace(
+        token_count=QLabel("38 tokens of 8,192"), show_tokens=QPushButton("Tokens"), stack=QWidget()
+    )
+    center, side = build_center(prompt_panel), build_side()
+    split = build_split(side.tabs, center.widget, ChartsPanel(), side.controls)
+    qtbot.addWidget(split)
+    _settle(qtbot, split, (1024, 700))
+    split.setSizes([10_000, 1, 10_000])  # the centre as narrow as it can be dragged
+    qtbot.wait(30)
+    for button in (center.regen_button, center.run_button, center.stop_button):
+        assert button.width() >= button.sizeHint().width(), button.text()
+
+
+# -- 22: legends and crowded labels -------------------------------------------------------
+def test_lab_legends_follow_a_change_to_the_dark_theme(qtbot, restore_palette):
+    from app.core import appearance, theme
+    from app.lab.batch_view import BatchView
+
+    appearance.apply_theme("light")
+    view = BatchView()
+    qtbot.addWidget(view)
+    legend = view.chart.getPlotItem().legend
+    assert legend.items
+    appearance.apply_theme("dark")
+    fg = theme.chart_colors()[1]
+    assert fg == theme.DARK_AXIS
+    for _sample, label in legend.items:
+        assert f"color:{fg}" in label.item.toHtml().replace(" ", ""), label.text
+    appearance.apply_theme("light")
+    for _sample, label in legend.items:
+        assert f"color:{theme.AXIS}" in label.item.toHtml().replace(" ", ""), label.text
+
+
+def _layer_rows(n=30):
+    rows = [
+        {"attention": 0.2 + 0.01 * i, "ffn": 0.25, "norm_in": 3.0, "norm_out": 9.0}
+        for i in range(n)
+    ]
+    rows[0].update(attention=4.2, ffn=7.6)  # layer 0: both bars far above the rest
+    return rows
+
+
+def test_journey_cut_bars_at_one_layer_share_one_label(qtbot):
+    from app.inside.journey_view import JourneyView
+
+    view = JourneyView()
+    qtbot.addWidget(view)
+    _settle(qtbot, view, (1024, 700))
+    view.show_layers(_layer_rows())
+    assert len(view.cut_labels) == 1  # two side by side overlapped each other
+    text = view.cut_labels[0].textItem.toPlainText()
+    assert text.splitlines() == ["4.2 ↑", "7.6 ↑"]
+
+
+def test_attention_key_labels_never_run_together(qtbot):
+    from app.inside.attention_view import AttentionView
+
+    labels = tuple(f" word{i:02d}x" for i in range(60))
+    n = len(labels)
+    weights = np.tril(np.ones((n, n), dtype=np.float32))
+    weights /= weights.sum(axis=1, keepdims=True)
+    record = SimpleNamespace(
+        data={"weights": weights, "head": None, "layer": 0},
+        layers=30,
+        heads=9,
+        labels=labels,
+        step=3,
+    )
+    view = AttentionView()
+    qtbot.addWidget(view)
+    _settle(qtbot, view, (1000, 600))
+    view.show_record(record)
+    qtbot.wait(30)
+    item = view.plot.getPlotItem()
+    key_step, _query_step = view.label_steps()
+    metrics = QFontMetricsF(item.getAxis("bottom").style["tickFont"])
+    widest = max(metrics.horizontalAdvance(t.replace(" ", "␣")) for t in labels)
+    assert key_step * item.vb.width() / n >= widest  # neighbours' names never touch
+    ticks = item.getAxis("bottom")._tickLevels[0]
+    assert len(ticks) == len(range(0, n, key_step)) < n
+
+
+# -- 23: legend names take the room they have --------------------------------------------
+def test_temperature_key_names_are_whole_where_there_is_room(qtbot):
+    chart = TemperatureChart()
+    qtbot.addWidget(chart)
+    record = long_named_record()  # " unquestionably", " Constantinople", ...
+    _settle(qtbot, chart, (1200, 600))  # a chart at 2560 x 1440
+    chart.show_record(record)
+    assert chart.key_names()[:2] == ["␣unquestionably", "␣Constantinople"]
+    assert "␣Constantinople" in chart.getPlotItem().titleLabel.text
+    chart.resize(320, 300)  # a narrow chart: names cut, never below KEY_MIN_CHARS
+    qtbot.wait(30)
+    names = chart.key_names()
+    assert names[1].endswith("…") and all(len(n) >= temperature.KEY_MIN_CHARS for n in names)
+    assert names[1] in chart.getPlotItem().titleLabel.text

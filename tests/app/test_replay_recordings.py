@@ -1,0 +1,107 @@
+"""The replaying engine's recordings still equal what the real default model answers.
+
+Each cassette in tests/data/replay/ is replayed request by request on an engine as
+fresh as the one it was captured on (its caches dropped by loading another model), and
+every record's stable fields (all but timings, memory and machine-specific ones:
+tests/replay.py's VOLATILE) must be the same: a change in the engine or the model shows
+here, not as app tests passing on stale runs.
+Re-capture with `python scripts/capture_replay.py`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.replay import DEFAULT, MODELS, REPLAY_DIR, record_to_json, stable
+
+CASSETTES = sorted(p.stem for p in REPLAY_DIR.glob("*.json"))
+
+
+def _model(spec: str) -> str | None:
+    from engine.paths import models_dir
+
+    return None if spec == DEFAULT else spec.replace(MODELS, str(models_dir()), 1)
+
+
+def _ask(client, entry: dict, default: str):
+    """The recorded request, sent to the real engine; its records."""
+    from engine.continuation import Continuation
+    from engine.models.load_options import LoadOptions
+    from engine.models.model_prefs import set_load_options
+    from engine.settings import SamplingSettings
+
+    key, prefer = entry["key"], entry.get("prefer")
+    model = _model(key["model"])
+    if key["op"] == "load":  # with the load options remembered when it was recorded
+        for spec in {model, default}:  # the engine may look them up by either name
+            set_load_options(spec, LoadOptions.from_dict(entry["load_options"]))
+        return list(client.load(model, prefer=prefer))
+    if key["op"] == "generate":
+        settings = SamplingSettings.from_dict(key["settings"])
+        continuation = Continuation.from_dict(key["continuation"])
+        return client.generate(key["prompt"], settings, model, None, prefer, continuation)
+    raise AssertionError(f"the check cannot send a recorded {key['op']} request yet")
+
+
+def _comparable(records: list[dict]) -> list[dict]:
+    """Stable fields of the records but progress and all prefill records but the last
+    (how often prefill reports its progress depends on the machine's speed)."""
+    kept = [stable(d) for d in records if d["type"] != "progress"]
+    last = max((i for i, d in enumerate(kept) if d["type"] == "prefill"), default=None)
+    return [d for i, d in enumerate(kept) if d["type"] != "prefill" or i == last]
+
+
+def _close(a, b, path="record"):
+    """Equal, floats within 1e-4 (the same weights and compute path give the same)."""
+    if isinstance(a, float) or isinstance(b, float):
+        assert a == pytest.approx(b, abs=1e-4), path
+    elif isinstance(a, dict) and isinstance(b, dict):
+        assert a.keys() == b.keys(), path
+        for k in a:
+            _close(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list) and isinstance(b, list):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _close(x, y, f"{path}[{i}]")
+    else:
+        assert a == b, path
+
+
+def test_there_are_recordings():
+    assert len(CASSETTES) >= 4
+
+
+@pytest.fixture(scope="module")
+def check_engine(default_model_path):
+    """One engine process for every recording (a fresh one each costs ~2 s more)."""
+    from engine.client import EngineClient
+
+    client = EngineClient()
+    yield client
+    client.close()
+
+
+@pytest.mark.parametrize("name", CASSETTES)
+def test_a_recording_is_what_the_real_model_answers(
+    name, check_engine, tiny_model_dir, default_model_path
+):
+    from engine.models.load_options import LoadOptions
+    from engine.models.model_prefs import set_load_options
+
+    entries = json.loads((REPLAY_DIR / f"{name}.json").read_text(encoding="utf-8"))["requests"]
+    client = check_engine
+    # As fresh as the engine the recording was made on: another model in between drops
+    # the default model and every KV cache it kept (engine/backends/mlx/prompt_reuse.py).
+    assert list(client.load(str(tiny_model_dir)))[-1].type == "model"
+    try:
+        for i, entry in enumerate(entries):
+            want = _comparable(entry["records"])
+            answer = _ask(client, entry, str(default_model_path))
+            got = _comparable([record_to_json(r) for r in answer])
+            assert [d["type"] for d in got] == [d["type"] for d in want], f"request {i}"
+            _close(got, want, f"{name} request {i}")
+    finally:
+        for spec in (None, str(default_model_path)):
+            set_load_options(spec, LoadOptions())

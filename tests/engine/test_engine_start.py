@@ -1,0 +1,59 @@
+"""An engine process can be started before its first request, and told to import its
+local backend's libraries at once (the app starts it while the window builds, so the
+window's first load finds MLX and the tokenizer libraries imported)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from engine.client import EngineClient
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVE_ONE_SHUTDOWN = """
+import multiprocessing as mp, sys, threading
+from engine import operations as ops
+from engine.worker import worker_main
+req_child, requests = mp.Pipe(duplex=False)
+events, evt_child = mp.Pipe(duplex=False)
+before = "mlx_lm" in sys.modules
+requests.send(ops.Request(0, ops.Shutdown()))  # read at once, served after the warm-up
+worker_main(req_child, evt_child, warm={warm!r})
+print(before, "mlx_lm" in sys.modules)
+"""
+
+
+def _imports_mlx_lm(warm: str | None) -> tuple[str, str]:
+    out = subprocess.run(
+        [sys.executable, "-c", SERVE_ONE_SHUTDOWN.format(warm=warm)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    before, after = out.stdout.split()
+    return before, after
+
+
+def test_a_warm_worker_imports_mlx_lm_before_serving_requests():
+    assert _imports_mlx_lm("mlx") == ("False", "True")
+
+
+def test_a_worker_without_warm_up_imports_nothing_until_asked():
+    assert _imports_mlx_lm(None) == ("False", "False")
+
+
+def test_start_starts_the_process_before_any_request():
+    client = EngineClient()
+    assert client.pid is None
+    try:
+        client.start(warm="mlx")
+        assert client.is_alive() and client.pid is not None
+        pid = client.pid
+        client.start()  # already running: the same process
+        assert client.pid == pid
+    finally:
+        client.close()
+    assert not client.is_alive()
