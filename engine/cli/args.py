@@ -33,14 +33,12 @@ def server_args(g) -> None:
     g.add_argument(
         "--endpoint",
         default=None,
-        type=named("a server's address"),
         metavar="URL",
         help="an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1",
     )
     g.add_argument(
         "--remote-model",
         default=None,
-        type=named("the server's model name"),
         metavar="NAME",
         help="the server's model (default: the first it lists)",
     )

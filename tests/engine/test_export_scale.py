@@ -42,7 +42,7 @@ def test_default_is_red_green(tmp_path, run_id):
 def test_scale_is_refused_for_other_formats_and_unknown_names(tmp_path, run_id, capsys):
     out = tmp_path / "run.csv"
     args = ["export", run_id, "--format", "csv", "--scale", "cividis", "-o", str(out)]
-    assert main(args) == 1
+    assert main(args) == 2  # bad input
     assert "--scale colours the HTML report only" in capsys.readouterr().err
     assert not out.exists()
     with pytest.raises(SystemExit) as e:
