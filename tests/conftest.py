@@ -137,7 +137,14 @@ def gemma(gemma_path):
 REAL_MODEL_FIXTURES = {"default_model_path", "engine_client", "gemma_path", "mlx_server"}
 
 
+REAL_MODEL_PARAMS = {"smollm", "gemma"}  # tests that fetch a model fixture by this name
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if REAL_MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        named = {v for v in params.values() if isinstance(v, str)}
+        if REAL_MODEL_FIXTURES & set(getattr(item, "fixturenames", ())) or (
+            REAL_MODEL_PARAMS & named
+        ):
             item.add_marker(pytest.mark.real_model)

@@ -107,6 +107,7 @@ STARTS = {
 
 
 @pytest.mark.parametrize("kind", STARTS)
+@pytest.mark.slow
 def test_the_app_starts_on_damaged_settings_and_says_so(fresh, kind):
     content, words, kept = STARTS[kind]
     (fresh / "settings.ini").write_bytes(content)
@@ -133,6 +134,7 @@ DAMAGED_VALUES = (
 )
 
 
+@pytest.mark.slow
 def test_the_app_starts_on_damaged_values_and_names_each(fresh):
     (fresh / "settings.ini").write_bytes(DAMAGED_VALUES)
     p = _start(fresh)
@@ -365,6 +367,7 @@ def test_the_cost_dialog_says_which_field_of_a_row_does_not_fit(qtbot, fresh):
     "stored",
     ['{"temperature": NaN}', '{"max_tokens": 1e400}', '{"top_k": -5}', '{"seed": 1e30}'],
 )
+@pytest.mark.slow
 def test_remembered_sampling_settings_out_of_range_are_damage(fresh, stored):
     """Settings that parse but are out of range (an OverflowError in the spin box before)
     are said, and the app starts with the defaults."""

@@ -226,6 +226,7 @@ def test_numbers_on_screen_are_the_records(qtbot, replay_window):
     assert replay_window.context_chart.counts["system"] == d.system_tokens == 21
 
 
+@pytest.mark.slow
 def test_a_5000_token_stream_at_1000_per_second_keeps_the_window_smooth(qtbot, replay_window):
     """Replays real records 5,000 times at 1,000 tokens/s (faster than a small model on
     Apple Silicon): the heartbeat stays within the bound and every token is shown."""

@@ -76,6 +76,7 @@ def test_a_corrupt_session_file_does_not_hide_the_others(tmp_path, session_file)
     assert any("folder.jsonl" in p for p in problems)
 
 
+@pytest.mark.slow
 def test_sigkill_200_times_loses_no_acknowledged_record(tmp_path, real_records):
     """Each child is killed at a random moment; every append that returned is readable
     afterwards, and the history lists every session (only a torn last line skipped)."""
