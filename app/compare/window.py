@@ -24,12 +24,11 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QSplitter,
     QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from app.charts.base import pen, set_title, style_plot
+from app.charts.base import style_plot
 from app.compare.cost import COST_ROWS, LaneCosts
 from app.compare.divergence import (
     EMPTY,
@@ -39,6 +38,7 @@ from app.compare.divergence import (
     new_divergence_chart,
 )
 from app.compare.lane import MAX_LANES, CompareLane
+from app.compare.summary import SUMMARY_ROWS, draw_overlay, fill_summary
 from app.core.bridge import EngineBridge
 from app.core.child_window import ChildWindow
 from app.core.journal_sink import start_journaled_run
@@ -50,17 +50,6 @@ LANE_MIN_HEIGHT = 330  # a lane in a second row keeps this height (the area scro
 TABLE_MIN_WIDTH = 430  # four lanes' columns beside the row names, no scrollbars
 DEFAULT_SIZE = (1500, 950)  # shrunk to fit the screen (app/core/window_fit.py)
 GEOMETRY_KEY = "compare"
-SUMMARY_ROWS = (
-    ("prompt tokens", "prompt_tokens", "{:d}"),
-    ("generated tokens", "generated_tokens", "{:d}"),
-    ("TTFT (s)", "ttft_s", "{:.3f}"),
-    ("prefill tok/s", "prefill_tps", "{:.1f}"),
-    ("decode tok/s", "decode_tps", "{:.1f}"),
-    ("mean p(chosen)", "mean_prob", "{:.3f}"),
-    ("perplexity", "perplexity", "{:.2f}"),
-    ("mean entropy (nats)", "mean_entropy", "{:.3f}"),
-    ("finish", "finish_reason", "{}"),
-)
 
 
 class CompareWindow(ChildWindow, QMainWindow):
@@ -339,33 +328,12 @@ class CompareWindow(ChildWindow, QMainWindow):
         return [summarize(lane.state.tokens, lane.state.done) for lane in self.lanes]
 
     def _refresh_summary(self) -> None:
-        for col, (lane, s) in enumerate(zip(self.lanes, self.summaries(), strict=True)):
-            for row, (_label, attr, fmt) in enumerate(SUMMARY_ROWS):
-                value = getattr(s, attr)
-                if lane.state.error is not None and attr == "finish_reason":
-                    value = "error"
-                if value is None:
-                    text = "not reported" if lane.state.done else "—"
-                else:
-                    text = fmt.format(value) if lane.state.n or attr == "finish_reason" else "—"
-                    if s.forced and attr in ("mean_prob", "perplexity"):
-                        text += f" (excl. {s.forced} chosen)"  # the model's own choices
-                self.table.setItem(row, col, QTableWidgetItem(text))
+        fill_summary(self.table, self.lanes, self.summaries())
         self.costs.fill(self.table, self.lanes, len(SUMMARY_ROWS))
         self._draw_overlay()
 
     def _draw_overlay(self) -> None:
-        plot = self.overlay.getPlotItem()
-        plot.clear()
-        names = []
-        for lane in self.lanes:
-            n = lane.state.n
-            if n:
-                plot.plot(range(n), lane.state.prob[:n], pen=pen(lane.color, 1.5), connect="finite")
-                names.append(
-                    f"<span style='color:{lane.color}'>■ Lane {chr(65 + lane.index)}</span>"
-                )
-        set_title(plot, "Probability timelines", " ".join(names) or "no run yet")
+        draw_overlay(self.overlay.getPlotItem(), self.lanes)
 
     def refresh_comparison(self) -> None:
         """The summary table, the overlay and the divergence of the lanes as they are."""

@@ -11,12 +11,12 @@ without widgets (tests/app/test_session_model.py).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from app.session.batches import ABTest, SampleBatch  # noqa: F401 - ABTest: for callers
 from app.session.conversation import Answer, Conversation, Turn
 from app.session.events import Announcer, announces
+from app.session.families import add_family, family  # noqa: F401 - family: for callers
 from app.session.run_state import RunState
-from engine.sessions.branch_tree import turn_key
 
 # What the session announces (app/core/session_signals.py forwards each as a Qt signal).
 EVENTS = (
@@ -29,29 +29,6 @@ EVENTS = (
     "run_finished",  # (DoneRecord | ErrorRecord) the run on screen ended
     "journal_changed",  # (Journal | None) the session's journal was opened or closed
 )
-
-
-@dataclass
-class SampleBatch:
-    """Sample N: the futures still to run from one branch point of one answer."""
-
-    parent: Answer
-    step: int
-    seeds: list  # the seeds of the samples still to run, in order
-    total: int
-
-    @property
-    def started(self) -> int:
-        return self.total - len(self.seeds)
-
-
-@dataclass
-class ABTest:
-    """Cold vs cached: the same turn run without the prompt cache, then with it."""
-
-    turn: int
-    cold: object = None  # DoneRecord of the cold run
-    cached: object = None  # DoneRecord of the cached run
 
 
 class Session:
@@ -420,53 +397,3 @@ def _load_key(record) -> tuple | None:
     if record is None:
         return None
     return (record.path, record.context_length, record.kv_bits, record.load_options)
-
-
-def family(run, runs) -> list:
-    """The runs (RunLogs, file order) in `run`'s turn within `runs`: the root of its
-    branch tree (following parents), the turn's other runs (a regenerate is a root of
-    its own) and every run that descends from any of them, none in the bin."""
-    by_id = {r.run_id: r for r in runs if not getattr(r, "deleted", False)}
-    by_id[run.run_id] = run
-    parent = lambda r: (getattr(r, "branch", None) or {}).get("parent")  # noqa: E731
-    key = turn_key(run)
-    starts = [run] + [r for r in by_id.values() if key is not None and turn_key(r) == key]
-    ids = set()
-    for start in starts:
-        root, seen = start, set()
-        while parent(root) in by_id and root.run_id not in seen:
-            seen.add(root.run_id)
-            root = by_id[parent(root)]
-        ids.add(root.run_id)
-    grew = True
-    while grew:
-        grew = False
-        for r in by_id.values():
-            if r.run_id not in ids and parent(r) in ids:
-                ids.add(r.run_id)
-                grew = True
-    members = [r for r in by_id.values() if r.run_id in ids]
-    return sorted(members, key=lambda r: getattr(r, "started", 0.0))
-
-
-def add_family(turn: Turn, answer: Answer, run, runs, state_of) -> None:
-    """Put `run`'s branch tree (see `family`) into `turn`, whose only answer is `run`'s
-    own (`answer`): its relatives become sibling answers linked to their parents;
-    `run` stays current."""
-    members = family(run, list(runs))
-    if len(members) < 2:
-        return
-    answers = {run.run_id: answer}
-    for r in members:
-        if r.run_id not in answers:
-            answers[r.run_id] = Answer(r.prompt, state_of(r))
-    ordered = [answers[r.run_id] for r in members]
-    for r in members:
-        b = getattr(r, "branch", None) or {}
-        me = answers[r.run_id]
-        if b.get("parent") in answers:
-            me.parent, me.branch_step = answers[b["parent"]], b.get("step")
-            me.branch_kind = b.get("kind", "")
-        me.name = r.name
-    turn.answers = ordered
-    turn.current = ordered.index(answer)
