@@ -10,6 +10,8 @@ from __future__ import annotations
 import zlib
 from dataclasses import asdict, dataclass, fields
 
+from engine.reading.summary import ReadSummary
+
 # Temperatures at which each step's distribution is summarised on the device,
 # so the temperature chart can be drawn for any step without the model.
 SWEEP_TEMPERATURES = tuple(round(0.1 * i, 1) for i in range(1, 21))  # 0.1 .. 2.0
@@ -194,6 +196,8 @@ class TokenRecord:
     thinking: bool = False  # part of the model's reasoning (engine/thinking.py), not the answer
     oddities: tuple[str, ...] = ()  # what was invalid as received and how it was made valid
     forced: bool = False  # put here by the person (a branch), not sampled by the model
+    rank: int | None = None  # 1 + tokens the model found likelier (None: not reported)
+    read: bool = False  # read from a given text (engine/reading), not sampled
     type: str = "token"
 
     @property
@@ -260,6 +264,7 @@ class DoneRecord:
     energy_source: str | None = None  # "measured (RAPL)" | "estimated from 15 W" | …
     cost: float | None = None  # the energy's price at the person's kWh price (engine/costs.py)
     cost_currency: str | None = None
+    reading: ReadSummary | None = None  # a read (engine/reading): its perplexity, ranks…
     type: str = "done"
 
 
@@ -372,6 +377,8 @@ def record_from_dict(d: dict) -> Record:
             kw["bytes"] = tuple(kw["bytes"])
     if cls is InspectRecord:
         kw["ids"], kw["labels"] = tuple(kw.get("ids", ())), tuple(kw.get("labels", ()))
+    if cls is DoneRecord and isinstance(kw.get("reading"), dict):
+        kw["reading"] = ReadSummary.from_dict(kw["reading"])
     if cls is ModelRecord and "capabilities" in kw:
         kw["capabilities"] = tuple(kw["capabilities"])
     return cls(**kw)
