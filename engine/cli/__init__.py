@@ -4,6 +4,7 @@
     inspect   engine/cli/inspect_cmd.py  lab      engine/cli/lab.py (+ lab_*.py)
     sessions, export, import  engine/cli/sessions.py
     bench     engine/cli/bench.py        branch, sample  engine/cli/branch.py
+    serve     engine/cli/serve_cmd.py
     shared argument helpers: engine/cli/args.py
 
 Every user mistake ends with one line `logitscope: error: ...` on stderr and a
@@ -31,6 +32,7 @@ COMMANDS = {
     "bench": ("engine.cli.bench", "cmd_bench"),
     "branch": ("engine.cli.branch", "cmd_branch"),
     "sample": ("engine.cli.branch", "cmd_sample"),
+    "serve": ("engine.cli.serve_cmd", "cmd_serve"),
 }
 _PARSERS = (
     "engine.cli.generate",
@@ -40,6 +42,7 @@ _PARSERS = (
     "engine.cli.sessions",
     "engine.cli.bench",
     "engine.cli.branch",
+    "engine.cli.serve_cmd",
 )
 
 

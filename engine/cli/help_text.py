@@ -61,6 +61,10 @@ EXAMPLES = {
         "logitscope branch 20250501-120000-ab12/1 --step 3 --token ' green'",
         "logitscope branch 20250501-120000-ab12/1 --step 0 --token-id 504 --json",
     ],
+    "serve": [
+        "logitscope serve --port 8080",
+        "API_KEY=secret logitscope serve --host 0.0.0.0 --api-key-env API_KEY",
+    ],
     "sample": ["logitscope sample 20250501-120000-ab12/1 --step 2 --n 8 --temp 0.8 --seed 7"],
 }
 

@@ -1,0 +1,14 @@
+"""`logitscope serve`: an OpenAI-compatible endpoint whose every token is recorded.
+
+    app.py         the Starlette routes (/v1/models, /v1/chat/completions, /v1/completions)
+    validation.py  a request body to a ServeRequest, or an ApiError in OpenAI's shape
+    stream.py      records to OpenAI chunks and responses (streamed and not)
+    scheduler.py   the one thread that runs the model; a bounded queue in front of it
+    batch.py       continuous batching: the requests in flight decoded together
+    runs.py        every request a run of the "server" session in the journal
+    events.py      live request events for a watcher (the window's Follow requests)
+    server.py      uvicorn, started in the foreground (CLI) or on a thread (tests)
+
+All model work happens on the scheduler's thread; the asyncio handlers only
+validate, queue and relay records. Nothing here imports Qt.
+"""

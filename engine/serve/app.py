@@ -1,0 +1,272 @@
+"""The Starlette application: OpenAI's routes over the scheduler.
+
+Every refusal is one JSON error in OpenAI's shape with a 4xx status (401 without
+the API key, 404 for an unknown model or route, 413 for a body over MAX_BODY,
+429 with Retry-After when the queue is full, 400 for anything malformed); a bug
+is a 500 with the same shape and no traceback (that goes to the server's stderr).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import time
+import uuid
+from dataclasses import dataclass
+
+from sse_starlette.sse import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from engine.errors import SettingsError
+from engine.prompt import encode_prompt
+from engine.serve.errors import ApiError, error_body
+from engine.serve.events import ClientInfo
+from engine.serve.scheduler import END, Job, QueueFull, Scheduler
+from engine.serve.stream import Answer
+from engine.serve.validation import parse_request
+
+MAX_BODY = 1 << 20  # bytes of a request body (1 MB); more is 413
+
+
+@dataclass
+class ServeState:
+    """What the routes need: the model's name and context, its tokenizer, the scheduler."""
+
+    model_name: str
+    context_length: int
+    tokenizer: object
+    scheduler: Scheduler
+    api_key: str | None = None
+    created: int = 0
+
+
+def _auth(state: ServeState, request: Request) -> None:
+    if state.api_key is None:
+        return
+    given = request.headers.get("authorization", "")
+    token = given[7:] if given.lower().startswith("bearer ") else ""
+    if not hmac.compare_digest(token.encode(), state.api_key.encode()):
+        raise ApiError(
+            401,
+            "a valid API key is required (Authorization: Bearer …)",
+            code="invalid_api_key",
+            kind="authentication_error",
+        )
+
+
+async def _read_json(request: Request):
+    size = request.headers.get("content-length")
+    if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
+        raise _too_large(size)
+    data = bytearray()
+    async for part in request.stream():
+        data += part
+        if len(data) > MAX_BODY:
+            raise _too_large(None)
+    try:
+        return json.loads(bytes(data).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise ApiError(400, "the request body is not valid JSON", code="invalid_json") from None
+
+
+def _too_large(size) -> ApiError:
+    got = f" ({int(size):,} bytes)" if size and size.isdigit() else ""
+    return ApiError(
+        413, f"the request body is over {MAX_BODY:,} bytes{got}", code="request_too_large"
+    )
+
+
+def _check_model(state: ServeState, name) -> None:
+    if name is not None and name != state.model_name:
+        raise ApiError(
+            404,
+            f"the model '{str(name)[:100]}' does not exist; this server "
+            f"serves '{state.model_name}'",
+            param="model",
+            code="model_not_found",
+        )
+
+
+def _check_fits(state: ServeState, req) -> None:
+    """400 unless the prompt encodes and fits the context with room for one token."""
+    try:
+        n = len(encode_prompt(state.tokenizer, req.prompt, req.settings).ids)
+    except SettingsError as e:
+        raise ApiError(400, str(e), param="messages" if req.chat else "prompt") from None
+    if n >= state.context_length:
+        raise ApiError(
+            400,
+            f"the prompt is {n:,} tokens but this model's context window is "
+            f"{state.context_length:,} tokens (at most {state.context_length - 1:,} "
+            "for the prompt, leaving one for the answer)",
+            param="messages" if req.chat else "prompt",
+            code="context_length_exceeded",
+        )
+
+
+def _client(request: Request) -> ClientInfo:
+    c = request.client
+    address = f"{c.host}:{c.port}" if c else "unknown"
+    return ClientInfo(address, request.headers.get("user-agent", "")[:200], request.url.path)
+
+
+async def _watch_disconnect(request: Request, job: Job) -> None:
+    """Cancel the job when the client goes away (the body is already read)."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            job.cancel()
+            return
+
+
+async def _completions(request: Request, chat: bool):
+    state: ServeState = request.app.state.serve
+    _auth(state, request)
+    req = parse_request(await _read_json(request), chat)
+    _check_model(state, req.model)
+    await run_in_threadpool(_check_fits, state, req)
+    request_id = uuid.uuid4().hex[:24]
+    job = Job(req, request_id, _client(request))
+    try:
+        state.scheduler.submit(job)
+    except QueueFull as e:
+        raise ApiError(
+            429,
+            "the server is busy: every batch slot and queue place is taken; "
+            f"retry in {e.retry_after} s",
+            code="rate_limit_exceeded",
+            kind="rate_limit_error",
+            headers={"Retry-After": str(e.retry_after)},
+        ) from None
+    watcher = asyncio.create_task(_watch_disconnect(request, job))
+    answer = Answer(req, request_id, state.model_name)
+    try:
+        first = await job.queue.get()
+    except BaseException:
+        job.cancel()
+        watcher.cancel()
+        raise
+    if isinstance(first, ApiError) or first is END:
+        watcher.cancel()
+        raise (
+            first
+            if isinstance(first, ApiError)
+            else ApiError(503, "the server is stopping", kind="server_error")
+        )
+    if req.stream:
+        return EventSourceResponse(_events(job, answer, first, watcher), ping=15)
+    try:
+        item = first
+        while item is not END:
+            if isinstance(item, ApiError):
+                raise item
+            answer.chunks(item)
+            item = await job.queue.get()
+    finally:
+        job.cancel()
+        watcher.cancel()
+    if answer.done is None or answer.done.finish_reason == "cancelled":
+        raise ApiError(503, "the request was cancelled", kind="server_error")
+    return JSONResponse(answer.response())
+
+
+async def _events(job: Job, answer: Answer, first, watcher):
+    try:
+        item = first
+        while item is not END:
+            if isinstance(item, ApiError):
+                yield {"data": json.dumps(item.body())}
+                break
+            for chunk in answer.chunks(item):
+                yield {"data": json.dumps(chunk)}
+            item = await job.queue.get()
+        yield {"data": "[DONE]"}
+    finally:
+        job.cancel()
+        watcher.cancel()
+
+
+async def chat_completions(request: Request):
+    return await _completions(request, chat=True)
+
+
+async def completions(request: Request):
+    return await _completions(request, chat=False)
+
+
+def _model_entry(state: ServeState) -> dict:
+    return {
+        "id": state.model_name,
+        "object": "model",
+        "created": state.created,
+        "owned_by": "logitscope",
+        "max_model_len": state.context_length,
+    }
+
+
+async def models(request: Request):
+    state: ServeState = request.app.state.serve
+    _auth(state, request)
+    return JSONResponse({"object": "list", "data": [_model_entry(state)]})
+
+
+async def model(request: Request):
+    state: ServeState = request.app.state.serve
+    _auth(state, request)
+    _check_model(state, request.path_params["name"])
+    return JSONResponse(_model_entry(state))
+
+
+async def _api_error(request: Request, e: ApiError):
+    return JSONResponse(e.body(), status_code=e.status, headers=e.headers)
+
+
+async def _http_error(request: Request, e: HTTPException):
+    kind = "not_found_error" if e.status_code == 404 else "invalid_request_error"
+    message = f"{request.method} {request.url.path}: {e.detail}"
+    return JSONResponse(error_body(message, kind), status_code=e.status_code)
+
+
+async def _bug(request: Request, e: Exception):
+    import sys
+    import traceback
+
+    traceback.print_exception(e, file=sys.stderr)
+    body = error_body("the server failed to answer this request", "server_error")
+    return JSONResponse(body, status_code=500)
+
+
+def make_app(state: ServeState, cors: list[str] | None = None) -> Starlette:
+    """The application over `state`; CORS only for the origins in `cors`."""
+    state.created = state.created or int(time.time())
+    routes = [
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/models/{name:path}", model, methods=["GET"]),
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/completions", completions, methods=["POST"]),
+    ]
+    middleware = []
+    if cors:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=cors,
+                allow_methods=["GET", "POST"],
+                allow_headers=["*"],
+            )
+        )
+    app = Starlette(
+        routes=routes,
+        middleware=middleware,
+        exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _bug},
+    )
+    app.state.serve = state
+    return app

@@ -1,0 +1,29 @@
+"""One request at a time through the engine's own `generate_records` (max_batch=1):
+the same records, prompt cache and seeds as `logitscope generate`."""
+
+from __future__ import annotations
+
+from engine.backends.mlx.generate import generate_records
+from engine.serve.scheduler import END
+
+
+def run_serial(scheduler) -> None:
+    """Run waiting jobs one after another until the server stops."""
+    while not scheduler.stopping:
+        for job in scheduler.take(block=True):
+            try:
+                run = scheduler.begin(job)
+                outcome = "done"
+                for record in generate_records(
+                    scheduler.lm, job.req.prompt, job.req.settings, job.cancelled.is_set
+                ):
+                    run.record(record)
+                    job.put(record)
+                    if record.type == "done" and record.finish_reason == "cancelled":
+                        outcome = "cancelled"
+                run.end(outcome)
+                job.put(END)
+            except Exception as e:  # noqa: BLE001 - told to the client, the server goes on
+                scheduler.fail(job, e)
+            finally:
+                scheduler.finished()

@@ -1,0 +1,146 @@
+"""Starting the server: load the model, open the "server" session, run uvicorn.
+
+`serve()` runs in the foreground until Ctrl-C (the CLI); `start()` runs it on a
+thread and returns a handle with the bound port (tests, benchmarks, and a GUI
+that starts it from a menu). Listening beyond the loopback needs an API key.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from engine.errors import SettingsError
+from engine.serve.app import ServeState, make_app
+from engine.serve.scheduler import DEFAULT_BATCH, DEFAULT_QUEUE, Scheduler
+from engine.sessions.journal import Journal
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """How to serve: the model, where to listen, who may ask, how many at once."""
+
+    model: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8080
+    api_key: str | None = None  # never logged, never journaled
+    cors: tuple[str, ...] = ()
+    max_batch: int = DEFAULT_BATCH
+    max_queue: int = DEFAULT_QUEUE
+    journal: bool = True
+
+
+def check_options(options: ServeOptions) -> None:
+    """Refuse to listen beyond this machine without an API key.
+
+    Raises:
+        SettingsError: a non-loopback host and no key, or a bad port.
+    """
+    if options.host not in LOOPBACK and not options.api_key:
+        raise SettingsError(
+            f"listening on {options.host} lets other machines use this model: give an API "
+            "key with --api-key-env VAR (the name of an environment variable holding it)"
+        )
+    if not 0 <= options.port <= 65535:
+        raise SettingsError(f"--port must be from 0 to 65535, got {options.port}")
+
+
+@dataclass
+class Served:
+    """A prepared server: the app, its scheduler, the journal and the model's record."""
+
+    app: object
+    scheduler: Scheduler
+    journal: Journal | None
+    record: object
+
+
+def prepare(options: ServeOptions, progress=None) -> Served:
+    """Load the model and build the app and scheduler (the model thread is started)."""
+    from engine.backends.mlx.backend import MLXBackend
+    from engine.serve.runs import model_dict
+
+    check_options(options)
+    backend = MLXBackend()
+    record = backend.load(options.model, progress or (lambda message, fraction: None))
+    journal = Journal.create() if options.journal else None
+    lm = backend.lm
+    scheduler = Scheduler(lm, model_dict(record), journal, options.max_batch, options.max_queue)
+    scheduler.start()
+    state = ServeState(record.name, lm.context_length, lm.tokenizer, scheduler, options.api_key)
+    return Served(make_app(state, list(options.cors) or None), scheduler, journal, record)
+
+
+def _config(served: Served, options: ServeOptions):
+    import uvicorn
+
+    return uvicorn.Config(
+        served.app,
+        host=options.host,
+        port=options.port,
+        log_level="warning",
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=5,
+    )
+
+
+def serve(options: ServeOptions, progress=None, ready=None) -> None:
+    """Serve in the foreground until interrupted; `ready(port)` once listening."""
+    import uvicorn
+
+    served = prepare(options, progress)
+    server = uvicorn.Server(_config(served, options))
+    if ready is not None:
+        threading.Thread(target=_announce, args=(server, ready), daemon=True).start()
+    try:
+        server.run()
+    finally:
+        served.scheduler.stop()
+
+
+def _announce(server, ready) -> None:
+    while not server.started:
+        time.sleep(0.05)
+    ready(server.servers[0].sockets[0].getsockname()[1])
+
+
+class Handle:
+    """A server running on a thread: its port, URL, journal and `stop()`."""
+
+    def __init__(self, served: Served, server, thread: threading.Thread):
+        self.served, self.server, self.thread = served, server, thread
+        self.port = server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def journal(self) -> Journal | None:
+        """The server session's journal."""
+        return self.served.journal
+
+    def stop(self) -> None:
+        """Stop listening, cancel every request and end the model thread."""
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+        self.served.scheduler.stop()
+
+
+def start(options: ServeOptions, progress=None, timeout_s: float = 120) -> Handle:
+    """Start the server on a thread (port 0: any free port); returns once listening."""
+    import uvicorn
+
+    served = prepare(options, progress)
+    server = uvicorn.Server(_config(served, options))
+    server.install_signal_handlers = lambda: None  # not the main thread
+    thread = threading.Thread(target=server.run, name="serve-http", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout_s
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            served.scheduler.stop()
+            raise SettingsError(f"the server could not listen on {options.host}:{options.port}")
+        time.sleep(0.02)
+    return Handle(served, server, thread)
