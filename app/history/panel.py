@@ -1,8 +1,10 @@
 """HistoryPanel: past sessions and runs from the journal; open, rename, star,
 delete (to a bin, restorable), export and import them. Opening a run needs no
-model. Every change goes through `Journal`, the one writer of journal lines, and
-the panel follows the journal's own change events: a run written by the
-playground, Compare, the lab or an import is listed as soon as it is written."""
+model. The panel draws the session model's `History` (app/session/history.py): what
+is listed, what is selected and the hide-failed filter live there, and every change
+goes through its methods (and `Journal`, the one writer of journal lines). The panel
+follows the journal's own change events: a run written by the playground, Compare,
+the lab or an import is listed as soon as it is written."""
 
 from __future__ import annotations
 
@@ -26,28 +28,15 @@ from app.core.theme import current_scale
 from app.dialogs.file_dialogs import ask_export_path, ask_import_path
 from app.history.journal_events import journal_changes
 from app.history.tree import RUN_ROLE, RunTree, run_item, session_item, session_name
+from app.session.history import History, append_meta  # noqa: F401 - append_meta: callers
 from engine.atomic import write_atomic
 from engine.errors import LogitscopeError
 from engine.sessions.export import render
-from engine.sessions.journal import Journal, RunLog, SessionLog, list_sessions, sessions_dir
-from engine.sessions.session_import import import_json
+from engine.sessions.journal import RunLog, SessionLog, sessions_dir
 
 BIN = "__bin__"
 HIDE_FAILED_KEY = "history/hide_failed"
 COALESCE_MS = 100  # a burst of journal events (an import, four lanes ending) refreshes once
-
-
-def append_meta(session: SessionLog, run_id: str, **changes) -> None:
-    """One `meta` entry for a run, through the session's Journal (locks, torn-line guard).
-
-    Raises:
-        engine.sessions.journal.JournalError: the history folder cannot be written.
-    """
-    journal = Journal.open(session.path)
-    try:
-        journal.meta(run_id, **changes)
-    finally:
-        journal.close()
 
 
 class HistoryPanel(QWidget):
@@ -59,8 +48,9 @@ class HistoryPanel(QWidget):
     open_run = Signal(object)  # RunLog
     message = Signal(str)  # errors and notices for the window to show
 
-    def __init__(self, parent=None):
+    def __init__(self, history: History | None = None, parent=None):
         super().__init__(parent)
+        self.model = history if history is not None else History()
         self.tree = RunTree()
         self.tree.setHeaderLabels(["Run", "Model", "Tokens", "tok/s"])
         self.tree.setRootIsDecorated(True)
@@ -70,7 +60,8 @@ class HistoryPanel(QWidget):
         self.notice.hide()
         self.hide_failed = QCheckBox("Hide failed runs")
         self.hide_failed.setToolTip("Runs that failed (a typo, a refused connection) are marked ✗")
-        self.hide_failed.setChecked(settings_store.value(HIDE_FAILED_KEY, "false") == "true")
+        self.model.set_hide_failed(settings_store.value(HIDE_FAILED_KEY, "false") == "true")
+        self.hide_failed.setChecked(self.model.hide_failed)
         self.hide_failed.toggled.connect(self._on_hide_failed)
         buttons = QGridLayout()  # rows of three: six buttons do not fit one narrow row
         self.buttons = {}
@@ -93,17 +84,19 @@ class HistoryPanel(QWidget):
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.notice)
         layout.addLayout(buttons)
-        self.sessions: list[SessionLog] = []
-        self._cache: dict = {}  # unchanged journals are not re-read on refresh
         self.confirm = self._ask
+        self._drawing = False  # the tree is being rebuilt: its selection echoes are ignored
         self._pending = QTimer(self)
         self._pending.setSingleShot(True)
         self._pending.setInterval(COALESCE_MS)
-        self._pending.timeout.connect(self._refresh_keep_selection)
+        self._pending.timeout.connect(self.refresh)
+        self.model.events.listed.connect(self._draw)
+        self.model.events.selected.connect(self._show_selection)
+        self.model.events.filter_changed.connect(self.hide_failed.setChecked)
         # Whoever writes the journal, on whatever thread: the slot runs on the GUI thread.
         journal_changes().changed.connect(self._on_journal_changed, Qt.QueuedConnection)
         self.tree.itemDoubleClicked.connect(lambda *_: self._on_open())
-        self.tree.currentItemChanged.connect(lambda *_: self._update_buttons())
+        self.tree.currentItemChanged.connect(self._on_current)
         for key in self.buttons:
             self.buttons[key].clicked.connect(getattr(self, "_on_" + key))
         self.refresh()
@@ -118,6 +111,14 @@ class HistoryPanel(QWidget):
         """Stop following the journal (the panel is going away)."""
         self._pending.stop()
         journal_changes().changed.disconnect(self._on_journal_changed)
+        self.model.events.listed.disconnect(self._draw)
+        self.model.events.selected.disconnect(self._show_selection)
+        self.model.events.filter_changed.disconnect(self.hide_failed.setChecked)
+
+    @property
+    def sessions(self) -> list[SessionLog]:
+        """The sessions listed (the model's)."""
+        return self.model.sessions
 
     def _on_journal_changed(self, event) -> None:
         try:
@@ -129,58 +130,84 @@ class HistoryPanel(QWidget):
 
     def _on_hide_failed(self, hide: bool) -> None:
         settings_store.set_value(HIDE_FAILED_KEY, "true" if hide else "false")
-        self._refresh_keep_selection()
+        self.model.set_hide_failed(hide)
 
-    def _refresh_keep_selection(self) -> None:
-        item = self.tree.currentItem()
-        sid, run_id = item.data(0, RUN_ROLE) if item is not None else (None, None)
-        scroll = self.tree.verticalScrollBar().value()
-        self.refresh()
-        if run_id is not None:
-            self.select_run(run_id) or self.select_run(run_id, in_bin=True)
-        elif sid is not None:
-            for i in range(self.tree.topLevelItemCount()):
-                if self.tree.topLevelItem(i).data(0, RUN_ROLE)[0] == sid:
-                    self.tree.setCurrentItem(self.tree.topLevelItem(i))
-        self.tree.verticalScrollBar().setValue(scroll)
-
-    # -- the tree --------------------------------------------------------------------
+    # -- the tree: drawn from the model ----------------------------------------------------
     def refresh(self) -> None:
-        self.sessions, problems = list_sessions(cache=self._cache)
+        """Read the journal again (the model announces; the tree redraws)."""
+        self.model.refresh()
+
+    def _draw(self) -> None:
+        scroll = self.tree.verticalScrollBar().value()
         expanded = {
             self.tree.topLevelItem(i).data(0, RUN_ROLE)[0]
             for i in range(self.tree.topLevelItemCount())
             if self.tree.topLevelItem(i).isExpanded()
         }
-        self.tree.clear()
-        binned, seen = [], {}
-        for s in self.sessions:
-            name = session_name(s)
-            seen[name] = seen.get(name, 0) + 1  # same minute, same first prompt: numbered
-            name = name if seen[name] == 1 else f"{name} ({seen[name]})"
-            top = session_item(name, s)
-            for r in s.runs:
-                if r.deleted:
-                    binned.append((s, r))
-                elif not (r.error and self.hide_failed.isChecked()):
+        self._drawing = True
+        try:
+            self.tree.clear()
+            seen = {}
+            for s in self.model.sessions:
+                name = session_name(s)
+                seen[name] = seen.get(name, 0) + 1  # same minute, same first prompt: numbered
+                name = name if seen[name] == 1 else f"{name} ({seen[name]})"
+                top = session_item(name, s)
+                for r in self.model.shown_runs(s):
                     top.addChild(run_item(s, r))
-            self.tree.addTopLevelItem(top)
-            top.setExpanded(s.session_id in expanded)
-        if binned:
-            bin_item = QTreeWidgetItem([f"Bin ({len(binned)} deleted)", "", "", ""])
-            bin_item.setData(0, RUN_ROLE, (BIN, None))
-            bin_item.setToolTip(
-                0, "Deleted runs: Restore brings one back, Empty bin removes them for good"
-            )
-            for s, r in binned:
-                bin_item.addChild(run_item(s, r))
-            self.tree.addTopLevelItem(bin_item)
-        if self.sessions and not expanded:
-            self.tree.topLevelItem(0).setExpanded(True)
-        text = "; ".join(f"Skipped unreadable session file {p}" for p in problems)
-        self.notice.setText(text)
+                self.tree.addTopLevelItem(top)
+                top.setExpanded(s.session_id in expanded)
+            binned = self.model.binned()
+            if binned:
+                bin_item = QTreeWidgetItem([f"Bin ({len(binned)} deleted)", "", "", ""])
+                bin_item.setData(0, RUN_ROLE, (BIN, None))
+                bin_item.setToolTip(
+                    0, "Deleted runs: Restore brings one back, Empty bin removes them for good"
+                )
+                for s, r in binned:
+                    bin_item.addChild(run_item(s, r))
+                self.tree.addTopLevelItem(bin_item)
+            if self.model.sessions and not expanded:
+                self.tree.topLevelItem(0).setExpanded(True)
+            self._show_selection(*self.model.selection)
+        finally:
+            self._drawing = False
+        self.tree.verticalScrollBar().setValue(scroll)
+        problems = self.model.problems
+        self.notice.setText("; ".join(f"Skipped unreadable session file {p}" for p in problems))
         self.notice.setVisible(bool(problems))
         self.tree.fit_columns()
+        self._update_buttons()
+
+    def _item(self, session_id, run_id) -> QTreeWidgetItem | None:
+        """The tree's row for a session (run_id None) or a run (listed or in the Bin)."""
+        for i in range(self.tree.topLevelItemCount()):
+            top = self.tree.topLevelItem(i)
+            if run_id is None and top.data(0, RUN_ROLE)[0] == session_id:
+                return top
+            for j in range(top.childCount() if run_id is not None else 0):
+                if top.child(j).data(0, RUN_ROLE) == (session_id, run_id):
+                    return top.child(j)
+        return None
+
+    def _show_selection(self, session_id, run_id) -> None:
+        item = self._item(session_id, run_id) if session_id is not None else None
+        was, self._drawing = self._drawing, True
+        try:
+            if item is None:
+                self.tree.setCurrentItem(None)
+            else:
+                if item.parent() is not None:
+                    item.parent().setExpanded(True)
+                self.tree.setCurrentItem(item)
+        finally:
+            self._drawing = was
+        self._update_buttons()
+
+    def _on_current(self, item, _previous) -> None:
+        if not self._drawing:
+            sid, run_id = item.data(0, RUN_ROLE) if item is not None else (None, None)
+            self.model.select(None if sid == BIN else sid, run_id)
         self._update_buttons()
 
     def _update_buttons(self) -> None:
@@ -193,34 +220,24 @@ class HistoryPanel(QWidget):
         self.buttons["empty"].setEnabled(any(r.deleted for s in self.sessions for r in s.runs))
 
     def selected(self) -> tuple[SessionLog | None, RunLog | None]:
-        item = self.tree.currentItem()
-        if item is None:
-            return None, None
-        sid, run_id = item.data(0, RUN_ROLE)
-        session = next((s for s in self.sessions if s.session_id == sid), None)
-        run = session.run(run_id) if session and run_id else None
-        return session, run
+        return self.model.selected()
 
     def select_run(self, run_id: str, in_bin: bool = False) -> bool:
-        for i in range(self.tree.topLevelItemCount()):
-            top = self.tree.topLevelItem(i)
-            if (top.data(0, RUN_ROLE)[0] == BIN) != in_bin:
-                continue
-            for j in range(top.childCount()):
-                if top.child(j).data(0, RUN_ROLE)[1] == run_id:
-                    top.setExpanded(True)
-                    self.tree.setCurrentItem(top.child(j))
-                    return True
-        return False
+        """Select a run (in the Bin: `in_bin`); False when it is not there."""
+        session, run = self.model.find_run(run_id)
+        if run is None or run.deleted != in_bin:
+            return False
+        self.model.select(session.session_id, run_id)
+        return True
 
     # -- actions -------------------------------------------------------------------------
-    def _meta(self, session: SessionLog, run_id: str, **changes) -> bool:
+    def _change(self, **changes) -> RunLog | None:
+        """Write `changes` for the selected run through the model; errors are said."""
         try:
-            append_meta(session, run_id, **changes)
+            return self.model.change_run(**changes)
         except LogitscopeError as e:
             self.message.emit(str(e))
-            return False
-        return True
+            return None
 
     def _on_open(self) -> None:
         _session, run = self.selected()
@@ -228,9 +245,7 @@ class HistoryPanel(QWidget):
             self.open_run.emit(run)
 
     def rename(self, name: str) -> None:
-        session, run = self.selected()
-        if run is not None and self._meta(session, run.run_id, name=name.strip()):
-            self._refresh_keep(run.run_id)
+        self._change(name=name.strip())
 
     def _on_rename(self) -> None:
         _session, run = self.selected()
@@ -241,12 +256,12 @@ class HistoryPanel(QWidget):
             self.rename(name)
 
     def _on_star(self) -> None:
-        session, run = self.selected()
-        if run is not None and self._meta(session, run.run_id, starred=not run.starred):
-            self._refresh_keep(run.run_id)
+        _session, run = self.selected()
+        if run is not None:
+            self._change(starred=not run.starred)
 
     def _on_delete(self) -> None:
-        session, run = self.selected()
+        _session, run = self.selected()
         if run is None or run.deleted:
             return
         if not self.confirm(
@@ -255,40 +270,24 @@ class HistoryPanel(QWidget):
             "restore it from the Bin until you empty it.",
         ):
             return
-        if self._meta(session, run.run_id, deleted=True):
-            self.refresh()
+        if self._change(deleted=True) is not None:
             self.message.emit(f"Moved “{run.title}” to the Bin (Restore brings it back)")
 
     def _on_restore(self) -> None:
-        session, run = self.selected()
-        if run is not None and run.deleted and self._meta(session, run.run_id, deleted=False):
-            self._refresh_keep(run.run_id)
+        _session, run = self.selected()
+        if run is not None and run.deleted and self._change(deleted=False) is not None:
             self.message.emit(f"Restored “{run.title}”")
 
     def _on_empty(self) -> None:
-        doomed = [(s, r) for s in self.sessions for r in s.runs if r.deleted]
+        doomed = self.model.binned()
         if not doomed or not self.confirm(
             "Empty the bin", f"Delete {len(doomed)} run(s) for good? This cannot be undone."
         ):
             return
-        removed = set()
-        for s in {id(s): s for s, _r in doomed}.values():
-            ids = {r.run_id for r in s.runs if r.deleted}
-            journal = Journal.open(s.path)
-            try:
-                journal.rewrite(lambda e, ids=ids: e.get("run_id") not in ids)
-                removed |= ids
-            except LogitscopeError as e:
-                self.message.emit(str(e))
-            finally:
-                journal.close()
-        self.refresh()
-        self.message.emit(f"Deleted {len(removed)} run(s) for good")
-
-    def _refresh_keep(self, run_id: str) -> None:
-        self.refresh()
-        if not self.select_run(run_id):
-            self.select_run(run_id, in_bin=True)
+        removed, errors = self.model.empty_bin()
+        for e in errors:
+            self.message.emit(e)
+        self.message.emit(f"Deleted {removed} run(s) for good")
 
     def export_to(self, path: str, fmt: str, overwrite: bool = True) -> bool:
         """Export the selected run (or the whole selected session) to `path`,
@@ -323,11 +322,10 @@ class HistoryPanel(QWidget):
 
     def import_from(self, path: str) -> SessionLog | None:
         try:
-            result = import_json(Path(path))
+            result = self.model.import_file(path)
         except (ValueError, LogitscopeError) as e:
             self.message.emit(str(e))
             return None
-        self.refresh()
         self.message.emit(result.summary()[:1].upper() + result.summary()[1:])
         return result.session
 

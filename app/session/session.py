@@ -1,21 +1,22 @@
 """Session: the playground's whole state, without Qt, and the rules that change it.
 
-What it holds: the conversation tree, the run on screen (`shown`, with its
-selected step), which turn that is, a turn being edited, a past run reopened
-from History, the loaded model, the cold-vs-cached A/B in progress and its
-result, and the journal handle. Every view draws from it (through the Qt
-adapter in app/core/session_signals.py); its rules are plain methods, tested
-without widgets (tests/app/test_session_model.py).
+What it holds: the conversation tree, the run on screen (`shown`, with its selected
+step), which turn that is, a turn being edited, a past run reopened from History,
+the loaded model, the cold-vs-cached A/B in progress and its result, the journal
+handle, and History's view of the journal (app/session/history.py). Every view draws
+from it (through the Qt adapter in app/core/session_signals.py); its rules are plain
+methods, tested without widgets (tests/session/).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from app.session.batches import ABTest, SampleBatch  # noqa: F401 - ABTest: for callers
+from app.session.batches import ABTest, SampleBatch
 from app.session.conversation import Answer, Conversation, Turn
 from app.session.events import Announcer, announces
 from app.session.families import add_family, family  # noqa: F401 - family: for callers
+from app.session.history import History
 from app.session.run_state import RunState
 
 # What the session announces (app/core/session_signals.py forwards each as a Qt signal).
@@ -41,12 +42,12 @@ class Session:
         self.editing_turn: int | None = None  # a turn put back in the prompt box
         self.viewing = None  # a past run (RunLog) reopened from History
         self.model = None  # the loaded model's ModelRecord
-        self.ab: ABTest | None = None
-        self.ab_result: tuple | None = None  # (cold DoneRecord, cached DoneRecord)
+        self.ab, self.ab_result = None, None  # ABTest, then (cold, cached DoneRecord)
         self.journal = None  # this session's Journal, created at the first run
         self._running: Answer | None = None  # the answer whose run is streaming
         self.raw_turn: Turn | None = None  # the last raw-completion run and its branches
         self.sampling: SampleBatch | None = None  # Sample N in progress
+        self.history = History()  # History's view of the journal (its own announcements)
         self.events = Announcer(EVENTS)
 
     # -- the run on screen ----------------------------------------------------------------

@@ -64,7 +64,7 @@ class Side:
     history: HistoryPanel
 
 
-def build_side() -> Side:
+def build_side(history=None) -> Side:
     """The Settings (sampling controls, never scrolled sideways) and History tabs.
     The controls sit at the top of their tab at their natural height: spare height
     goes below them, never into gaps between the rows."""
@@ -78,7 +78,7 @@ def build_side() -> Side:
     scroll.setWidget(page)
     scroll.setWidgetResizable(True)
     scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-    history = HistoryPanel()
+    history = HistoryPanel(history)  # draws the session model's History
     tabs = QTabWidget()
     tabs.addTab(scroll, "Settings")
     tabs.addTab(history, "History")

@@ -121,7 +121,7 @@ class PlaygroundWindow(QMainWindow):
     # -- layout -------------------------------------------------------------------
     def _build(self) -> None:
         self.picker = ModelPicker()
-        side = build_side()
+        side = build_side(self.session.history)
         self.side_tabs, self.controls, self.history = side.tabs, side.controls, side.history
         self.prompt_panel = pp = PromptPanel(self.controls, self.session, self)
         self.prompt, self.prompt_tokens, self.prompt_stack = pp.prompt, pp.tokens_view, pp.stack
@@ -216,9 +216,9 @@ class PlaygroundWindow(QMainWindow):
     def export_current(self) -> None:
         """Export what is selected in the history panel when it is on screen (a session
         or a run), else the run on screen."""
-        session, _run = self.history.selected()
+        session, _run = self.session.history.selected()
         chosen = session is not None and self.history.isVisible()
-        if not chosen and self.state.run_id and self.history.select_run(self.state.run_id):
+        if not chosen and self.state.run_id and self.session.history.select_run(self.state.run_id):
             self.toggle_side_panel(True)
             self.side_tabs.setCurrentWidget(self.history)
         self.history.export_selection()
@@ -281,7 +281,7 @@ class PlaygroundWindow(QMainWindow):
     def show_run(self, run: RunLog) -> None:
         """Show a past run's text and every chart again, without the model; a chat run
         comes back as its conversation, which the next message continues."""
-        self.flow.reopen(run, self.history.sessions)
+        self.flow.reopen(run, self.session.history.sessions)
 
     def show_state(self, state) -> None:
         """Show a finished run (not part of the conversation) in the answer and charts."""

@@ -109,7 +109,18 @@ def test_context_chart_counts_match_the_run(qtbot, replay_window, default_model_
     assert counts["context"] == d.context_length == 8192
     assert counts["kv_bytes"] == d.kv_cache_bytes > 0
     # The live count beside the prompt agrees with what the engine used.
-    assert replay_window.token_count.text().startswith(f"{d.prompt_tokens:,} tokens")
+    # (It is counted on a timer and a tokenizer thread: wait for it to settle; on a
+    # failure, say what it counted.)
+    label, expected = replay_window.token_count, f"{d.prompt_tokens:,} tokens"
+    try:
+        qtbot.waitUntil(lambda: label.text().startswith(expected), timeout=5_000)
+    except Exception:  # pytest-qt's TimeoutError: say what was counted, and from what
+        pytest.fail(
+            f"counter {label.text()!r} != {expected!r}; prompt "
+            f"{replay_window.prompt.toPlainText()!r}, system "
+            f"{replay_window.controls.system.toPlainText()!r}, "
+            f"mode {replay_window.controls.mode.currentIndex()}"
+        )
 
 
 def test_heartbeat_never_stalls_while_streaming(qtbot, window):
