@@ -35,9 +35,11 @@ from engine.operations import (
     Lab,
     Load,
     Operation,
+    Read,
     Request,
     Shutdown,
 )
+from engine.reading.request import ReadRequest
 from engine.records import ErrorRecord, ProgressRecord, Record, record_from_dict
 from engine.settings import SamplingSettings
 from engine.watchdog_messages import LOADING, WORK, died, hung
@@ -360,6 +362,15 @@ class EngineClient:
             experiment's result dataclass, engine/lab/results.py), or an error.
         """
         return self._request(Lab(params, prompt, settings, model))
+
+    def read(
+        self, request: ReadRequest, model: str | None = None, api_key: str | None = None
+    ) -> Iterator[Record]:
+        """Read a text through the model (engine/reading); cancel() stops it between chunks.
+
+        Returns: progress, model, prefill and token records (`read` set), then a
+            DoneRecord whose `reading` is the summary, or an ErrorRecord."""
+        return self._request(Read(request, model, api_key))
 
     def load(
         self, model: str | None = None, api_key: str | None = None, prefer: str | None = None

@@ -3,7 +3,7 @@ as themselves (pickled) inside a `Request`. The worker looks up an operation's
 handler by its class in one table that a test checks against OPERATIONS, so an
 operation it does not know cannot be sent: there is no name to misspell.
 
-Load, Generate, Inspect and Lab are requests a person waits on (each answered with
+Load, Generate, Inspect, Lab and Read are requests a person waits on (each answered with
 records); Cancel and Shutdown are handled as they arrive.
 """
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from engine.continuation import Continuation
 from engine.inspect_request import InspectRequest
 from engine.lab import LabParams
+from engine.reading.request import ReadRequest
 from engine.settings import SamplingSettings
 
 Prompt = str | list[dict]  # a user message, or a whole conversation of {role, content}
@@ -63,6 +64,16 @@ class Lab:
 
 
 @dataclass(frozen=True)
+class Read:
+    """Read a given text through the model (engine/reading), streamed as records."""
+
+    request: ReadRequest
+    model: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    prefer: str | None = None
+
+
+@dataclass(frozen=True)
 class Cancel:
     """Ask request `target` to stop (between tokens, or once its pass is done)."""
 
@@ -74,9 +85,9 @@ class Shutdown:
     """End the engine process."""
 
 
-Operation = Load | Generate | Inspect | Lab | Cancel | Shutdown
-OPERATIONS = (Load, Generate, Inspect, Lab, Cancel, Shutdown)
-WORK = (Load, Generate, Inspect, Lab)  # queued and answered with records
+Operation = Load | Generate | Inspect | Lab | Read | Cancel | Shutdown
+OPERATIONS = (Load, Generate, Inspect, Lab, Read, Cancel, Shutdown)
+WORK = (Load, Generate, Inspect, Lab, Read)  # queued and answered with records
 
 
 @dataclass(frozen=True)
@@ -100,6 +111,7 @@ __all__ = [
     "Lab",
     "Load",
     "Operation",
+    "Read",
     "Request",
     "Shutdown",
 ]

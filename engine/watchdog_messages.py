@@ -11,6 +11,7 @@ WORK = {  # what a request does once its model is in memory
     "generate": "prefill",
     "inspect": "the inspection's forward pass",
     "lab": "the experiment",
+    "read": "reading the text",
     "load": LOADING,
 }
 

@@ -216,12 +216,32 @@ class _Worker:
             result = backend.lab(op.params, op.prompt, settings, progress)
         self.send_record(rid, LabRecord(result.kind, result))
 
+    def read(self, rid: int, op) -> None:
+        """Read a text through the model, sending each record and the read's progress."""
+        from engine.records import ProgressRecord
+
+        request = op.request.validate()
+        backend = self.backend(rid, op)
+
+        def progress(done: int, total: int) -> None:
+            """Send the read's progress (tokens read of the text's)."""
+            self.send_record(
+                rid, ProgressRecord(f"read {done:,} of {total:,} tokens", done / total)
+            )
+
+        stop = lambda: rid in self.cancelled  # noqa: E731
+        for record in backend.read(request, stop, progress):
+            self.send_record(rid, record)
+            if record.type == "token":
+                self.fault("decode")
+
 
 HANDLERS = {  # each operation that does work -> its handler (tests check it is complete)
     ops.Load: _Worker.load,
     ops.Generate: _Worker.generate,
     ops.Inspect: _Worker.inspect,
     ops.Lab: _Worker.lab,
+    ops.Read: _Worker.read,
 }
 
 

@@ -22,6 +22,7 @@ from engine.continuation import Continuation
 from engine.errors import ModelError
 from engine.inspect_request import InspectRequest
 from engine.lab import LabParams, LabResult
+from engine.reading.request import ReadRequest
 from engine.records import InspectRecord, ModelRecord, Record
 from engine.settings import SamplingSettings
 
@@ -85,6 +86,29 @@ class Backend(Protocol):
             SettingsError: bad settings, or a prompt that does not fit.
             ModelError: no model loaded, or one that cannot run this prompt.
             ServerError: a server that fails before the first token.
+        """
+        ...
+
+    def read(
+        self,
+        request: ReadRequest,
+        should_stop: Callable[[], bool],
+        progress: Callable[[int, int], None],
+    ) -> Iterator[Record]:
+        """Read a given text through the loaded model (engine/reading).
+
+        Args:
+            request: the validated ReadRequest.
+            should_stop: polled between chunks; True ends the read as "cancelled".
+            progress: called with (tokens read, tokens in the text).
+
+        Yields:
+            Prefill and token records (`read` set, with `rank` where known), then one
+            DoneRecord whose `reading` is the ReadSummary.
+
+        Raises:
+            SettingsError: an empty text, or one too long when a window is refused.
+            ServerError: a server that cannot return a given text's log-probabilities.
         """
         ...
 

@@ -40,6 +40,7 @@ FINISH_WORDS = {
     "length": "stopped at max tokens",
     "cancelled": "cancelled by Stop",
     "error": "failed",
+    "read": "read to the end",
 }
 
 

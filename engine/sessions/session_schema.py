@@ -26,7 +26,7 @@ SCHEMA = "logitscope.session"  # the JSON export's "schema" field
 SCHEMA_VERSION = 1
 SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_TEXT = 10_000_000  # characters in one string field
-FINISH_REASONS = ("stop", "eos", "stop_string", "length", "cancelled", "error")
+FINISH_REASONS = ("stop", "eos", "stop_string", "length", "cancelled", "error", "read")
 ERROR_KINDS = ("error", "model", "settings", "engine_died", "engine_hung", "server")
 BACKENDS = ("mlx", "openai")
 # Vocabulary ids, or a server's stand-in ids (negative, from the token's bytes; -1 unknown)
@@ -221,6 +221,8 @@ CHECKS = {
         "thinking": _bool,
         "oddities": _notes,
         "forced": _bool,
+        "rank": lambda v: _int(v, 1, 10**9, allow_none=True),
+        "read": _bool,
     },
     DoneRecord: {
         "finish_reason": lambda v: _str(v, choices=FINISH_REASONS),

@@ -91,6 +91,13 @@ class MLXBackend:
         records = generate_records(self.lm, prompt, settings, should_stop, continuation)
         return _with_energy(records, self.record.device if self.record else "CPU")
 
+    def read(self, request, should_stop: Callable[[], bool], progress) -> Iterator[Record]:
+        """Read a text through the loaded model (read_pass.py); see Backend.read."""
+        from engine.backends.mlx.read_pass import read_records
+
+        records = read_records(self.lm, request, should_stop, progress)
+        return _with_energy(records, self.record.device if self.record else "CPU")
+
     def inspect(
         self, prompt: Prompt, settings: SamplingSettings, request: InspectRequest
     ) -> InspectRecord:

@@ -349,6 +349,12 @@ class OpenAIBackend:
         run.text = streamed
         yield from refined
 
+    def read(self, request, should_stop, progress) -> Iterator[Record]:
+        """Read a text through the server's prompt log-probabilities (read_remote.py)."""
+        from engine.backends.openai.read_remote import read_records
+
+        return read_records(self, request, should_stop, progress)
+
     def close(self) -> None:
         """Forget the model and close the HTTP client."""
         self.info = self.record = None
