@@ -4,7 +4,7 @@
     inspect   engine/cli/inspect_cmd.py  lab      engine/cli/lab.py (+ lab_*.py)
     sessions, export, import  engine/cli/sessions.py
     bench     engine/cli/bench.py        branch, sample  engine/cli/branch.py
-    serve     engine/cli/serve_cmd.py
+    serve     engine/cli/serve_cmd.py    read     engine/cli/read_cmd.py
     shared argument helpers: engine/cli/args.py
 
 Every user mistake ends with one line `logitscope: error: ...` on stderr and a
@@ -33,6 +33,7 @@ COMMANDS = {
     "branch": ("engine.cli.branch", "cmd_branch"),
     "sample": ("engine.cli.branch", "cmd_sample"),
     "serve": ("engine.cli.serve_cmd", "cmd_serve"),
+    "read": ("engine.cli.read_cmd", "cmd_read"),
 }
 _PARSERS = (
     "engine.cli.generate",
@@ -43,6 +44,7 @@ _PARSERS = (
     "engine.cli.bench",
     "engine.cli.branch",
     "engine.cli.serve_cmd",
+    "engine.cli.read_cmd",
 )
 
 

@@ -65,6 +65,11 @@ EXAMPLES = {
         "logitscope serve --port 8080",
         "API_KEY=secret logitscope serve --host 0.0.0.0 --api-key-env API_KEY",
     ],
+    "read": [
+        "logitscope read notes.txt",
+        "logitscope read --text 'The capital of Australia is Sydney.' --json",
+        "cat essay.md | logitscope read - --context 'An essay on rivers:' --refuse-long",
+    ],
     "sample": ["logitscope sample 20250501-120000-ab12/1 --step 2 --n 8 --temp 0.8 --seed 7"],
 }
 

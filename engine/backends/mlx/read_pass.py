@@ -10,7 +10,7 @@ vocabulary). `should_stop` is checked between chunks.
 A text longer than the context window is refused with the numbers, or read with
 a sliding window of W tokens (W = the model's context): when the window is full,
 the model starts again from the last W // 2 tokens (read again as context, not
-scored again), so each token is predicted from at least W // 2 and fewer than W
+scored again), so once it slides each token is predicted from W // 2 + 1 to W
 tokens before it. A token's `context_tokens` is the number of tokens in the
 window once it is added (the tokens it was predicted from, plus itself).
 """
