@@ -79,7 +79,9 @@ def main() -> int:
         shoot(app, win, out / f"playground-{screen[0]}x{screen[1]}.png", screen)
     # Compare shares the playground's engine here: one model process at a time.
     compare = CompareWindow(
-        EngineBridge(client=win.bridge.client, owns_client=False), journal=win.journal, parent=win
+        bridge=EngineBridge(client=win.bridge.client, owns_client=False),
+        journal=win.journal,
+        parent=win,
     )
     compare.show()
     compare.shared_prompt.setPlainText(PROMPT)

@@ -13,7 +13,8 @@ COST_ROWS = ("energy (J/token)", "electricity", "same tokens hosted", "per compl
 
 
 class LaneCosts:
-    """Every finished run's electricity money and whether it completed, per lane."""
+    """Every finished run's electricity money and whether it completed, per lane (a
+    Compare lane of app/session/comparison.py: tallied from its `runs` when drawn)."""
 
     def __init__(self):
         self.runs: dict[int, list[tuple[float | None, str | None, bool]]] = {}

@@ -11,7 +11,6 @@ import math
 import pyqtgraph as pg
 
 from app.charts.base import empty_text, set_title, short, show_empty, style_plot
-from engine.compare_stats import first_divergence
 
 TITLE = "Where the lanes diverge"
 RAW_COLOR = "#9e9e9e"
@@ -36,31 +35,11 @@ def _empty(plot: pg.PlotItem, message: str) -> None:
     show_empty(plot, empty_text(plot, message), True)
 
 
-def comparable(a, b) -> bool:
-    """Two lanes ran the same prompt on the same model: their tokens can be compared."""
-    return a.state.prompt == b.state.prompt and _model(a) == _model(b)
-
-
-def _model(lane) -> str | None:
-    """The model a lane's run used (its own record), else the one its picker names."""
-    m = lane.state.model
-    return m.path if m is not None else lane.model_path()
-
-
-def lane_pairs(lanes):
-    """(lane a, lane b, first differing step or None) for every comparable pair with
-    tokens, in lane order."""
-    for i, a in enumerate(lanes):
-        for b in lanes[i + 1 :]:
-            if a.state.n and b.state.n and comparable(a, b):
-                ids = [t.token_id for t in a.state.tokens], [t.token_id for t in b.state.tokens]
-                yield a, b, first_divergence(*ids)
-
-
 def draw_divergence(
     plot: pg.PlotItem, lanes, step: int, empty: str = NONE_DIVERGED
 ) -> tuple[dict, list[int]]:
-    """Draw `lanes` (CompareLanes) at `step` on `plot`; with none, the `empty` message.
+    """Draw `lanes` (CompareLanes: their runs and colours) at `step` on `plot`; with
+    none, the `empty` message.
 
     Returns:
         ({series name: bar widths, NaN where unknown}, the token ids on the axis).

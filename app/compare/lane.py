@@ -1,5 +1,8 @@
-"""CompareLane: one lane of a comparison: its own prompt, model and sampling
-settings, its streamed tokens (shaded by probability) and a probability/entropy strip."""
+"""CompareLane: the view of one lane of a Comparison (app/session/comparison.py): its
+prompt, model and sampling settings, its streamed tokens (shaded by probability) and a
+probability/entropy strip. It holds nothing of its own: it draws the model's lane, and
+a person's edits in its widgets call the model's methods (the lane then redraws from
+the announcement; `_drawing` keeps its own redraw from echoing back)."""
 
 from __future__ import annotations
 
@@ -20,28 +23,72 @@ from PySide6.QtWidgets import (
 
 from app.charts.base import pen, track
 from app.core.theme import ENTROPY, RAW
-from app.session.run_state import RunState
+from app.session.comparison import MAX_LANES, Comparison, Lane, lane_name
 from app.widgets.controls import SamplingPanel
 from app.widgets.model_picker import fill_models
 from app.widgets.token_view import TokenView
 from engine.settings import SamplingSettings
 
 LANE_COLORS = ("#4c78a8", "#f58518", "#54a24b", "#b279a2")
-MAX_LANES = len(LANE_COLORS)  # Compare shows two to four lanes
+assert len(LANE_COLORS) == MAX_LANES  # one colour per lane
+# The settings the sampling panel edits (the others stay as the lane's settings hold them).
+PANEL_FIELDS = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "repetition_penalty",
+    "max_tokens",
+    "seed",
+    "stop",
+    "system_prompt",
+    "chat_template",
+)
+
+
+def settings_summary(s: SamplingSettings) -> str:
+    """The one line a folded lane shows of its settings."""
+    extra = [
+        f"{k} {v}"
+        for k, v, off in (
+            ("top-k", s.top_k, 0),
+            ("min-p", s.min_p, 0.0),
+            ("penalty", s.repetition_penalty, 1.0),
+        )
+        if v != off
+    ]
+    if s.system_prompt:
+        extra.append("system")
+    if not s.chat_template:
+        extra.append("raw")
+    return (
+        f"T {s.temperature:.2f} · top-p {s.top_p:.2f} · seed {s.seed} · "
+        f"max {s.max_tokens}" + "".join(f" · {e}" for e in extra)
+    )
 
 
 class CompareLane(QFrame):
-    stop_requested = Signal(object)  # this lane
+    stop_requested = Signal(int)  # this lane's index
 
-    def __init__(self, index: int, parent=None):
+    def __init__(self, comparison: Comparison, index: int, parent=None):
         super().__init__(parent)
-        self.index = index
+        self.comparison, self.index = comparison, index
         self.color = LANE_COLORS[index % len(LANE_COLORS)]
+        self._drawing = False
+        self._drawn_state = None  # the RunState the token view shows
+        self._drawn_divergence: int | None = None
         self.setFrameShape(QFrame.StyledPanel)
-        self.state = RunState()
-        self.divergence: int | None = None
         self.base_height = 0
-        title = QLabel(f"<b style='color:{self.color}'>Lane {chr(65 + index)}</b>")
+        self._build()
+        fill_models(self.model)  # the same list as the window's picker, servers included
+        if self.lane.model_path is None and not self.lane.model_name and self.model.count():
+            self._on_model(self.model.currentIndex())  # the picker's first choice
+        self._connect()
+        self._fill_copy_from()
+        self.draw()
+
+    def _build(self) -> None:
+        title = QLabel(f"<b style='color:{self.color}'>Lane {lane_name(self.index)}</b>")
         self.status = QLabel("idle")
         self.stop_button = QPushButton("Stop")
         self.stop_button.setToolTip("Stop this lane (a queued lane is skipped)")
@@ -60,13 +107,11 @@ class CompareLane(QFrame):
         self.model = QComboBox()
         self.model.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.model.setMinimumContentsLength(12)
-        fill_models(self.model)  # the same list as the window's picker, servers included
         # The window's own sampling panel (every setting, system prompt and mode included),
         # folded under a one-line summary so four lanes fit side by side.
         self.sampling = SamplingPanel()
         self.sampling.seed_lock.setChecked(True)  # a lane's seed is always its own
         self.sampling.seed_lock.hide()
-        self.sampling.max_tokens.setValue(48)
         self.sampling.setMinimumHeight(self.sampling.sizeHint().height())  # never squashed
         self.sampling.hide()
         self.temperature, self.top_p = self.sampling.temp_spin, self.sampling.top_p
@@ -76,12 +121,9 @@ class CompareLane(QFrame):
         self.more.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
         self.more.setArrowType(Qt.RightArrow)
         self.more.setToolTip("Show or hide this lane's sampling settings")
-        self.more.toggled.connect(self._toggle_sampling)
-        self.sampling.changed.connect(self._summarize)
         form = QFormLayout()
         form.addRow("Model", self.model)
         form.addRow(self.more)
-        self._summarize()
         self.error = QLabel()
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #8a1c1c; background: #fde2e1; padding: 4px;")
@@ -108,18 +150,152 @@ class CompareLane(QFrame):
         layout.addWidget(self.tokens, 1)
         layout.addWidget(QLabel("<small>p(chosen) — entropy (scaled) — red: divergence</small>"))
         layout.addWidget(self.strip)
-        self.stop_button.clicked.connect(lambda: self.stop_requested.emit(self))
 
-    def settings(self) -> SamplingSettings:
-        # Lanes are compared on TTFT and prefill speed: each prefills its whole prompt,
-        # never a cache an earlier lane left behind.
-        return self.sampling.settings(draw_seed=False).with_(prompt_cache=False)
+    def _connect(self) -> None:
+        self.more.toggled.connect(self._toggle_sampling)
+        self.stop_button.clicked.connect(lambda: self.stop_requested.emit(self.index))
+        # A person's edits: each one a method of the model.
+        self.prompt.textChanged.connect(self._on_prompt)
+        self.model.currentIndexChanged.connect(self._on_model)
+        self.sampling.changed.connect(self._on_settings)
+        self.copy_from.activated.connect(self._on_copy)
+        self.tokens.step_clicked.connect(lambda step: self.comparison.select_step(self.index, step))
+        # What the model announces.
+        events = self.comparison.events
+        self._subscriptions = (
+            (events.lane_changed, self._on_lane_changed),
+            (events.prompt_changed, self._on_prompt_changed),
+            (events.tokens_added, self._on_tokens),
+            (events.lanes_changed, self._on_lanes_changed),
+        )
+        for signal, slot in self._subscriptions:
+            signal.connect(slot)
 
-    def copy_settings(self, other: CompareLane) -> None:
-        self.prompt.setPlainText(other.prompt.toPlainText())
-        self.model.setCurrentIndex(other.model.currentIndex())
-        self.sampling.apply(other.settings())
+    def cleanup(self) -> None:
+        """Stop following the model (the lane is removed or its window closed)."""
+        for signal, slot in self._subscriptions:
+            signal.disconnect(slot)
 
+    # -- the model's lane -------------------------------------------------------------------
+    @property
+    def lane(self) -> Lane:
+        return self.comparison.lanes[self.index]
+
+    @property
+    def state(self):
+        """The run the lane shows (the model's)."""
+        return self.lane.state
+
+    def model_path(self) -> str | None:
+        return self.lane.model_path
+
+    # -- a person's edits -------------------------------------------------------------------
+    def _on_prompt(self) -> None:
+        if not self._drawing and not self.prompt.isReadOnly():
+            self.comparison.set_prompt(self.index, self.prompt.toPlainText())
+
+    def _on_model(self, index: int) -> None:
+        if not self._drawing and index >= 0 and self.model.itemText(index):
+            self.comparison.set_model(
+                self.index, self.model.itemData(index), self.model.itemText(index)
+            )
+
+    def _panel_settings(self) -> SamplingSettings:
+        """The lane's settings with the panel's values (the rest kept as they are)."""
+        panel = self.sampling.settings(draw_seed=False)
+        return self.lane.settings.with_(**{f: getattr(panel, f) for f in PANEL_FIELDS})
+
+    def _on_settings(self) -> None:
+        if not self._drawing:
+            self.comparison.set_settings(self.index, self._panel_settings())
+
+    def _on_copy(self, combo_index: int) -> None:
+        source = self.copy_from.itemData(combo_index)
+        self.copy_from.setCurrentIndex(0)
+        if source is not None:
+            self.comparison.copy_lane(self.index, source)
+
+    # -- drawing from the model -------------------------------------------------------------
+    def _on_lane_changed(self, index: int | None) -> None:
+        if index is None or index == self.index:
+            self.draw()
+
+    def _on_prompt_changed(self, _text: str, _same: bool) -> None:
+        self._guarded(self._draw_prompt)
+
+    def _on_lanes_changed(self, n: int) -> None:
+        if self.index < n:
+            self._fill_copy_from()
+
+    def _on_tokens(self, index: int, records: list) -> None:
+        if index == self.index and self._drawn_state is self.state:
+            self.tokens.append_tokens(records)
+
+    def _guarded(self, draw) -> None:
+        """Draw without the widgets' own signals calling the model back."""
+        self._drawing = True
+        try:
+            draw()
+        finally:
+            self._drawing = False
+
+    def draw(self) -> None:
+        """Everything the lane shows, from the model's lane."""
+        if self.index < len(self.comparison.lanes):
+            self._guarded(self._draw)
+
+    def _draw(self) -> None:
+        lane = self.lane
+        self._draw_prompt()
+        self._draw_model(lane)
+        if self._panel_settings() != lane.settings:
+            self.sampling.apply(lane.settings)
+        self.more.setText(settings_summary(lane.settings))
+        self.status.setText(lane.status)
+        self.error.setText(lane.error or "")
+        self.error.setVisible(lane.error is not None)
+        if self._drawn_state is not lane.state:  # another run: its tokens from the start
+            self._drawn_state = lane.state
+            self.tokens.clear_tokens()
+            self.tokens.append_tokens(list(lane.state.tokens))
+            self._drawn_divergence = None
+            self.redraw()
+        if lane.divergence != self._drawn_divergence:
+            self._drawn_divergence = lane.divergence
+            self.tokens.select_step(lane.divergence)
+        self.div_line.setVisible(lane.divergence is not None)
+        if lane.divergence is not None:
+            self.div_line.setValue(lane.divergence)
+
+    def _draw_prompt(self) -> None:
+        text = self.comparison.prompt_of(self.index)
+        if self.prompt.toPlainText() != text:
+            self.prompt.setPlainText(text)
+        self.prompt.setReadOnly(self.comparison.same_prompt)  # the shared prompt, read-only
+
+    def _draw_model(self, lane: Lane) -> None:
+        found = next(
+            (
+                i
+                for i in range(self.model.count())
+                if self.model.itemData(i) == lane.model_path and self.model.itemText(i)
+            ),
+            -1,
+        )
+        if found < 0 and lane.model_name:  # a run's model the picker does not list
+            self.model.addItem(lane.model_name, lane.model_path)
+            found = self.model.count() - 1
+        if found >= 0 and found != self.model.currentIndex():
+            self.model.setCurrentIndex(found)
+
+    def _fill_copy_from(self) -> None:
+        self.copy_from.clear()
+        self.copy_from.addItem("copy from…")
+        for other in range(len(self.comparison.lanes)):
+            if other != self.index:
+                self.copy_from.addItem(f"Lane {lane_name(other)}", other)
+
+    # -- layout -----------------------------------------------------------------------------
     def _toggle_sampling(self, on: bool) -> None:
         self.sampling.setVisible(on)
         self.more.setArrowType(Qt.DownArrow if on else Qt.RightArrow)
@@ -134,106 +310,13 @@ class CompareLane(QFrame):
         self.layout().activate()
         self.setMinimumHeight(max(height, self.layout().totalMinimumSize().height()))
 
-    def _summarize(self) -> None:
-        s = self.sampling.settings(draw_seed=False)
-        extra = [
-            f"{k} {v}"
-            for k, v, off in (
-                ("top-k", s.top_k, 0),
-                ("min-p", s.min_p, 0.0),
-                ("penalty", s.repetition_penalty, 1.0),
-            )
-            if v != off
-        ]
-        if s.system_prompt:
-            extra.append("system")
-        if not s.chat_template:
-            extra.append("raw")
-        self.more.setText(
-            f"T {s.temperature:.2f} · top-p {s.top_p:.2f} · seed {s.seed} · "
-            f"max {s.max_tokens}" + "".join(f" · {e}" for e in extra)
-        )
-
-    def model_path(self) -> str | None:
-        return self.model.currentData()
-
-    def model_name(self) -> str:
-        """The lane's model as its picker names it."""
-        return self.model.currentText()
-
-    def follow_prompt(self, text: str | None) -> None:
-        """Show the window's shared prompt in this lane's box, read-only (`text`), or
-        give the box back to the lane's own prompt (None)."""
-        if text is not None and self.prompt.toPlainText() != text:
-            self.prompt.setPlainText(text)
-        self.prompt.setReadOnly(text is not None)
-
-    def show_run(self, state: RunState) -> None:
-        """Show a finished run (a RunState) in this lane, nothing run: its prompt, its
-        model in the picker, its settings with the seed it used (so the summary line
-        says what made it), its tokens and how it ended."""
-        settings = state.settings
-        done = state.done
-        if done is not None and getattr(done, "seed", None) is not None:
-            settings = settings.with_(seed=done.seed)
-        self.prompt.setPlainText(state.prompt)
-        if state.model is not None and (i := self.model.findData(state.model.path)) >= 0:
-            self.model.setCurrentIndex(i)
-        self.sampling.apply(settings)
-        self._summarize()
-        self.reset(state.prompt, settings, model=state.model, sent=state.sent)
-        self.add_tokens(list(state.tokens))
-        for record in (state.done, state.error):
-            if record is not None:
-                self.state.end(record)
-        label = state.run_id or "run"
-        if state.branch_step is not None:
-            label += f" · branch at step {state.branch_step}"
-        self.status.setText(label)
-        self.redraw()
-
-    def reset(self, prompt: str, settings: SamplingSettings, model=None, sent=None) -> None:
-        """A new run in this lane (`model` and `sent`: those of a run shown again)."""
-        self.state = RunState(prompt=prompt, settings=settings, model=model, sent=sent)
-        self.divergence = None
-        self.tokens.clear_tokens()
-        self.error.hide()
-        self.div_line.hide()
-        self.status.setText("queued")
-        self.redraw()
-
-    def name_run(self, run_id: str | None) -> None:
-        """The journal's id for this lane's run (None: the history is not written)."""
-        self.state.name(run_id)
-
-    def set_model(self, record) -> None:
-        """The model this lane's run runs on (reported by the engine as it loads)."""
-        self.state.ran_on(record)
-
-    def finish(self, record) -> None:
-        """This lane's run ended with `record` (a DoneRecord or an ErrorRecord)."""
-        self.state.end(record)
-
-    def add_tokens(self, records) -> None:
-        self.state.add_tokens(records)
-        self.tokens.append_tokens(records)
-
-    def show_error(self, message: str) -> None:
-        self.error.setText(message)
-        self.error.show()
-
-    def mark_divergence(self, step: int | None) -> None:
-        self.divergence = step
-        self.tokens.select_step(step)
-        self.div_line.setVisible(step is not None)
-        if step is not None:
-            self.div_line.setValue(step)
-
     def redraw(self) -> None:
-        n = self.state.n
+        """The strip: p(chosen) and the scaled entropy of the lane's run so far."""
+        state = self.state
+        n = state.n
         x = np.arange(n)
-        self.prob_curve.setData(x, self.state.prob[:n], connect="finite")  # NaN: not reported
-        ent = self.state.entropy[:n]
+        self.prob_curve.setData(x, state.prob[:n], connect="finite")  # NaN: not reported
+        ent = state.entropy[:n]
         top = float(np.nanmax(ent)) if n and np.isfinite(ent).any() else 1.0
         self.entropy_curve.setData(x, ent / max(top, 1e-9), connect="finite")
         self.strip.setXRange(-0.5, max(n, 8) - 0.5, padding=0)

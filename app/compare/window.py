@@ -1,11 +1,13 @@
 """CompareWindow: two to four lanes side by side, run one after another on one
 engine process (so lanes never compete for the cores and their speeds compare
 fairly), with a summary table, the lanes' probability timelines on one axis, and
-where two lanes share a prompt and model, the first step where they diverge."""
+where two lanes share a prompt and model, the first step where they diverge.
+
+It is the view of a Comparison (app/session/comparison.py), which owns the lanes,
+their runs and the divergence: the window draws what it announces, turns a
+person's clicks into its methods, and starts each lane's run on its engine."""
 
 from __future__ import annotations
-
-import secrets
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -30,18 +32,13 @@ from PySide6.QtWidgets import (
 
 from app.charts.base import style_plot
 from app.compare.cost import COST_ROWS, LaneCosts
-from app.compare.divergence import (
-    EMPTY,
-    comparable,
-    draw_divergence,
-    lane_pairs,
-    new_divergence_chart,
-)
-from app.compare.lane import MAX_LANES, CompareLane
+from app.compare.divergence import EMPTY, NONE_DIVERGED, draw_divergence, new_divergence_chart
+from app.compare.lane import CompareLane
 from app.compare.summary import SUMMARY_ROWS, draw_overlay, fill_summary
 from app.core.bridge import EngineBridge
 from app.core.child_window import ChildWindow
 from app.core.journal_sink import start_journaled_run
+from app.session.comparison import MAX_LANES, MIN_LANES, Comparison, lane_name
 from engine.compare_stats import summarize
 from engine.sessions.journal import Journal
 
@@ -56,22 +53,36 @@ class CompareWindow(ChildWindow, QMainWindow):
     journal_failed = Signal(str)  # from the bridge thread: the history stopped saving
 
     def __init__(
-        self, bridge: EngineBridge | None = None, journal: Journal | None = None, parent=None
+        self,
+        comparison: Comparison | None = None,
+        bridge: EngineBridge | None = None,
+        journal: Journal | None = None,
+        parent=None,
     ):
-        """`parent`: the playground; Compare is a window of its own, closed with it."""
+        """`comparison`: the lanes it shows (the session's; a new one by default).
+        `parent`: the playground; Compare is a window of its own, closed with it."""
         super().__init__(parent)
         self.setWindowTitle("Logitscope — Compare")
         self.start_child(GEOMETRY_KEY, DEFAULT_SIZE, bridge)  # app/core/child_window.py
+        self.comparison = comparison if comparison is not None else Comparison()
         self.journal = journal
-        self.lanes: list[CompareLane] = []
-        self.queue: list[CompareLane] = []
-        self.running: CompareLane | None = None
-        self.comparison_id = None
-        self.pair: tuple[CompareLane, ...] | None = None  # lanes of the divergence shown
-        self.costs = LaneCosts()  # every run's cost, per lane (app/compare/cost.py)
-        self.loaded_spec: str | None = None  # the model spec the engine has loaded
+        self.lanes: list[CompareLane] = []  # the views of the comparison's lanes
+        self._drawing = False
         self._build()
-        self.set_lane_count(2)
+        events = self.comparison.events
+        self._subscriptions = (
+            (events.lanes_changed, self._on_lanes_changed),
+            (events.lane_changed, self._on_lane_changed),
+            (events.prompt_changed, self._on_prompt_changed),
+            (events.compared, self.divergence_info.setText),
+            (events.step_selected, self._on_step_selected),
+        )
+        for signal, slot in self._subscriptions:
+            signal.connect(slot)
+        self._on_lanes_changed(len(self.comparison.lanes))
+        self._on_prompt_changed(self.comparison.shared_prompt, self.comparison.same_prompt)
+        self.divergence_info.setText(self.comparison.note)
+        self._on_step_selected(self.comparison.selected)
 
     # -- layout ---------------------------------------------------------------------
     def _build(self) -> None:
@@ -82,7 +93,7 @@ class CompareWindow(ChildWindow, QMainWindow):
         self.same_prompt = QCheckBox("same prompt for all lanes")
         self.same_prompt.setChecked(True)
         self.lane_count = QSpinBox()
-        self.lane_count.setRange(2, MAX_LANES)
+        self.lane_count.setRange(MIN_LANES, MAX_LANES)
         self.lane_count.setPrefix("lanes: ")
         self.run_button = QPushButton("Run all  (Ctrl+Enter)")
         self.stop_button = QPushButton("Stop all  (Esc)")
@@ -112,7 +123,7 @@ class CompareWindow(ChildWindow, QMainWindow):
         # Lane colours are named in the chart titles: no legend box over the data.
         self.divergence_chart = new_divergence_chart()  # an empty state until a run
 
-        self.divergence_info = QLabel("Lanes with the same prompt and model are compared here.")
+        self.divergence_info = QLabel()
         self.divergence_info.setWordWrap(True)  # a long list of pairs never widens the window
         bottom = QSplitter()
         bottom.addWidget(self.table)
@@ -139,9 +150,10 @@ class CompareWindow(ChildWindow, QMainWindow):
         layout.addWidget(split, 1)
         layout.addWidget(self.divergence_info)
         self.setCentralWidget(root)
+        # A person's edits: each one a method of the comparison.
         self.lane_count.valueChanged.connect(self.set_lane_count)
-        self.shared_prompt.textChanged.connect(self._sync_prompts)
-        self.same_prompt.toggled.connect(self._sync_prompts)
+        self.shared_prompt.textChanged.connect(self._on_shared_prompt)
+        self.same_prompt.toggled.connect(self._on_shared_prompt)
         self.run_button.clicked.connect(self.run_all)
         self.stop_button.clicked.connect(self.stop_all)
         self.bridge.tokens.connect(self._on_tokens)
@@ -173,97 +185,112 @@ class CompareWindow(ChildWindow, QMainWindow):
         super().resizeEvent(event)
         self._arrange_lanes()
 
+    # -- a person's edits ---------------------------------------------------------------------
     def set_lane_count(self, n: int) -> None:
-        while len(self.lanes) < n:
-            lane = CompareLane(len(self.lanes))
-            lane.seed.setValue(len(self.lanes))
-            lane.stop_requested.connect(self.stop_lane)
-            lane.copy_from.activated.connect(lambda i, lane=lane: self._copy(lane, i))
-            lane.tokens.step_clicked.connect(lambda step, lane=lane: self.show_step(lane, step))
-            self.lanes.append(lane)
+        """Two to four lanes (not while lanes run: the count stays as it is)."""
+        self.comparison.set_lane_count(n)
+        self._guarded(lambda: self.lane_count.setValue(len(self.comparison.lanes)))
+
+    def _on_shared_prompt(self) -> None:
+        if not self._drawing:
+            self.comparison.set_shared_prompt(
+                self.shared_prompt.toPlainText(), same=self.same_prompt.isChecked()
+            )
+
+    def _guarded(self, draw) -> None:
+        """Draw without the widgets' own signals calling the comparison back."""
+        self._drawing = True
+        try:
+            draw()
+        finally:
+            self._drawing = False
+
+    # -- drawing the comparison ---------------------------------------------------------------
+    def _on_lanes_changed(self, n: int) -> None:
         while len(self.lanes) > n:
             lane = self.lanes.pop()
+            lane.cleanup()
             lane.setParent(None)
             lane.deleteLater()
+        while len(self.lanes) < n:
+            lane = CompareLane(self.comparison, len(self.lanes))
+            lane.stop_requested.connect(self.stop_lane)
+            self.lanes.append(lane)
         self._arrange_lanes(force=True)
-        for lane in self.lanes:
-            lane.copy_from.clear()
-            lane.copy_from.addItem("copy from…")
-            for other in self.lanes:
-                if other is not lane:
-                    lane.copy_from.addItem(f"Lane {chr(65 + other.index)}", other.index)
-        if self.lane_count.value() != n:
-            self.lane_count.setValue(n)
+        self._guarded(lambda: self.lane_count.setValue(n))
         self.table.setColumnCount(n)
-        self.table.setHorizontalHeaderLabels([f"Lane {chr(65 + i)}" for i in range(n)])
-        self._sync_prompts()
+        self.table.setHorizontalHeaderLabels([f"Lane {lane_name(i)}" for i in range(n)])
+        self._refresh_summary()
 
-    def set_shared_prompt(self, text: str, same: bool | None = None) -> None:
-        """Put `text` in the prompt for every lane; `same` ticks or unticks "same
-        prompt for all lanes" (None: as it is)."""
-        if same is not None:
+    def _on_prompt_changed(self, text: str, same: bool) -> None:
+        def draw():
+            if self.shared_prompt.toPlainText() != text:
+                self.shared_prompt.setPlainText(text)
             self.same_prompt.setChecked(same)
-        self.shared_prompt.setPlainText(text)
 
-    def _sync_prompts(self) -> None:
-        """With one prompt for all lanes, every lane's box shows it (read-only)."""
-        shared = self.shared_prompt.toPlainText() if self.same_prompt.isChecked() else None
-        for lane in self.lanes:
-            lane.follow_prompt(shared)
+        self._guarded(draw)
 
-    def _copy(self, lane: CompareLane, combo_index: int) -> None:
-        index = lane.copy_from.itemData(combo_index)
-        if index is not None:
-            lane.copy_settings(self.lanes[index])
-        lane.copy_from.setCurrentIndex(0)
+    def _on_lane_changed(self, _index: int | None) -> None:
+        if len(self.lanes) == len(self.comparison.lanes):  # not while lanes are remade
+            self._refresh_summary()
 
-    # -- running ----------------------------------------------------------------------
-    def lane_prompt(self, lane: CompareLane) -> str:
-        if self.same_prompt.isChecked():
-            return self.shared_prompt.toPlainText()
-        return lane.prompt.toPlainText()
+    def _on_step_selected(self, selected) -> None:
+        """The distributions at the selected step of every lane in its group, on one chart."""
+        lanes = [self.lanes[lane.index] for lane in self.comparison.shown_lanes()]
+        step = selected[1] if selected is not None else 0
+        empty = NONE_DIVERGED if self.comparison.compared else EMPTY
+        self.divergence_bars, self.divergence_ids = draw_divergence(
+            self.divergence_chart.getPlotItem(), lanes, step, empty
+        )
+
+    def _refresh_summary(self) -> None:
+        fill_summary(self.table, self.lanes, self.summaries())
+        costs = LaneCosts()  # every run each lane finished here (the comparison's)
+        for lane in self.comparison.lanes:
+            for done in lane.runs:
+                costs.add(lane, done)
+        costs.fill(self.table, self.comparison.lanes, len(SUMMARY_ROWS))
+        self._draw_overlay()
+
+    def _draw_overlay(self) -> None:
+        draw_overlay(self.overlay.getPlotItem(), self.lanes)
+
+    def summaries(self) -> list:
+        return [summarize(lane.state.tokens, lane.state.done) for lane in self.comparison.lanes]
+
+    # -- running ------------------------------------------------------------------------------
+    @property
+    def running(self) -> int | None:
+        """The lane in flight (the comparison's)."""
+        return self.comparison.running
+
+    @property
+    def queue(self) -> list[int]:
+        """The lanes waiting to run (the comparison's)."""
+        return self.comparison.queue
 
     def run_all(self) -> None:
-        if self.running is not None or self.bridge.busy:
-            return
-        self.comparison_id = secrets.token_hex(4)
-        self._clear_comparison("The lanes are compared when they have run.")
-        self.queue = []
-        for lane in self.lanes:
-            prompt = self.lane_prompt(lane)
-            lane.reset(prompt, lane.settings())
-            if not prompt.strip():
-                lane.show_error("The prompt is empty: type one above or in this lane.")
-                lane.status.setText("error")
-                continue
-            self.queue.append(lane)
-        self._refresh_summary()
-        self._next()
+        """Run every lane, one after another (Ctrl+Enter)."""
+        if not self.bridge.busy and self.comparison.run_all():
+            self._next()
 
     def _next(self) -> None:
-        self.running = None
-        while self.queue:
-            lane = self.queue.pop(0)
-            sink = self._sink(lane)
-            if self.bridge.generate(
-                lane.state.prompt, lane.state.settings, lane.model_path(), sink=sink
-            ):
-                self.running = lane
-                spec = lane.model_path()
-                loading = self.loaded_spec is None or (
-                    spec is not None and spec != self.loaded_spec
-                )
-                lane.status.setText(f"loading {lane.model_name()}…" if loading else "running…")
-                return
-            self.queue.insert(0, lane)  # the bridge thread is still ending: retry shortly
-            QTimer.singleShot(50, self._next)
+        lane = self.comparison.next_lane
+        if lane is None or self.closed:
             return
-        self._compare()
+        state = lane.state
+        if self.bridge.generate(
+            state.prompt, state.settings, lane.model_path, sink=self._sink(lane.index)
+        ):
+            self.comparison.start(lane.index)
+        else:  # the bridge thread is still ending: retry shortly
+            QTimer.singleShot(50, self._next)
 
-    def _sink(self, lane: CompareLane):
+    def _sink(self, index: int):
         if self.journal is None:
             return None
-        info = {"comparison_id": self.comparison_id, "lane": lane.index}
+        lane = self.comparison.lanes[index]
+        info = {"comparison_id": self.comparison.comparison_id, "lane": index}
         run_id, sink = start_journaled_run(
             self.journal,
             lane.state.prompt,
@@ -272,120 +299,55 @@ class CompareWindow(ChildWindow, QMainWindow):
             self.journal_failed.emit,
             comparison=info,
         )
-        lane.name_run(run_id)
+        self.comparison.name_run(index, run_id)
         return sink
 
-    def stop_lane(self, lane: CompareLane) -> None:
-        if lane in self.queue:
-            self.queue.remove(lane)
-            lane.status.setText("skipped")
-        elif lane is self.running:
+    def stop_lane(self, index: int) -> None:
+        """Stop lane `index`: skipped while it waits, cancelled while it runs."""
+        if self.comparison.stop(index):
             self.bridge.cancel()
 
     def stop_all(self) -> None:
-        for lane in self.queue:
-            lane.status.setText("skipped")
-        self.queue = []
-        if self.running is not None:
+        if self.comparison.stop_all():
             self.bridge.cancel()
 
+    # What the engine reports, for the lane in flight (nothing once the window closed).
     def _on_model(self, record) -> None:
-        if self.running is not None:
-            self.running.set_model(record)
-            self.loaded_spec = self.running.model_path()
-            if self.running.status.text().startswith("loading"):
-                self.running.status.setText("running…")
+        if not self.closed:
+            self.comparison.model_loaded(record)
 
     def _on_tokens(self, records) -> None:
-        if self.running is not None:
-            self.running.add_tokens(records)
+        if not self.closed:
+            self.comparison.add_tokens(records)
 
     def _on_finished(self, record) -> None:
-        if self.running is not None:
-            self.running.finish(record)
-            self.costs.add(self.running, record)
-            self.running.status.setText(record.finish_reason)
-            self.running.redraw()
+        if not self.closed:
+            self.comparison.finish(record)
 
     def _on_failed(self, record) -> None:
-        if self.running is not None:
-            self.running.finish(record)
-            self.running.show_error(record.message)
-            self.running.status.setText("error")
+        if not self.closed:
+            self.comparison.fail(record)
 
     def _on_busy(self, busy: bool) -> None:
-        if not busy:
-            self._refresh_summary()
+        if not busy and not self.closed:
+            self.comparison.run_ended()
             self._next()
 
     def _redraw_running(self) -> None:
-        if self.running is not None:
-            self.running.redraw()
+        if self.comparison.running is not None:
+            self.lanes[self.comparison.running].redraw()
             self._draw_overlay()
 
-    # -- comparing -----------------------------------------------------------------------
-    def summaries(self) -> list:
-        return [summarize(lane.state.tokens, lane.state.done) for lane in self.lanes]
-
-    def _refresh_summary(self) -> None:
-        fill_summary(self.table, self.lanes, self.summaries())
-        self.costs.fill(self.table, self.lanes, len(SUMMARY_ROWS))
-        self._draw_overlay()
-
-    def _draw_overlay(self) -> None:
-        draw_overlay(self.overlay.getPlotItem(), self.lanes)
-
-    def refresh_comparison(self) -> None:
-        """The summary table, the overlay and the divergence of the lanes as they are."""
-        self._refresh_summary()
-        self._compare()
-
-    def _clear_comparison(self, note: str) -> None:
-        """No divergence on screen (a new Run all: an older one would mislead)."""
-        for lane in self.lanes:
-            lane.mark_divergence(None)
-        self.pair = None
-        self.divergence_bars, self.divergence_ids = draw_divergence(
-            self.divergence_chart.getPlotItem(), (), 0, EMPTY
-        )
-        self.divergence_info.setText(note)
-
-    def _compare(self) -> None:
-        """Mark the first differing step of every lane pair with one prompt and model."""
-        for lane in self.lanes:
-            lane.mark_divergence(None)
-        self.pair = None
-        notes = []
-        for a, b, step in lane_pairs(self.lanes):
-            name = f"{chr(65 + a.index)}/{chr(65 + b.index)}"
-            if step is None:
-                notes.append(f"Lanes {name}: identical tokens, no divergence")
-                continue
-            notes.append(f"Lanes {name} diverge at step {step}")
-            for lane in (a, b):
-                if lane.divergence is None:
-                    lane.mark_divergence(step)
-            if self.pair is None:  # every lane sharing a's prompt and model
-                self.pair = tuple(x for x in self.lanes if x.state.n and comparable(x, a))
-                self.show_step(a, step)
-        if self.pair is None:  # nothing comparable this time: never show an older comparison
-            self.divergence_bars, self.divergence_ids = draw_divergence(
-                self.divergence_chart.getPlotItem(), (), 0
-            )
-        self.divergence_info.setText(" · ".join(notes) or "No two lanes share a prompt and model.")
-
     def show_runs(self, states: list) -> None:
-        """Show finished runs as lanes (app/compare/runs.py); nothing is run."""
-        from app.compare.runs import show_runs
-
-        show_runs(self, states)
-
-    def show_step(self, lane: CompareLane, step: int) -> None:
-        """The distributions at `step` of every lane in `lane`'s group, on one chart."""
-        lanes = self.pair if self.pair and lane in self.pair else (lane,)
-        self.divergence_bars, self.divergence_ids = draw_divergence(
-            self.divergence_chart.getPlotItem(), lanes, step
-        )
+        """Show finished runs (two branches of one answer, say) as the lanes; nothing runs."""
+        self.comparison.show_runs(states)
 
     def stop_child(self) -> None:
-        self.timer.stop()  # before the engine stops (ChildWindow.cleanup)
+        """Before the engine stops (ChildWindow.cleanup): its timer, the lanes' runs, and
+        no more drawing of the comparison (it outlives the window)."""
+        self.timer.stop()
+        self.comparison.engine_gone()
+        for signal, slot in self._subscriptions:
+            signal.disconnect(slot)
+        for lane in self.lanes:
+            lane.cleanup()

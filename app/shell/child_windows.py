@@ -3,13 +3,15 @@
 Each is made on first use as a child window of the playground (closed with it
 and by Quit, its engine process with it), made afresh after it was closed, and
 brought back un-minimised (their one lifecycle: app/core/child_window.py).
-They are given what they show (the session adapter, the journal, the prompt,
-the model and settings), never the playground window itself.
+They are given what they show (the session adapter, Compare's lanes, the journal,
+the prompt, the model and settings), never the playground window itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from app.session.comparison import Comparison
 
 
 class ChildWindows:
@@ -26,14 +28,17 @@ class ChildWindows:
         self.parent, self.model, self.journal = parent, model, journal
         self.prompt_text, self.lab_source = prompt_text, lab_source
         self.compare = self.inside = self.lab = None
+        self.comparison = Comparison()  # Compare's lanes and runs: they outlive its window
 
     def open_compare(self):
         """Compare: its own engine process, this session's journal."""
         from app.compare.window import CompareWindow
 
         if self.compare is None or self.compare.closed:
-            self.compare = CompareWindow(journal=self.journal(), parent=self.parent)
-            self.compare.set_shared_prompt(self.prompt_text())
+            self.compare = CompareWindow(
+                self.comparison, journal=self.journal(), parent=self.parent
+            )
+            self.comparison.set_shared_prompt(self.prompt_text())
         return self.compare.bring_back()
 
     def open_inside(self, step: int | None = None):

@@ -96,7 +96,7 @@ def test_branch_from_the_menu_then_sample_n(qtbot, window):
     a, b, _c = (x.state for x in reopened.answers if x.branch_kind == "sample")
     compare = window.open_compare()
     compare.show_runs([a, b])
-    assert compare.lanes[0].state.tokens and compare.lanes[1].state.tokens
+    assert [lane.state.tokens for lane in compare.comparison.lanes] == [a.tokens, b.tokens]
     assert "diverge at step" in compare.divergence_info.text() or "identical" in (
         compare.divergence_info.text()
     )

@@ -1,10 +1,13 @@
-"""The Compare window with the real model: lanes, summary, divergence, stopping."""
+"""The Compare window with the real model: lanes, summary, divergence, stopping. Set up
+through its Comparison (app/session/comparison.py) and the lanes' controls; the runs,
+divergences and statuses read from the Comparison."""
 
 from __future__ import annotations
 
 import math
 
 import pytest
+from PySide6.QtCore import Qt
 
 from app.compare.window import SUMMARY_ROWS, CompareWindow
 from app.core.bridge import EngineBridge
@@ -35,10 +38,12 @@ def setup_lane(lane, temperature, seed, max_tokens=12):
 
 
 def run_all(qtbot, win):
-    win.run_all()
-    qtbot.waitUntil(
-        lambda: win.running is None and not win.queue and not win.bridge.busy, timeout=RUN_MS
-    )
+    qtbot.mouseClick(win.run_button, Qt.LeftButton)
+    run_all_wait(qtbot, win)
+
+
+def run_all_wait(qtbot, win):
+    qtbot.waitUntil(lambda: not win.comparison.busy and not win.bridge.busy, timeout=RUN_MS)
 
 
 def cell(win, label, col):
@@ -47,14 +52,14 @@ def cell(win, label, col):
 
 
 def test_greedy_vs_hot_lanes_summary_and_divergence(qtbot, compare):
-    compare.shared_prompt.setPlainText(PROMPT)
-    a, b = compare.lanes
-    setup_lane(a, 0.0, 1)
-    setup_lane(b, 1.2, 7)
+    compare.comparison.set_shared_prompt(PROMPT, same=True)
+    setup_lane(compare.lanes[0], 0.0, 1)
+    setup_lane(compare.lanes[1], 1.2, 7)
     run_all(qtbot, compare)
+    a, b = compare.comparison.lanes
     for col, lane in enumerate((a, b)):
         d, toks = lane.state.done, lane.state.tokens
-        assert d is not None and lane.tokens.plain_text() == d.text
+        assert d is not None and compare.lanes[col].tokens.plain_text() == d.text
         assert cell(compare, "generated tokens", col) == str(d.generated_tokens)
         assert cell(compare, "prompt tokens", col) == str(d.prompt_tokens)
         assert cell(compare, "decode tok/s", col) == f"{d.decode_tps:.1f}"
@@ -90,30 +95,31 @@ def test_greedy_vs_hot_lanes_summary_and_divergence(qtbot, compare):
 
 
 def test_identical_lanes_have_no_divergence(qtbot, compare):
-    compare.shared_prompt.setPlainText(PROMPT)
-    a, b = compare.lanes
-    setup_lane(a, 0.9, 42, 10)
-    b.copy_settings(a)
+    compare.comparison.set_shared_prompt(PROMPT, same=True)
+    setup_lane(compare.lanes[0], 0.9, 42, 10)
+    compare.lanes[1].copy_from.activated.emit(1)  # "copy from… Lane A"
     run_all(qtbot, compare)
-    assert a.tokens.plain_text() == b.tokens.plain_text() != ""
+    a, b = compare.comparison.lanes
+    assert a.settings == b.settings and a.state.text == b.state.text != ""
+    assert compare.lanes[0].tokens.plain_text() == compare.lanes[1].tokens.plain_text()
     assert (
         first_divergence([t.token_id for t in a.state.tokens], [t.token_id for t in b.state.tokens])
         is None
     )
     assert a.divergence is None and b.divergence is None
-    assert not a.div_line.isVisible()
+    assert not compare.lanes[0].div_line.isVisible()
     assert "identical tokens" in compare.divergence_info.text()
     assert compare.divergence_ids == []  # no earlier comparison left on the chart
 
 
 def test_stopping_one_lane_leaves_the_other_to_finish(qtbot, compare):
-    compare.shared_prompt.setPlainText("Tell a long story about a fox.")
-    a, b = compare.lanes
-    setup_lane(a, 0.0, 1, 200)
-    setup_lane(b, 0.0, 1, 10)
+    compare.comparison.set_shared_prompt("Tell a long story about a fox.", same=True)
+    setup_lane(compare.lanes[0], 0.0, 1, 200)
+    setup_lane(compare.lanes[1], 0.0, 1, 10)
     compare.run_all()
+    a, b = compare.comparison.lanes
     qtbot.waitUntil(lambda: a.state.n >= 3, timeout=RUN_MS)
-    qtbot.mouseClick(a.stop_button, qtbot_button())
+    qtbot.mouseClick(compare.lanes[0].stop_button, Qt.LeftButton)
     run_all_wait(qtbot, compare)
     assert a.state.done.finish_reason == "cancelled" and a.state.n < 200
     assert b.state.done.finish_reason in ("length", "stop") and b.state.n > 0
@@ -121,30 +127,19 @@ def test_stopping_one_lane_leaves_the_other_to_finish(qtbot, compare):
 
 
 def test_a_failing_lane_shows_its_error_while_the_others_finish(qtbot, compare, tmp_path):
-    compare.set_lane_count(3)
-    compare.shared_prompt.setPlainText(PROMPT)
-    a, b, c = compare.lanes
+    compare.lane_count.setValue(3)
+    compare.comparison.set_shared_prompt(PROMPT, same=True)
     for lane in compare.lanes:
         setup_lane(lane, 0.0, 1, 6)
-    b.model.addItem("broken", str(tmp_path / "missing-model"))
-    b.model.setCurrentIndex(b.model.count() - 1)
+    compare.comparison.set_model(1, str(tmp_path / "missing-model"), "broken")
+    assert compare.lanes[1].model.currentText() == "broken"
     run_all(qtbot, compare)
-    assert b.error.isVisible() and "not found" in b.error.text()
+    a, b, c = compare.comparison.lanes
+    assert "not found" in b.error and b.status == "error"
+    assert compare.lanes[1].error.isVisible() and compare.lanes[1].error.text() == b.error
     assert cell(compare, "finish", 1) == "error"
     assert a.state.done is not None and c.state.done is not None
-    assert a.tokens.plain_text() == c.tokens.plain_text()
-
-
-def qtbot_button():
-    from PySide6.QtCore import Qt
-
-    return Qt.LeftButton
-
-
-def run_all_wait(qtbot, win):
-    qtbot.waitUntil(
-        lambda: win.running is None and not win.queue and not win.bridge.busy, timeout=RUN_MS
-    )
+    assert a.state.text == c.state.text
 
 
 def test_lanes_mix_a_local_and_a_remote_model(qtbot, compare):
@@ -162,18 +157,19 @@ def test_lanes_mix_a_local_and_a_remote_model(qtbot, compare):
             ],
         )
         save_server(list_server_models(server.url))
-        compare.set_lane_count(2)
-        compare.shared_prompt.setPlainText(PROMPT)
-        a, b = compare.lanes
+        compare.comparison.set_shared_prompt(PROMPT, same=True)
+        lane_a, lane_b = compare.lanes
         from app.widgets.model_picker import fill_models
 
-        fill_models(b.model)
-        b.model.setCurrentIndex(b.model.findData(f"{server.url}#Qwen/Qwen3-0.6B"))
-        setup_lane(a, 0.0, 1, max_tokens=4)
-        setup_lane(b, 0.5, 2, max_tokens=4)
-        b.sampling.top_k.setValue(40)  # settings only the full panel has
-        b.sampling.system.setPlainText("Be brief.")
+        fill_models(lane_b.model)
+        lane_b.model.setCurrentIndex(lane_b.model.findData(f"{server.url}#Qwen/Qwen3-0.6B"))
+        setup_lane(lane_a, 0.0, 1, max_tokens=4)
+        setup_lane(lane_b, 0.5, 2, max_tokens=4)
+        lane_b.sampling.top_k.setValue(40)  # settings only the full panel has
+        lane_b.sampling.system.setPlainText("Be brief.")
         run_all(qtbot, compare)
+        a, b = compare.comparison.lanes
+        assert b.model_path == f"{server.url}#Qwen/Qwen3-0.6B"
         assert a.state.model.backend == "mlx" and a.state.done.generated_tokens == 4
         assert b.state.model.backend == "openai" and b.state.done.text == " Bright"
         body = server.requests[-1]["body"]
@@ -181,6 +177,6 @@ def test_lanes_mix_a_local_and_a_remote_model(qtbot, compare):
             "role": "system",
             "content": "Be brief.",
         }
-        assert "top-k 40" in b.more.text() and "system" in b.more.text()
+        assert "top-k 40" in lane_b.more.text() and "system" in lane_b.more.text()
     finally:
         server.close()

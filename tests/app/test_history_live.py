@@ -89,14 +89,12 @@ def test_compare_lanes_appear_in_history_as_they_end(qtbot, panel, engine_client
         bridge=EngineBridge(client=engine_client, owns_client=False), journal=journal
     )
     qtbot.addWidget(win)
-    win.shared_prompt.setPlainText("Hi")
+    win.comparison.set_shared_prompt("Hi", same=True)
     for lane in win.lanes:
         lane.max_tokens.setValue(2)
     win.run_all()
-    qtbot.waitUntil(
-        lambda: win.running is None and not win.queue and not win.bridge.busy, timeout=180_000
-    )
-    ids = [lane.state.run_id for lane in win.lanes]
+    qtbot.waitUntil(lambda: not win.comparison.busy and not win.bridge.busy, timeout=180_000)
+    ids = [lane.state.run_id for lane in win.comparison.lanes]
     qtbot.waitUntil(lambda: all(panel.select_run(i) for i in ids), timeout=5_000)
     rows = []
     for i in ids:
