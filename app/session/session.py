@@ -1,11 +1,9 @@
 """Session: the playground's whole state, without Qt, and the rules that change it.
 
-What it holds: the conversation tree, the run on screen (`shown`, with its selected
-step), which turn that is, a turn being edited, a past run reopened from History,
-the loaded model, the cold-vs-cached A/B in progress and its result, the journal
-handle, and History's view of the journal (app/session/history.py). Every view draws
-from it (through the Qt adapter in app/core/session_signals.py); its rules are plain
-methods, tested without widgets (tests/session/).
+What it holds: the conversation tree, the run on screen (`shown`, with its selected step),
+which turn that is, a turn being edited, a past run reopened from History, the loaded model,
+the cold-vs-cached A/B, the journal, History's view of it and Compare's lanes. Every view
+draws from it (Qt: app/core/session_signals.py); its rules are plain methods (tests/session/).
 """
 
 from __future__ import annotations
@@ -13,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.session.batches import ABTest, SampleBatch
+from app.session.comparison import Comparison
 from app.session.conversation import Answer, Conversation, Turn
 from app.session.events import Announcer, announces
 from app.session.families import add_family, family  # noqa: F401 - family: for callers
@@ -48,6 +47,7 @@ class Session:
         self.raw_turn: Turn | None = None  # the last raw-completion run and its branches
         self.sampling: SampleBatch | None = None  # Sample N in progress
         self.history = History()  # History's view of the journal (its own announcements)
+        self.comparison = Comparison()  # Compare's lanes (its own announcements)
         self.events = Announcer(EVENTS)
 
     # -- the run on screen ----------------------------------------------------------------

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from app.session.comparison import Comparison
-
 
 class ChildWindows:
     def __init__(
@@ -28,17 +26,15 @@ class ChildWindows:
         self.parent, self.model, self.journal = parent, model, journal
         self.prompt_text, self.lab_source = prompt_text, lab_source
         self.compare = self.inside = self.lab = None
-        self.comparison = Comparison()  # Compare's lanes and runs: they outlive its window
 
     def open_compare(self):
         """Compare: its own engine process, this session's journal."""
         from app.compare.window import CompareWindow
 
         if self.compare is None or self.compare.closed:
-            self.compare = CompareWindow(
-                self.comparison, journal=self.journal(), parent=self.parent
-            )
-            self.comparison.set_shared_prompt(self.prompt_text())
+            comparison = self.model.session.comparison  # its lanes outlive the window
+            self.compare = CompareWindow(comparison, journal=self.journal(), parent=self.parent)
+            comparison.set_shared_prompt(self.prompt_text())
         return self.compare.bring_back()
 
     def open_inside(self, step: int | None = None):
