@@ -60,6 +60,8 @@ class Served:
 
 def prepare(options: ServeOptions, progress=None) -> Served:
     """Load the model and build the app and scheduler (the model thread is started)."""
+    import mlx_lm.generate  # noqa: F401 - its MLX stream made on this thread, not the model's
+
     from engine.backends.mlx.backend import MLXBackend
     from engine.serve.runs import model_dict
 
