@@ -7,6 +7,7 @@
     batch.py       continuous batching: the requests in flight decoded together
     runs.py        every request a run of the "server" session in the journal
     events.py      live request events for a watcher (the window's Follow requests)
+    events_feed.py GET /logitscope/events: those events as SSE, for a follower out of process
     server.py      uvicorn, started in the foreground (CLI) or on a thread (tests)
 
 All model work happens on the scheduler's thread; the asyncio handlers only

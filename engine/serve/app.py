@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 from engine.errors import SettingsError
 from engine.prompt import encode_prompt
+from engine.serve import events_feed
 from engine.serve.errors import ApiError, error_body
 from engine.serve.events import ClientInfo
 from engine.serve.scheduler import END, Job, QueueFull, Scheduler
@@ -225,6 +226,15 @@ async def model(request: Request):
     return JSONResponse(_model_entry(state))
 
 
+async def events(request: Request):
+    """`GET /logitscope/events`: every request's events, live (engine/serve/events_feed.py)."""
+    state: ServeState = request.app.state.serve
+    _auth(state, request)
+    hello = {"model": state.model_name, "context_length": state.context_length}
+    feed = events_feed.stream(request.app.state.feed, hello)
+    return EventSourceResponse(feed, ping=events_feed.PING_S)
+
+
 async def _api_error(request: Request, e: ApiError):
     return JSONResponse(e.body(), status_code=e.status, headers=e.headers)
 
@@ -252,6 +262,7 @@ def make_app(state: ServeState, cors: list[str] | None = None) -> Starlette:
         Route("/v1/models/{name:path}", model, methods=["GET"]),
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/completions", completions, methods=["POST"]),
+        Route("/logitscope/events", events, methods=["GET"]),
     ]
     middleware = []
     if cors:
@@ -269,4 +280,5 @@ def make_app(state: ServeState, cors: list[str] | None = None) -> Starlette:
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _bug},
     )
     app.state.serve = state
+    app.state.feed = events_feed.EventsFeed(state.scheduler)
     return app
