@@ -35,6 +35,8 @@ from engine.records import DoneRecord, PrefillRecord, Record, TokenRecord, token
 
 LOGITS_BUDGET = 16 * 2**20  # bytes of float32 logits per chunk (the default chunk size)
 MIN_CHUNK, MAX_DEFAULT_CHUNK = 16, 256
+CHUNK_TARGET_S = 0.5  # a default-sized chunk shrinks to about this long: a cancel waits no more
+MIN_ADAPTED_CHUNK = 4
 
 
 class TextTooLong(SettingsError):
@@ -162,15 +164,16 @@ def read_records(
     mx.reset_peak_memory()
     tally, stream, text = ReadTally(), TextStream(), []
     n = min(request.top_n, lm.vocab_size - 1)
-    feeder = _Feeder(lm, ids, plan)
+    feeder = _Feeder(lm, ids, plan, should_stop)
     a, t_first, cancelled = n_ctx - 1, None, False  # a: the chunk's first input position
+    chunk = plan.chunk
     while a < len(ids) - 1:
-        if should_stop():
+        b = min(a + chunk, len(ids) - 1)  # inputs ids[a:b] predict ids[a+1:b+1]
+        t = time.perf_counter()
+        logits = None if should_stop() else feeder.logits(a, b)  # (L, V), lazy
+        if logits is None:  # asked to stop (maybe while a window was re-read)
             cancelled = True
             break
-        b = min(a + plan.chunk, len(ids) - 1)  # inputs ids[a:b] predict ids[a+1:b+1]
-        t = time.perf_counter()
-        logits = feeder.logits(a, b)  # (L, V), lazy
         if a == n_ctx - 1:
             yield PrefillRecord(n_ctx, n_ctx, time.perf_counter() - t0, plan.system_tokens)
         stats = reduce_chunk(logits, mx.array(ids[a + 1 : b + 1]), n, request.sweep)
@@ -187,6 +190,8 @@ def read_records(
             tally.add(record)
             yield record
         a = b
+        if request.chunk_tokens is None:  # the next chunk sized to about CHUNK_TARGET_S
+            chunk = _adapted(plan.chunk, (t_known - t) / len(stats.logprob))
         if progress is not None:
             progress(a + 1 - n_ctx, n_text)
     text.append(stream.flush())
@@ -226,22 +231,26 @@ class _Feeder:
     """Feeds the model chunk by chunk, keeping (or, with a window, restarting) the
     KV cache: `base` is the index of the first token the cache holds."""
 
-    def __init__(self, lm, ids: list[int], plan: ReadPlan):
-        self.lm, self.ids, self.plan = lm, ids, plan
+    def __init__(self, lm, ids: list[int], plan: ReadPlan, should_stop: Callable[[], bool]):
+        self.lm, self.ids, self.plan, self.should_stop = lm, ids, plan, should_stop
         self.cache, self.base = None, 0
         body = getattr(lm.model, "model", None)
         self.body = body if callable(body) else lm.model  # no vocabulary head for context
 
-    def logits(self, a: int, b: int) -> mx.array:
-        """(b - a, V) logits of inputs ids[a:b], the cache holding ids[base:a] first."""
+    def logits(self, a: int, b: int) -> mx.array | None:
+        """(b - a, V) logits of inputs ids[a:b], the cache holding ids[base:a] first;
+        None when asked to stop while the cache was being filled."""
         width = self.plan.window
-        if self.cache is None or (width is not None and b - self.base > width):
-            self._restart(0 if width is None or b <= width else a - self.plan.keep, a)
+        stale = self.cache is None or (width is not None and b - self.base > width)
+        base = 0 if width is None or b <= width else a - self.plan.keep
+        if stale and not self._restart(base, a):
+            return None
         x = mx.array(self.ids[a:b])[None]  # (1, L)
         return self.lm.model(x, cache=self.cache)[0]  # (L, V)
 
-    def _restart(self, base: int, a: int) -> None:
-        """A fresh cache holding ids[base:a] (fed without the vocabulary head)."""
+    def _restart(self, base: int, a: int) -> bool:
+        """A fresh cache holding ids[base:a] (fed without the vocabulary head); False
+        when asked to stop on the way (the cache is then dropped)."""
         from mlx_lm.models.cache import make_prompt_cache
 
         from engine.backends.mlx.prompt_reuse import new_cache
@@ -249,8 +258,17 @@ class _Feeder:
         self.cache, self.base = new_cache(self.lm, make_prompt_cache), base
         step = max(self.plan.chunk, MIN_CHUNK)
         for s in range(base, a, step):
+            if self.should_stop():
+                self.cache = None
+                return False
             self.body(mx.array(self.ids[s : min(s + step, a)])[None], cache=self.cache)
             mx.eval([c.state for c in self.cache])
+        return True
+
+
+def _adapted(largest: int, per_token: float) -> int:
+    """Tokens per chunk for about CHUNK_TARGET_S at `per_token` seconds a token."""
+    return max(MIN_ADAPTED_CHUNK, min(largest, int(CHUNK_TARGET_S / max(per_token, 1e-6))))
 
 
 def _token(lm, stats: ChunkStats, i: int, where, token_id: int, piece, raw, sweep) -> TokenRecord:
