@@ -193,3 +193,17 @@ def test_gemma_reads_a_short_text(gemma):
 def test_bad_requests_are_refused_in_one_sentence(request_, message):
     with pytest.raises(SettingsError, match=message):
         request_.validate()
+
+
+def test_cancel_reaches_a_read_in_the_engine_process(engine_client, default_model_path):
+    request = ReadRequest(LONG, chunk_tokens=4, sweep=False)
+    records = []
+    for record in engine_client.read(request, str(default_model_path)):
+        records.append(record)
+        if record.type == "token" and record.step == 1:
+            engine_client.cancel()
+    done = records[-1]
+    tokens = [r for r in records if r.type == "token"]
+    assert done.type == "done" and done.finish_reason == "cancelled"
+    assert 4 <= len(tokens) < 40 and done.reading.tokens == len(tokens)
+    assert not done.reading.complete and any(r.type == "progress" for r in records)
