@@ -1,11 +1,9 @@
 """PlaygroundWindow: prompt and streaming output beside live charts.
 
-The window only starts, cancels and draws. Its state is the Session model
-(app/session/, no Qt), changed through one adapter (SessionSignals) whose
-signals every view follows: the answer, the five charts, the status line, the
-transcript, Inside. Model work goes through EngineBridge (engine process +
-background thread), whose batches arrive at ~30 Hz. Charts redraw when a batch
-lands; the status line at most 4 times a second.
+The window only starts, cancels and draws. Its state is the Session model (app/session/, no Qt),
+changed through one adapter (SessionSignals) that every view follows: the answer, the five charts,
+the status line, the transcript, Inside. Model work goes through EngineBridge (engine process +
+thread; batches at ~30 Hz). Charts redraw per batch; the status line at most 4 times a second.
 """
 
 from __future__ import annotations
@@ -42,6 +40,7 @@ from app.shell.layout import (
     show_progress,
 )
 from app.shell.menus import build_menus
+from app.shell.serve_wiring import wire_serve
 from app.shell.startup_model import load_on_start as start_model
 from app.widgets.model_picker import ModelPicker
 from engine.sessions.journal import RunLog
@@ -81,6 +80,7 @@ class PlaygroundWindow(QMainWindow):
         self._connect()
         watch(self)  # accessible names for every control (app/core/accessibility.py)
         install_file_handling(self)  # drops, Open Recent (app/shell/file_drop.py)
+        self.serving = wire_serve(self)  # Server ▸ Serve on port…, Follow requests (app/serve/)
         self._fit_to_screen()
         _restored, side = window_state.restore(
             self.store, self.prompt, self.controls, self.picker, self, self.split
