@@ -50,6 +50,12 @@ class BranchFlow:
             return "Wait for the current run to finish (or stop it) before branching."
         if not state.tokens:
             return "Run a prompt first: a branch continues an answer from one of its tokens."
+        if state.reading:
+            return (
+                "A text read through the model has no branches: copy the text up to that "
+                "token into the prompt box and run it in raw completion mode to see what "
+                "the model would write there."
+            )
         if state.remote and state.settings.chat_template:
             return (
                 "A server's chat answer cannot be continued from a step: the server applies "

@@ -1,5 +1,7 @@
 """Probability timeline: chosen-token probability (top) and entropy (bottom) per
-step, with the selected step marked in both."""
+step, with the selected step marked in both. For a text read through the model
+(Mode: Read a text) the top plot is each token's surprisal in bits, titled with
+the text's perplexity."""
 
 from __future__ import annotations
 
@@ -7,11 +9,20 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
-from app.charts.base import NOT_REPORTED, empty_text, pen, show_empty, style_plot, view_point
+from app.charts.base import (
+    NOT_REPORTED,
+    empty_text,
+    pen,
+    set_title,
+    show_empty,
+    style_plot,
+    view_point,
+)
 from app.core.theme import CHOSEN, ENTROPY, RAW
 from app.session.run_state import RunState
 
 PROB_TITLES = ("p(chosen)", "p")  # longest first: the first that fits the plot's height
+SURPRISAL_TITLES = ("surprisal (bits)", "bits")
 ENTROPY_TITLES = {
     "entropy (nats)": ("entropy (nats)", "H (nats)", "H"),
     "H top-k (nats)": ("H top-k (nats)", "H top-k", "H"),
@@ -50,6 +61,7 @@ class TimelineChart(pg.GraphicsLayoutWidget):
         self.steps = None
         self.state = None
         self.entropy_label = "entropy (nats)"
+        self.reading = False  # the top plot shows surprisal (a read) rather than p
         self.axis_titles: dict[str, str] = {}  # plot ("prob" | "entropy") -> title shown
         for p in (self.prob_plot, self.entropy_plot):
             p.vb.sigResized.connect(self._fit_axis_titles)
@@ -68,7 +80,24 @@ class TimelineChart(pg.GraphicsLayoutWidget):
             top = float(known.max()) if known.size else 0.0
             self.entropy_plot.setYRange(0, max(top, 0.5) * 1.05, padding=0)
         self.steps = np.arange(n)
-        self.prob_curve.setData(self.steps, state.prob[:n], connect="finite")  # NaN: not reported
+        reading = bool(getattr(state, "reading", False))
+        if reading != self.reading:
+            self.reading = reading
+            self.axis_titles.pop("prob", None)
+            self._fit_axis_titles()
+        if reading:  # a read: each token's surprisal, -log2 p, and the text's perplexity
+            with np.errstate(divide="ignore", invalid="ignore"):
+                bits = -np.log2(state.prob[:n])
+            self.prob_curve.setData(self.steps, bits, connect="finite")
+            finite = bits[np.isfinite(bits)]
+            top = max(float(finite.max()) if finite.size else 1.0, 1.0)
+            self.prob_plot.setYRange(0, top * 1.05, padding=0)
+            title, detail = self._read_title(state)
+            set_title(self.prob_plot, title, detail)
+        else:
+            self.prob_curve.setData(self.steps, state.prob[:n], connect="finite")  # NaN: none
+            self.prob_plot.setYRange(0, 1.02, padding=0)
+            set_title(self.prob_plot, "Probability timeline", "&nbsp;")
         self.entropy_curve.setData(self.steps, state.entropy[:n], connect="finite")
         no_probs = n > 0 and not np.isfinite(state.prob[:n]).any()
         show_empty(
@@ -96,7 +125,7 @@ class TimelineChart(pg.GraphicsLayoutWidget):
         stacked titles would run into each other, so they shorten ("p", "H (nats)")."""
         metrics = QFontMetricsF(_axis_title_font())
         for key, plot, forms in (
-            ("prob", self.prob_plot, PROB_TITLES),
+            ("prob", self.prob_plot, SURPRISAL_TITLES if self.reading else PROB_TITLES),
             ("entropy", self.entropy_plot, ENTROPY_TITLES[self.entropy_label]),
         ):
             room = plot.getAxis("left").height() - AXIS_TITLE_GAP_PX
@@ -105,6 +134,19 @@ class TimelineChart(pg.GraphicsLayoutWidget):
             if self.axis_titles.get(key) != title:
                 self.axis_titles[key] = title
                 plot.setLabel("left", title, **{"font-size": "8pt"})
+
+    @staticmethod
+    def _read_title(state) -> tuple[str, str]:
+        """('Surprisal per token', 'perplexity 12.41'): the running figure while reading."""
+        import math
+
+        d = state.done
+        summary = getattr(d, "reading", None) if d is not None else None
+        ppl = summary.perplexity if summary is not None else None
+        if ppl is None and state.n:
+            lps = [t.logprob for t in state.tokens[: state.n] if t.logprob is not None]
+            ppl = math.exp(-sum(lps) / len(lps)) if lps else None
+        return "Surprisal per token", (f"perplexity {ppl:,.2f}" if ppl else "&nbsp;")
 
     def readout(self, scene_pos) -> str | None:
         """The step under the cursor: its token, probability and entropy."""

@@ -81,6 +81,12 @@ class EngineBridge(QObject):
 
         return self._run(start, sink)
 
+    def read(self, request, model: str | None, sink=None) -> bool:
+        """Read a text through the model (an engine.reading ReadRequest): token records
+        (each marked read) stream like a run's, then a DoneRecord with the summary."""
+        key = api_key_for(model)
+        return self._run(lambda: self.client.read(request, model, key), sink)
+
     def inspect(
         self, prompt, settings: SamplingSettings, request: InspectRequest, model: str | None
     ) -> bool:

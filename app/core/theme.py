@@ -74,6 +74,21 @@ def prob_text_color(p: float | None) -> QColor:
     return QColor(*prob_scale.text_rgb(prob_scale.prob_rgb(p, current_scale())))
 
 
+# GLTR's four rank buckets (top 10, top 100, top 1,000, beyond), in its own hues: green,
+# yellow, red, violet. Pale enough that black text reads on each (WCAG AA) in any theme.
+RANK_COLORS = ("#a8e6a1", "#fde68a", "#fca5a5", "#d8b4fe")
+NO_RANK = "#d0d0d0"  # a token whose rank was not reported
+
+
+def rank_color(rank: int | None) -> QColor:
+    """The shade of a token's rank under the model, GLTR's way (NO_RANK when unknown)."""
+    if rank is None:
+        return QColor(NO_RANK)
+    from engine.reading.summary import rank_bucket
+
+    return QColor(RANK_COLORS[rank_bucket(rank)])
+
+
 def gradient_stops() -> list[tuple[float, str]]:
     """The current scale's stops as (position, '#rrggbb')."""
     return prob_scale.gradient_stops(current_scale())

@@ -11,8 +11,12 @@ SESSION_SUFFIXES = (".json", ".jsonl")
 OPEN_FILTER = "Models and sessions (*.gguf *.json *.jsonl);;All files (*)"
 
 
+TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", ".rst")  # read through the model
+
+
 def kind_of(path: str | Path) -> str | None:
-    """'model', 'session', or None for a path Logitscope cannot open."""
+    """'model', 'session', 'text' (a file to read), or None for a path Logitscope
+    cannot open."""
     p = Path(path)
     if p.is_dir():
         return "model" if (p / "config.json").is_file() else None
@@ -20,7 +24,18 @@ def kind_of(path: str | Path) -> str | None:
         return "model"
     if p.is_file() and p.suffix.lower() in SESSION_SUFFIXES:
         return "session"
+    if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES:
+        return "text"
     return None
+
+
+def ask_text_path(parent: QWidget | None) -> str | None:
+    """Choose a text file to read through the model (any file may be tried)."""
+    patterns = " ".join(f"*{s}" for s in TEXT_SUFFIXES)
+    path, _ = QFileDialog.getOpenFileName(
+        parent, "Read a text file", "", f"Text files ({patterns});;All files (*)"
+    )
+    return path or None
 
 
 def ask_open_path(parent: QWidget | None) -> str | None:

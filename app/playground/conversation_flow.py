@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.core.session_signals import SessionSignals
+from app.playground.read_flow import start_read
 from app.session.run_state import RunState
 from engine.errors import SettingsError
 from engine.settings import SamplingSettings
@@ -63,6 +64,9 @@ class TurnFlow:
         if self.bridge.busy:
             return
         text = self.prompt.toPlainText()
+        if self.controls.reading():  # Mode: Read a text (app/playground/read_flow.py)
+            start_read(self, text)
+            return
         turn = self.session.next_turn(text)
         if turn < len(self.session.conversation) and self.session.editing_turn is None:
             self.regenerate(cold=cold)

@@ -18,6 +18,8 @@ def status_text(state: RunState, model) -> str | None:
     """None when there is nothing to say yet (no model, no run)."""
     d = state.done
     device = model.device if model else "—"
+    if state.reading:
+        return read_text(state, device)
     if d is not None:
         reuse = f" ({cache_reuse(d)})" if d.cached_tokens else ""
         return (
@@ -65,3 +67,20 @@ def _energy(d) -> str:
     """'≈ 0.41 J/token (estimated from 10 W)' (engine/run_cost.py); '' for a remote run."""
     part = short(run_cost(d, prices=[]))
     return f" · {part}" if part else ""
+
+
+def read_text(state: RunState, device: str) -> str:
+    """A read's line: tokens, perplexity, bits per byte, read speed (and its window)."""
+    d = state.done
+    summary = getattr(d, "reading", None) if d is not None else None
+    if summary is None:
+        done = "" if d is None else f" · {finish_words(d.finish_reason)}"
+        return f"Reading… {state.n:,} tokens · {device}{done}"
+    window = f" · sliding window of {summary.window:,} tokens" if summary.window else ""
+    cut = "" if summary.complete else " · cancelled: the figures cover what was read"
+    return (
+        f"Read {summary.tokens:,} tokens · perplexity "
+        f"{fmt_or_na(summary.perplexity, ',.2f', '').strip()} · "
+        f"{fmt_or_na(summary.bits_per_byte, '.3f', 'bits/byte')} · "
+        f"{fmt_or_na(summary.read_tps, ',.1f', 'tok/s')} · {device}{window}{cut}"
+    )

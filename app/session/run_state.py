@@ -30,6 +30,7 @@ class RunState(RunResult):
     kv_growth: list = field(default_factory=list)  # KV cache bytes after each earlier turn
     sent: object = None  # what the engine was sent (a conversation's messages), if not `prompt`
     branch: dict | None = None  # a branch: {"parent" run id, "step", "kind"} (journal field)
+    reading: bool = False  # a text read through the model (engine/reading), not generated
     _cap: int = 256
 
     def __post_init__(self):
@@ -52,6 +53,9 @@ class RunState(RunResult):
         )
         state.add_tokens(run.tokens)
         state.done, state.error, state.prefill = run.done, run.error, run.last_prefill
+        state.reading = bool(run.tokens and run.tokens[0].read) or bool(
+            run.done is not None and run.done.reading is not None
+        )
         return state
 
     def end(self, record) -> None:

@@ -4,7 +4,8 @@ dialog that takes a .gguf file, an MLX model folder or a session export.
 
 A `.gguf` file or a folder with a config.json is a model: it is loaded. A `.json`
 export or a `.jsonl` session is a session: it is imported into History (validated
-field by field by engine.sessions.session_import) and its last run is shown.
+field by field by engine.sessions.session_import) and its last run is shown. A
+`.txt` or `.md` file is a text: it is read through the model (Mode: Read a text).
 Open Recent lists a model only once it loaded and a session only once imported.
 """
 
@@ -19,7 +20,7 @@ from PySide6.QtWidgets import QWidget
 from app.core import settings_store
 from app.dialogs.open_dialog import kind_of
 
-RECENT_KEYS = {"model": "recent/models", "session": "recent/sessions"}
+RECENT_KEYS = {"model": "recent/models", "session": "recent/sessions", "text": "recent/texts"}
 RECENT_MAX = 8
 
 
@@ -76,7 +77,10 @@ def not_openable(path: str) -> str:
         )
     if not p.exists():
         return f"{path} does not exist."
-    return f"{p.name} is not a .gguf file, an MLX model folder or a session export."
+    return (
+        f"{p.name} is not a .gguf file, an MLX model folder, a session export or a text "
+        "file (.txt, .md) to read."
+    )
 
 
 def import_session(history, path: str):
@@ -105,6 +109,8 @@ def open_path(window, path: str) -> str | None:
         window.show_error(not_openable(path))
         return None
     path = str(Path(path).resolve())
+    if kind == "text":
+        return read_file(window, path)
     if kind == "model":
         refused = window.bridge.busy  # load_model says why; nothing to remember
         window.picker.refresh(select=path)
@@ -121,6 +127,37 @@ def open_path(window, path: str) -> str | None:
     if runs:
         window.show_run(runs[-1])
     return kind
+
+
+def read_file(window, path: str) -> str | None:
+    """Read a text file through the model: its text in the prompt box, Mode set to Read
+    a text, and the read started (when a model is loaded and nothing runs)."""
+    from app.playground.read_flow import load_text
+    from engine.errors import SettingsError
+
+    if window.bridge.busy:
+        window.show_error("Stop the current run before reading a text file.")
+        return None
+    try:
+        text = load_text(path)
+    except SettingsError as e:
+        window.show_error(str(e))
+        return None
+    window.controls.set_reading(True)
+    window.prompt.setPlainText(text)
+    remember("text", path)
+    if window.model_record is not None:
+        window.run()
+    return "text"
+
+
+def ask_and_read(window) -> None:
+    """File ▸ Read a text file…"""
+    from app.dialogs.open_dialog import ask_text_path
+
+    path = ask_text_path(window)
+    if path:
+        read_file(window, path)
 
 
 def _paths(event) -> list[str]:
@@ -186,6 +223,7 @@ def open_arguments(window, paths: list[str]) -> list[str | None]:
 
 def install(window) -> None:
     """Drops, the picker's Open dialog for sessions too, and File ▸ Open Recent."""
+    from PySide6.QtGui import QAction, QKeySequence
     from PySide6.QtWidgets import QMenu
 
     accept_drops(window)  # the filter is the window's child: Qt keeps it alive
@@ -197,6 +235,12 @@ def install(window) -> None:
     menu.setObjectName(RECENT_MENU)
     file_menu.insertMenu(window.actions_["server"], menu)
     menu.aboutToShow.connect(lambda: fill_recent(menu, window))
+    read = QAction("&Read a text file…", file_menu)  # Mode: Read a text, on a file
+    read.setShortcut(QKeySequence("Ctrl+Shift+T"))
+    read.setStatusTip("Read a .txt or .md file through the model: every token's p and rank")
+    read.triggered.connect(lambda: ask_and_read(window))
+    file_menu.insertAction(window.actions_["server"], read)
+    window.addAction(read)  # the shortcut works wherever the focus is
 
 
 RECENT_MENU = "openRecentMenu"
@@ -212,7 +256,7 @@ def recent_menu_of(window):
 def fill_recent(menu, window) -> None:
     """The Open Recent submenu: models, then sessions (paths in tooltips)."""
     menu.clear()
-    for kind, title in (("model", "Models"), ("session", "Sessions")):
+    for kind, title in (("model", "Models"), ("session", "Sessions"), ("text", "Texts read")):
         items = recent(kind)
         if items:
             menu.addSection(title)

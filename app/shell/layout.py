@@ -26,6 +26,7 @@ from app.core.repaint_registry import track
 from app.core.theme import note_color, tint
 from app.history.panel import HistoryPanel
 from app.playground.conversation_view import ConversationView, TurnLabel
+from app.playground.shading_bar import ShadingBar
 from app.playground.thinking_view import AnswerViews, ThinkingBlock
 from app.widgets.controls import SamplingPanel
 from app.widgets.fitting_label import FittingLabel
@@ -173,6 +174,7 @@ class Center:
     ab_label: QLabel
     answer_tabs: QTabWidget | None = None
     rendered: RenderedView | None = None
+    shading: ShadingBar | None = None
 
 
 def _button(text: str, tip: str, enabled: bool = True) -> QPushButton:
@@ -240,7 +242,8 @@ def build_center(prompt_panel) -> Center:
         cl.addWidget(w)
     answer_tabs, rendered = answer_tabs_of(output)
     cl.addWidget(answer_tabs, 5)
-    cl.addWidget(legend_widget())
+    shading = ShadingBar(legend_widget(), output)  # probability or GLTR rank shading
+    cl.addWidget(shading)
     return Center(
         center,
         run,
@@ -258,6 +261,7 @@ def build_center(prompt_panel) -> Center:
         ab_label,
         answer_tabs,
         rendered,
+        shading,
     )
 
 

@@ -24,6 +24,7 @@ from app.core.quit import quit_app
 from app.core.session_signals import SessionSignals
 from app.playground.conversation_flow import FlowUi, TurnFlow
 from app.playground.prompt_panel import PromptPanel
+from app.playground.read_flow import start_engine_run
 from app.playground.run_view import RunView
 from app.session import Session
 from app.shell import window_state
@@ -132,7 +133,7 @@ class PlaygroundWindow(QMainWindow):
         self.regen_button, self.ab_button, self.banner = c.regen_button, c.ab_button, c.banner
         self.viewing_label, self.output, self.thinking = c.viewing_label, c.output, c.thinking
         self.answer, self.transcript, self.turn_label = c.answer, c.transcript, c.turn_label
-        self.ab_label = c.ab_label
+        self.ab_label, self.shading = c.ab_label, c.shading
         self.charts = charts = ChartsPanel()
         self.dist_chart, self.temp_chart = charts.dist, charts.temp
         self.timeline_chart, self.throughput_chart = charts.timeline, charts.throughput
@@ -267,13 +268,13 @@ class PlaygroundWindow(QMainWindow):
         self.flow.run_box(cold)
 
     def begin_run(self, state, prompt, conversation, continuation=None, parent=()) -> None:
-        """Start the engine on `prompt` (text or messages); `state`, already on screen
-        (TurnFlow or BranchFlow put it there through the session), shows it as it
-        streams. A branch continues `parent` (token records) at its continuation."""
+        """Start the engine on `prompt` (text or messages; a read reads state.prompt); `state`,
+        already on screen, streams. A branch continues `parent` at its continuation."""
         self._save()
         model = self.model_record.path if self.model_record else self.picker.current()
         sink = journal_session_run(self.session, state, conversation, self.journal_failed.emit)
-        self.bridge.generate(prompt, state.settings, model, sink, continuation, parent)
+        branch = (continuation, parent)
+        start_engine_run(self.bridge, self.controls, state, prompt, model, sink, branch)
 
     def _on_journal_failed(self, message: str) -> None:
         self.show_error(f"This run is shown but not saved: {message[:1].upper()}{message[1:]}.")

@@ -21,6 +21,12 @@ from PySide6.QtWidgets import (
 from engine.settings import MAX_TEMPERATURE, SamplingSettings
 
 SLIDER_STEPS = 200  # temperature slider: 0.01 per step
+CHAT_MODE, RAW_MODE, READ_MODE = 0, 1, 2  # the Mode box's items
+SYSTEM_HINTS = {
+    CHAT_MODE: "System prompt (chat mode; empty = model default)",
+    RAW_MODE: "Raw completion has no system prompt",
+    READ_MODE: "Context read before the text, not scored (optional)",
+}
 
 
 def parse_stops(text: str) -> tuple[str, ...]:
@@ -83,12 +89,22 @@ class SamplingPanel(QWidget):
         self.stops.setPlaceholderText(r"e.g.  ###, \n\n")
         self.stops.setToolTip(r"Comma-separated stop strings; \n is a newline")
         self.mode = QComboBox()
-        self.mode.addItems(["Chat (template)", "Raw completion"])
-        self.mode.setToolTip("Chat wraps the prompt in the model's chat template")
+        self.mode.addItems(["Chat (template)", "Raw completion", "Read a text"])
+        self.mode.setToolTip(
+            "Chat wraps the prompt in the model's chat template; Raw completion sends it "
+            "as is; Read a text scores every token of the text in the prompt box (its "
+            "probability and rank under the model), without generating"
+        )
         self.system = QPlainTextEdit()
         self.system.setPlaceholderText("System prompt (chat mode; empty = model default)")
         self.system.setFixedHeight(64)
         self.system.setTabChangesFocus(True)  # Tab moves on: a system prompt needs no tabs
+        self.slide = QCheckBox("slide a window")
+        self.slide.setChecked(True)
+        self.slide.setToolTip(
+            "A text longer than the context window: read it with a sliding window "
+            "(checked), or refuse it and say how long it is"
+        )
         for label, widget in (
             ("Top-p", self.top_p),
             ("Top-k", self.top_k),
@@ -101,6 +117,8 @@ class SamplingPanel(QWidget):
         form.addRow("Stop strings", self.stops)
         form.addRow("Mode", self.mode)
         form.addRow("System", self.system)
+        form.addRow("Long texts", self.slide)
+        self._form = form
         self.temp_slider.valueChanged.connect(self._on_slider)
         self.temp_spin.valueChanged.connect(self._on_spin)
         for w in (self.top_p, self.min_p, self.rep):
@@ -111,12 +129,32 @@ class SamplingPanel(QWidget):
         self.mode.currentIndexChanged.connect(self._on_mode)
         self.system.textChanged.connect(self.changed)
         self.apply(SamplingSettings())
+        self._on_mode(self.mode.currentIndex())
 
     def _on_mode(self, index: int) -> None:
-        """The system prompt does nothing in raw completion mode: say so by disabling it."""
-        chat = index == 0
-        self.system.setEnabled(chat)
-        self.system.setToolTip("" if chat else "Raw completion has no system prompt")
+        """The system prompt does nothing in raw completion mode: say so by disabling it.
+        Reading a text samples nothing: the sampling settings rest (the temperature stays,
+        for the temperature chart), the system box holds the context read before it."""
+        self.system.setEnabled(index != RAW_MODE)
+        self.system.setPlaceholderText(SYSTEM_HINTS.get(index, ""))
+        self.system.setToolTip("" if index == CHAT_MODE else SYSTEM_HINTS.get(index, ""))
+        reading = index == READ_MODE
+        for w in (self.top_p, self.top_k, self.min_p, self.rep, self.max_tokens, self.seed):
+            w.setEnabled(not reading)
+        self.seed_lock.setEnabled(not reading)
+        self.stops.setEnabled(not reading)
+        self._form.setRowVisible(self.slide, reading)
+
+    def reading(self) -> bool:
+        """Whether Run reads the prompt box's text (Mode: Read a text)."""
+        return self.mode.currentIndex() == READ_MODE
+
+    def set_reading(self, on: bool) -> None:
+        """Switch Mode to Read a text (on) or back to chat (off, from reading only)."""
+        if on:
+            self.mode.setCurrentIndex(READ_MODE)
+        elif self.reading():
+            self.mode.setCurrentIndex(CHAT_MODE)
 
     @staticmethod
     def _dspin(lo, hi, step, decimals, tip) -> QDoubleSpinBox:
@@ -154,14 +192,14 @@ class SamplingPanel(QWidget):
             seed=self.seed.value(),
             stop=parse_stops(self.stops.text()),
             system_prompt=system,
-            chat_template=self.mode.currentIndex() == 0,
+            chat_template=self.mode.currentIndex() == CHAT_MODE,
         )
 
     def prompt_settings(self) -> SamplingSettings:
         """Only what changes the prompt's tokens (no seed drawn)."""
         return SamplingSettings(
             system_prompt=self.system.toPlainText().strip() or None,
-            chat_template=self.mode.currentIndex() == 0,
+            chat_template=self.mode.currentIndex() == CHAT_MODE,
         )
 
     def apply(self, s: SamplingSettings, seed_locked: bool | None = None) -> None:
@@ -176,5 +214,6 @@ class SamplingPanel(QWidget):
         if seed_locked is not None:
             self.seed_lock.setChecked(seed_locked)
         self.stops.setText(format_stops(s.stop))
-        self.mode.setCurrentIndex(0 if s.chat_template else 1)
+        if not (self.reading() and not s.chat_template):  # a read's settings keep the mode
+            self.mode.setCurrentIndex(CHAT_MODE if s.chat_template else RAW_MODE)
         self.system.setPlainText(s.system_prompt or "")

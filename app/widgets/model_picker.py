@@ -255,7 +255,7 @@ class ModelPicker(QWidget):
         from app.dialogs.open_dialog import ask_open_path, kind_of
 
         path = ask_open_path(self)
-        if path and kind_of(path) == "session":
+        if path and kind_of(path) in ("session", "text"):  # the window opens it
             self.session_chosen.emit(path)
         elif path:
             self.refresh(select=path)

@@ -13,10 +13,10 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextEdit, QToolTip
 
-from app.core.theme import prob_color, prob_text_color
+from app.core.theme import prob_color, prob_text_color, rank_color
 from app.widgets.rendered_view import add_copy_actions
 from engine.records import TokenRecord
 from engine.run_result import add_token
@@ -110,6 +110,17 @@ class TokenView(QTextEdit):
         self._records: list[TokenRecord] = []
         self._selected: int | None = None
         self._drawn = self._drawn_chars = 0  # tokens and characters drawn so far
+        self.shading = "prob"  # "prob": by probability; "rank": by GLTR's rank buckets
+
+    def set_shading(self, shading: str) -> None:
+        """Shade tokens by probability ("prob") or by their rank's GLTR bucket ("rank")."""
+        if shading != self.shading:
+            self.shading = shading
+            records, selected = list(self._records), self._selected
+            self.clear_tokens()
+            self.append_tokens(records)
+            if selected is not None:
+                self.select_step(selected)
 
     def offer_branches(self, requests, why_not) -> None:
         """Offer branch actions in the menu: `requests` (BranchRequests) receives them,
@@ -139,8 +150,12 @@ class TokenView(QTextEdit):
                 self._records.append(r)  # kept (plain_text, exports), not drawn
                 continue
             fmt = QTextCharFormat()
-            fmt.setBackground(prob_color(r.prob))
-            fmt.setForeground(prob_text_color(r.prob))  # readable on its shading (WCAG)
+            if self.shading == "rank":
+                fmt.setBackground(rank_color(r.rank))
+                fmt.setForeground(QColor("black"))  # the bucket hues are pale: black reads
+            else:
+                fmt.setBackground(prob_color(r.prob))
+                fmt.setForeground(prob_text_color(r.prob))  # readable on its shading (WCAG)
             fmt.setProperty(STEP_PROPERTY, r.step)
             if getattr(r, "forced", False):  # chosen by the person: overlined, italic
                 fmt.setFontOverline(True)

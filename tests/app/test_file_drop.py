@@ -82,9 +82,14 @@ def test_drops_of_each_kind(qtbot, playground, exports, default_model_path, tmp_
         assert _drop(playground, export)
         assert playground.state.prompt == "dropped prompt"
         assert len(playground.history.sessions) >= max(before, 1)
-    text = tmp_path / "notes.txt"
-    text.write_text("hi")
-    assert not _drop(playground, text)
+    other = tmp_path / "notes.bin"
+    other.write_text("hi")
+    assert not _drop(playground, other)
+    text = tmp_path / "notes.txt"  # a text: read through the model (no model loaded here)
+    text.write_text("A dropped text to read.")
+    assert _drop(playground, text)
+    assert playground.controls.reading()
+    assert playground.prompt.toPlainText() == "A dropped text to read."
     assert file_drop.recent("model") == []  # none loaded (load_model is a stand-in)
     assert file_drop.recent("session")[0] == str(exports[1].resolve())
     menu = file_drop.recent_menu_of(playground)
