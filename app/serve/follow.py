@@ -38,11 +38,14 @@ class FollowUi:
     request_ended: Callable[[], None]
 
 
-def describe(started: dict) -> str:
-    """ "Request from 127.0.0.1:5123 · OpenAI/Python 1.2" (the client's user agent)."""
+def describe(started: dict, prompt: str = "") -> str:
+    """The line above a followed answer: "Request from 127.0.0.1:5123 · OpenAI/Python 1.2"
+    (the client's user agent), then the start of its prompt (the box shows the person's)."""
     client = started.get("client") or {}
     agent = (client.get("user_agent") or "no user agent")[:80]
-    return f"Request from {client.get('address', 'unknown')} · {agent}"
+    who = f"Request from {client.get('address', 'unknown')} · {agent}"
+    said = " ".join(prompt.split())
+    return f"{who}. Prompt: {said[:200]}{'…' if len(said) > 200 else ''}" if said else who
 
 
 def state_of(started: dict) -> RunState:
@@ -161,7 +164,7 @@ class Following(QObject):
         Session.name_run(state, event.get("run_id"))
         self.request_id, self.state = event.get("request_id"), state
         self.shown_requests += 1
-        self.ui.describe(who)
+        self.ui.describe(describe(event, state.prompt))
 
     def _on_record(self, record) -> None:
         if not self._on_screen():

@@ -82,6 +82,7 @@ def test_serve_follow_a_request_then_stop(qtbot, window):
     assert state.model.name == name and state.run_id
     label = window.viewing_label.text()
     assert label.startswith("Request from 127.0.0.1:") and "OpenAI/Python" in label
+    assert label.endswith(". Prompt: Say hi")
     # the server journaled it in the same data folder: History lists it
     qtbot.waitUntil(
         lambda: window.session.history.find_run(state.run_id)[1] is not None, timeout=10_000
@@ -136,3 +137,65 @@ def test_the_feed_is_reached_over_the_loopback():
     assert events_url("http://127.0.0.1:9/v1/") == "http://127.0.0.1:9/logitscope/events"
     assert not port_taken("127.0.0.1", 0)
     assert os.environ.get("QT_QPA_PLATFORM") == "offscreen"
+
+
+def _tok(step: int, text: str) -> dict:
+    from engine.records import TokenRecord, to_dict
+
+    return to_dict(TokenRecord(step, 7, text, -0.5, 0.6, -0.5, (), (), 1.0, 1.0, 0.1, 0.1, 9))
+
+
+def _done(text: str, n: int) -> dict:
+    from engine.records import DoneRecord, to_dict
+
+    return to_dict(DoneRecord("length", text, 5, n, 0.1, 50.0, 9.0, None, None, 8192, None, 1.0))
+
+
+def _started(rid: str, prompt="hello") -> dict:
+    client = {"address": "10.0.0.2:5000", "user_agent": "curl/8", "route": "/v1/completions"}
+    return {"kind": "started", "request_id": rid, "run_id": f"run-{rid}", "prompt": prompt,
+            "settings": {"temperature": 0.5, "max_tokens": 2, "server": {}}, "client": client,
+            "model": None}  # fmt: skip
+
+
+def test_one_request_at_a_time_and_never_over_the_persons_run(qtbot):
+    """A second request while one is on screen, and one while the person's own run
+    goes on, are left to History with a notice; a request the person takes off the
+    screen stops drawing; tokens go to the followed run only."""
+    import queue as queue_module
+
+    from app.core.session_signals import SessionSignals
+    from app.serve.follow import Following, FollowUi
+
+    model, notices, labels, busy = SessionSignals(), [], [], [False]
+    ui = FollowUi(lambda: busy[0], notices.append, labels.append, lambda: None)
+    following = Following(model, ui)
+
+    class Reader:
+        queue = queue_module.Queue()
+
+    def feed(*events):
+        for e in events:
+            Reader.queue.put(("event", e))
+        following.drain()
+
+    following.reader = Reader()
+    rec = lambda rid, d: {"kind": "record", "request_id": rid, "record": d}  # noqa: E731
+    feed(_started("a"), rec("a", _tok(0, "Hi")), _started("b"), rec("b", _tok(0, "No")))
+    state = model.session.shown
+    assert state.prompt == "hello" and state.settings.temperature == 0.5
+    assert state.run_id == "run-a" and [t.text for t in state.tokens] == ["Hi"]
+    assert labels == ["Request from 10.0.0.2:5000 · curl/8. Prompt: hello"]
+    assert "another request is on screen" in notices[-1]
+    feed(rec("a", _tok(1, "!")), rec("a", _done("Hi!", 2)), {"kind": "ended", "request_id": "a"})
+    assert state.text == "Hi!" and state.done.generated_tokens == 2
+    busy[0] = True  # the person's own run: the next request is not shown
+    feed(_started("c"), rec("c", _tok(0, "x")))
+    assert model.session.shown is state and "while your run goes on" in notices[-1]
+    busy[0] = False
+    feed(_started("d"))
+    followed = model.session.shown
+    model.show(type(state)())  # the person puts another run on screen
+    feed(rec("d", _tok(0, "late")))
+    assert followed.tokens == [] and model.session.shown.tokens == []
+    assert "goes on off screen" in notices[-1]
