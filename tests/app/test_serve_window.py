@@ -97,6 +97,13 @@ def test_serve_follow_a_request_then_stop(qtbot, window):
     assert not serving.following.active and serving.actions["serve"].isEnabled()
     assert window.state is state and state.done is not None  # the request stays on screen
 
+    # closing the window (File ▸ Quit closes every window) ends a server still running
+    assert serving.start(ServeChoice("127.0.0.1", 0))
+    qtbot.waitUntil(lambda: serving.url is not None, timeout=SERVE_MS)
+    proc = serving.process.proc
+    window.close()
+    assert proc.state() == QProcess.NotRunning
+
 
 def _zombie(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
