@@ -13,10 +13,6 @@ import json
 import queue
 import threading
 
-import httpx
-
-from engine.backends.openai.sse_events import iter_events
-
 RETRY_S = 1.0
 CONNECT_S = 5.0
 MAX_EVENT_BYTES = 16 * 2**20
@@ -56,6 +52,10 @@ class FeedReader:
         return self._closed.is_set()
 
     def _run(self) -> None:
+        import httpx  # here, not at the window's start (~0.15 s)
+
+        from engine.backends.openai.sse_events import iter_events
+
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         timeout = httpx.Timeout(None, connect=CONNECT_S)  # the feed is quiet between requests
         while not self._closed.is_set():
@@ -75,7 +75,7 @@ class FeedReader:
             self._closed.wait(RETRY_S)
 
 
-def _refusal(r: httpx.Response) -> str:
+def _refusal(r) -> str:
     try:
         message = r.json()["error"]["message"]
     except (ValueError, KeyError, TypeError):
@@ -84,6 +84,8 @@ def _refusal(r: httpx.Response) -> str:
 
 
 def _describe(e: Exception, url: str) -> str:
+    import httpx
+
     if isinstance(e, ConnectionError):
         return str(e)
     if isinstance(e, httpx.ConnectError):
