@@ -28,6 +28,10 @@ _LEGEND = (
     f"<span style='color:{SAMPLED}'>■ sampled from</span> "
     f"<span style='color:{CHOSEN}'>▶ chosen</span>"
 )
+_READ_LEGEND = (  # a text read through the model: its own token, nothing sampled
+    f"<span style='color:{RAW}'>■ the model's distribution</span> "
+    f"<span style='color:{CHOSEN}'>▶ the text's token</span>"
+)
 
 
 class DistributionChart(pg.PlotWidget):
@@ -88,7 +92,7 @@ class DistributionChart(pg.PlotWidget):
         ids = [c.token_id for c in cands]
         raw = [math.exp(c.logprob) if raw_known else math.nan for c in cands]
         # The record's own sampled-from values; NaN (no bar, marked "?") where unknown.
-        samp = [record.sampled_prob_of(i) for i in ids]
+        samp = [None if record.read else record.sampled_prob_of(i) for i in ids]  # read: none
         samp = [math.nan if p is None else p for p in samp]
         self._set(ids, [c.text for c in cands], raw, samp)
         chosen = ids.index(record.token_id)
@@ -101,6 +105,8 @@ class DistributionChart(pg.PlotWidget):
         legend, note = _LEGEND, ""
         if not raw_known:  # a server that reports only what the token was drawn from
             legend = _LEGEND.replace("■ raw (T=1)", "raw: not reported")
+        elif record.read:  # a text read through the model: nothing was sampled
+            legend = _READ_LEGEND
         elif unknown == len(samp):  # a server that reports only the raw distribution
             legend = _LEGEND.replace("■ sampled from", "sampled-from: not reported")
         elif unknown:
@@ -109,8 +115,8 @@ class DistributionChart(pg.PlotWidget):
         set_title(
             plot,
             "Next-token distribution",
-            f"step {record.step} · chose {html.escape(repr(short(record.label)))} "
-            f"({p_text}){note}<br>{legend}",
+            f"step {record.step} · {'read' if record.read else 'chose'} "
+            f"{html.escape(repr(short(record.label)))} ({p_text}{_rank(record)}){note}<br>{legend}",
         )
 
     def shown_labels(self) -> list[int]:
@@ -209,3 +215,8 @@ class DistributionChart(pg.PlotWidget):
         self.getPlotItem().setRange(  # room for the chosen marker even at p = 1
             xRange=(0, top * 1.08 + 0.06), yRange=(-0.7, max(n, 1) - 0.3), padding=0
         )
+
+
+def _rank(record: TokenRecord) -> str:
+    """', rank 3' when the record says where its token ranked under the model."""
+    return f", rank {record.rank:,}" if getattr(record, "rank", None) else ""

@@ -44,6 +44,9 @@ class ThroughputChart(pg.PlotWidget):
         self.update_from(RunState())
 
     def update_from(self, state: RunState) -> None:
+        if getattr(state, "reading", False):
+            self._show_read(state)
+            return
         n = state.n
         empty = n == 0 and state.prefill is None
         show_empty(self.getPlotItem(), self.empty, empty, x=(0, 1), y=(0, 10))
@@ -78,6 +81,24 @@ class ThroughputChart(pg.PlotWidget):
         elif state.done is not None and state.done.timings_from == "server":
             detail += " (server's figure)"
         detail += self._mark_step(state)
+        set_title(self.getPlotItem(), "Throughput", detail)
+
+    def _show_read(self, state: RunState) -> None:
+        """A text read through the model is scored in chunks: nothing is decoded, so the
+        chart says what the read took instead of drawing a decode curve."""
+        self.times, self.tps = np.zeros(0), np.zeros(0)
+        self.curve.setData([], [])
+        self.prefill_region.setRegion((0, 0))
+        self.ttft_line.setVisible(False)
+        self.prefill_label.setVisible(False)
+        summary = state.done.reading if state.done is not None else None
+        if summary is not None and summary.read_tps:
+            detail = f"read {summary.tokens:,} tokens in {summary.read_s:,.1f} s"
+            speed = f"{summary.read_tps:,.1f} tok/s"
+        else:
+            detail, speed = f"reading… {state.n:,} tokens", "…"
+        message = f"A read scores the text in chunks:\nno decode to draw · {speed}"
+        show_empty(self.getPlotItem(), self.empty, True, x=(0, 1), y=(0, 10), message=message)
         set_title(self.getPlotItem(), "Throughput", detail)
 
     def _mark_step(self, state: RunState) -> str:
