@@ -1,17 +1,17 @@
 """Continuous batching: the requests in flight decoded together, every token recorded.
 
 mlx-lm's BatchGenerator runs the batch (prefill of new prompts beside the decode
-of running ones, each sequence leaving when it ends). Each request has its own
-sampler: the engine's instrumented step sampler (instrument.py), so each token
-gets the same statistics as `logitscope generate` gives (logprob, top list,
-entropies, the sampled-from distribution, the temperature sweep), kept in a
-per-request FIFO until BatchGenerator hands the token back one step later.
+of running ones, each sequence leaving when it ends). Every request shares one
+sampler (batch_stats.py), which samples the whole batch and computes each row's
+statistics as `logitscope generate` does (logprob, top list, entropies, the
+sampled-from distribution, the temperature sweep) in one graph per step, read
+back once; each request keeps a FIFO of (step, row) until BatchGenerator hands
+its token back one step later.
 
 Seeds: the engine seeds MLX's global generator once per run and each draw splits
-its key. Here every request keeps its own key and puts it into the global
-generator just before its own draw (a key (k0, k1) is the seed k0 << 32 | k1),
-so a seeded request draws exactly what a serial run with that seed draws,
-whatever else is in the batch. Text stop strings end a request from here; the
+its key. Here every request keeps its own key and splits it the same way for its
+own draw, so a seeded request draws exactly what a serial run with that seed
+draws, whatever else is in the batch. Text stop strings end a request from here; the
 end-of-sequence tokens and max_tokens end it inside BatchGenerator. A request
 whose prompt shares a prefix with a kept cache (prompt_reuse.py) starts from it.
 """
@@ -24,18 +24,18 @@ from collections import deque
 
 import mlx.core as mx
 
-from engine.backends.mlx.instrument import make_step_sampler, unpack
 from engine.backends.mlx.prompt_reuse import Reuse, finish, start_cache
 from engine.backends.mlx.run_records import RunRecords
 from engine.prompt import encode_prompt
 from engine.records import PrefillRecord
+from engine.serve.batch_stats import BatchSampler, RowSampler
 from engine.serve.scheduler import END
 
 PREFILL_STEP = 512  # prompt tokens per prefill step of a batch
 
 
 class Slot:
-    """One request in the batch: its job, records, sampler state and pending stats."""
+    """One request in the batch: its job, records, sampling row and pending stats."""
 
     def __init__(self, lm, job, t0: float):
         s = job.req.settings
@@ -43,27 +43,13 @@ class Slot:
         self.enc = encode_prompt(lm.tokenizer, job.req.prompt, s)
         self.ids = list(self.enc.ids)
         self.seed = s.seed if s.seed is not None else random.randrange(2**31)
-        self.key = mx.random.key(self.seed)
         self.reuse: Reuse = start_cache(lm, self.ids, s.prompt_cache)
         self.records = RunRecords(lm, self.enc, self.seed, t0, self.reuse.cache)
-        self.step = make_step_sampler(s, lm.vocab_size, sweep_on_device=False)
-        self.history = mx.array(self.ids) if s.repetition_penalty != 1.0 else None
-        self.pending: deque = deque()  # packed stats of drawn tokens, oldest first
+        history = mx.array(self.ids) if s.repetition_penalty != 1.0 else None
+        self.row = RowSampler(s, lm.vocab_size, mx.random.key(self.seed), history)
+        self.pending: deque = deque()  # (StepBatch, row) of drawn tokens, oldest first
         self.max_steps = min(s.max_tokens, lm.context_length - len(self.ids))
         self.t_prefill = time.perf_counter()
-
-    def sample(self, logprobs: mx.array) -> mx.array:
-        """BatchGenerator's sampler for this request: (1, V) -> (1,) token."""
-        if self.settings.temperature > 0:
-            k0, k1 = self.key.tolist()
-            mx.random.seed((k0 << 32) | k1)  # this request's generator, as a serial run's
-            self.key = mx.random.split(self.key)[0]
-        token, packed, _raw = self.step(logprobs, self.history, None)
-        if self.history is not None:
-            self.history = mx.concatenate([self.history, token])
-        mx.async_eval(token, packed)
-        self.pending.append(packed)
-        return token
 
 
 def run_batched(scheduler) -> None:
@@ -72,35 +58,44 @@ def run_batched(scheduler) -> None:
 
     lm = scheduler.lm
     eos = set(lm.tokenizer.eos_token_ids)
+    live: dict[int, Slot] = {}
+    rows: dict = {}  # uid -> RowSampler, what the shared sampler reads
+
+    def on_step(uids, _tokens, step) -> None:
+        for i, uid in enumerate(uids):
+            if (slot := live.get(uid)) is not None:
+                slot.pending.append((step, i))
+
     gen = BatchGenerator(
         lm.model,
         stop_tokens=[[e] for e in eos],
+        sampler=BatchSampler(rows, on_step),
         completion_batch_size=scheduler.max_batch,
         prefill_batch_size=scheduler.max_batch,
         prefill_step_size=PREFILL_STEP,
     )
-    live: dict[int, Slot] = {}
     try:
         while not scheduler.stopping:
             for job in scheduler.take(block=not live):
-                _admit(scheduler, gen, live, job)
+                _admit(scheduler, gen, live, rows, job)
             gone = [uid for uid, slot in live.items() if slot.job.cancelled.is_set()]
             if gone:
                 gen.remove(gone)
                 for uid in gone:
+                    rows.pop(uid, None)
                     _end(scheduler, live.pop(uid), "cancelled", None)
             if not live:
                 continue
             _prompt_responses, responses = gen.next()
             for r in responses:
-                _token(scheduler, gen, live, r, eos)
+                _token(scheduler, gen, live, rows, r, eos)
     finally:
         for slot in live.values():
             _end(scheduler, slot, "cancelled", None)
         gen.close()
 
 
-def _admit(scheduler, gen, live: dict, job) -> None:
+def _admit(scheduler, gen, live: dict, rows: dict, job) -> None:
     t0 = time.perf_counter()
     try:
         scheduler.begin(job)
@@ -116,9 +111,10 @@ def _admit(scheduler, gen, live: dict, job) -> None:
         max_tokens=[slot.max_steps],
         caches=[slot.reuse.cache],
         all_tokens=[slot.ids[:cached]],
-        samplers=[slot.sample],
+        logits_processors=[[slot.row.keep_logits]] if slot.row.history is not None else None,
     )
     live[uid] = slot
+    rows[uid] = slot.row
 
 
 def _send(slot: Slot, record) -> None:
@@ -126,12 +122,13 @@ def _send(slot: Slot, record) -> None:
     slot.job.put(record)
 
 
-def _token(scheduler, gen, live: dict, r, eos: set) -> None:
+def _token(scheduler, gen, live: dict, rows: dict, r, eos: set) -> None:
     slot = live.get(r.uid)
     if slot is None:
         return
     t_known = time.perf_counter()
-    stats = unpack(slot.pending.popleft().tolist(), slot.step.n)
+    step, row = slot.pending.popleft()
+    stats = step.stats(row)
     run = slot.records
     if run.n_timed == 0:
         total = len(slot.ids)
@@ -149,6 +146,7 @@ def _token(scheduler, gen, live: dict, r, eos: set) -> None:
     if reason is None:
         return
     live.pop(r.uid)
+    rows.pop(r.uid, None)
     _end(scheduler, slot, reason, r)
 
 
