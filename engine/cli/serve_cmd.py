@@ -66,6 +66,9 @@ def _api_key(var: str | None) -> str | None:
 
 def cmd_serve(args) -> int:
     """Run the server until interrupted."""
+    from engine.backends.base import prepare_process
+
+    prepare_process()  # an optimised BLAS before MLX loads, as the engine process does
     from engine.serve.server import ServeOptions, check_options, serve
 
     if args.batch < 1 or args.queue < 0:

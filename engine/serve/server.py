@@ -11,6 +11,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from engine import environment
 from engine.errors import SettingsError
 from engine.serve.app import ServeState, make_app
 from engine.serve.scheduler import DEFAULT_BATCH, DEFAULT_QUEUE, Scheduler
@@ -67,6 +68,8 @@ def prepare(options: ServeOptions, progress=None) -> Served:
 
     check_options(options)
     backend = MLXBackend()
+    # float32 on the BLAS, as the lab runs: a batch's matrix products pay for it
+    backend.prefer = environment.text("LOGITSCOPE_COMPUTE") or "speed"
     record = backend.load(options.model, progress or (lambda message, fraction: None))
     journal = Journal.create() if options.journal else None
     lm = backend.lm
