@@ -125,8 +125,14 @@ def cmd_read(args) -> int:
         sweep=args.json,  # the temperature chart's data, for whoever reads the records
     ).validate()
     spec, key = model_spec(args), api_key(args)
-    plain = SamplingSettings(temperature=1.0, top_p=1.0, top_k=0, min_p=0.0, chat_template=False)
-    log = RunLogger(None if args.no_log else (args.context or "", plain.to_dict()))
+    # Journaled as the window journals a read: the text as the run's prompt, the context
+    # (if any) as its system prompt; History titles it by its text and reopens it as a read.
+    context = request.context if isinstance(request.context, str) else None
+    plain = SamplingSettings(
+        temperature=1.0, top_p=1.0, top_k=0, min_p=0.0, chat_template=False,
+        system_prompt=context,
+    )  # fmt: skip
+    log = RunLogger(None if args.no_log else (text, plain.to_dict()))
     bar = ProgressDisplay(plain=args.json)
     client = EngineClient()
     status, model, done = 0, None, None

@@ -27,6 +27,7 @@ def test_read_prints_the_figures_and_journals_the_run(default_model_path, capsys
     path = new.pop()
     session = read_session(path)  # the history's reader: every line passes the schema
     assert session.bad_lines == 0 and session.runs[0].done.reading.tokens > 0
+    assert session.runs[0].prompt == TEXT  # journaled as the window journals a read
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     records = [x["record"] for x in lines if "record" in x]
     done = [r for r in records if r.get("type") == "done"]
