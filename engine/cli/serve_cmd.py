@@ -1,8 +1,10 @@
 """`logitscope serve`: an OpenAI-compatible endpoint on this machine (engine/serve/).
 
-The API key is read from the environment variable `--api-key-env` names (never
-from the command line, where other users of the machine could read it); without
-one the server only listens on the loopback.
+The API key is read from the environment variable `--api-key-env` names, or with
+`--api-key-keychain` from the system keychain (stored there once by `logitscope serve
+--set-key`, which reads it from standard input); never from the command line, where
+other users of the machine could read it. Without one the server only listens on the
+loopback.
 """
 
 from __future__ import annotations
@@ -35,6 +37,16 @@ def add_parser(sub) -> None:
         help="the environment variable holding the API key clients must send",
     )
     s.add_argument(
+        "--api-key-keychain",
+        action="store_true",
+        help="take the API key from the system keychain (store it with --set-key)",
+    )
+    s.add_argument(
+        "--set-key",
+        action="store_true",
+        help="read an API key from standard input, store it in the system keychain, exit",
+    )
+    s.add_argument(
         "--cors",
         action="append",
         default=[],
@@ -55,7 +67,59 @@ def add_parser(sub) -> None:
     )
 
 
-def _api_key(var: str | None) -> str | None:
+KEYCHAIN_SERVICE, KEYCHAIN_ACCOUNT = "logitscope-serve", "api-key"
+
+
+def _keychain():
+    """The keyring module with a usable backend.
+
+    Raises:
+        SettingsError: this system has no keychain (say what to use instead).
+    """
+    try:
+        import keyring
+        from keyring.backends.fail import Keyring as NoKeyring
+    except ImportError:  # pragma: no cover - a dependency of the project
+        raise SettingsError("the keyring package is missing: reinstall Logitscope") from None
+    if isinstance(keyring.get_keyring(), NoKeyring):
+        raise SettingsError(
+            "this system has no keychain: give the key in an environment variable with "
+            "--api-key-env VAR instead"
+        )
+    return keyring
+
+
+def store_key(stream=None) -> str:
+    """`--set-key`: one line from standard input (hidden on a terminal) into the keychain."""
+    stream = stream or sys.stdin
+    if stream.isatty():
+        import getpass
+
+        key = getpass.getpass("API key for logitscope serve: ")
+    else:
+        key = stream.readline()
+    key = key.strip()
+    if not key:
+        raise SettingsError("no API key was given on standard input: nothing was stored")
+    _keychain().set_password(KEYCHAIN_SERVICE, KEYCHAIN_ACCOUNT, key)
+    return "stored in the system keychain; serve with --api-key-keychain"
+
+
+def _keychain_key() -> str:
+    key = _keychain().get_password(KEYCHAIN_SERVICE, KEYCHAIN_ACCOUNT)
+    if not key:
+        raise SettingsError(
+            "--api-key-keychain: no key is stored yet: run `logitscope serve --set-key` "
+            "and type it (or pipe it in)"
+        )
+    return key
+
+
+def _api_key(var: str | None, keychain: bool = False) -> str | None:
+    if var is not None and keychain:
+        raise SettingsError("give the API key one way: --api-key-env or --api-key-keychain")
+    if keychain:
+        return _keychain_key()
     if var is None:
         return None
     key = os.environ.get(var, "")
@@ -68,6 +132,9 @@ def cmd_serve(args) -> int:
     """Run the server until interrupted."""
     from engine.backends.base import prepare_process
 
+    if args.set_key:
+        print(f"logitscope serve: API key {store_key()}", file=sys.stderr)
+        return 0
     prepare_process()  # an optimised BLAS before MLX loads, as the engine process does
     from engine.serve.server import ServeOptions, check_options, serve
 
@@ -77,7 +144,7 @@ def cmd_serve(args) -> int:
         model=args.model,
         host=args.host,
         port=args.port,
-        api_key=_api_key(args.api_key_env),
+        api_key=_api_key(args.api_key_env, args.api_key_keychain),
         cors=tuple(args.cors),
         max_batch=args.batch,
         max_queue=args.queue,
