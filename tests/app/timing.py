@@ -1,66 +1,69 @@
-"""Time bounds for GUI tests as ratios against a baseline measured in the same test.
+"""What the GUI thread does per frame while a run streams: structure, not time.
 
-These machines are shared: an absolute bound (100 ms) turns red on a loaded
-machine. The baseline is the longest heartbeat gap while the window repaints all
-five charts at once, the heaviest single thing it does; a streaming window must
-never stall longer than that plus a margin (it draws one chart per tick).
+The window stays smooth by construction: the engine's records reach the GUI thread
+in batches of at most MAX_PER_FRAME per ~30 Hz frame (app/core/bridge.py), the answer
+appends each batch at once, and the charts redraw one chart per redraw tick, never all
+five, except when a run starts, ends or a step is selected. These are counted here and
+asserted in the tests; how many milliseconds a frame takes on this machine is measured
+by scripts/bench_window.py and BENCHMARKS.md, never asserted (these machines are shared).
 """
 
 from __future__ import annotations
 
-import time
-
-from PySide6.QtCore import QTimer
-
-HEARTBEAT_MS = 16
-STALL_FLOOR_S = 0.100  # below this, any gap is fine on any machine
-STALL_RATIO = 2.0  # a frame paints one chart and some text: never two full redraws' worth
+from app.core.bridge import MAX_PER_FRAME
 
 
-class Heartbeat:
-    """A 16 ms GUI timer recording the gaps between its ticks."""
+class FrameWork:
+    """Counts, while in use, the charts drawn per redraw tick, the full redraws, and
+    the sizes of the token batches the bridge hands the window."""
 
-    def __init__(self):
-        self.gaps: list[float] = []
-        self._last = time.perf_counter()
-        self.timer = QTimer()
-        self.timer.setInterval(HEARTBEAT_MS)
-        self.timer.timeout.connect(self._beat)
-
-    def _beat(self) -> None:
-        now = time.perf_counter()
-        self.gaps.append(now - self._last)
-        self._last = now
+    def __init__(self, window):
+        self.window = window
+        self.draws_per_tick: list[int] = []
+        self.full_redraws = 0
+        self.batches: list[int] = []
+        self._draws = 0
+        self._in_full = False
 
     def __enter__(self):
-        self._last = time.perf_counter()
-        self.timer.start()
+        rv = self.window.run_view
+        self._draw, self._redraw = rv._draw_chart, rv.redraw
+
+        def draw(name):
+            if not self._in_full:
+                self._draws += 1
+            self._draw(name)
+
+        def redraw():
+            self.full_redraws += 1
+            self._in_full = True
+            try:
+                self._redraw()
+            finally:
+                self._in_full = False
+
+        rv._draw_chart, rv.redraw = draw, redraw
+        rv.redraw_timer.timeout.connect(self._tick)
+        self.window.bridge.tokens.connect(self._batch)
         return self
 
     def __exit__(self, *exc):
-        self.timer.stop()
+        rv = self.window.run_view
+        rv._draw_chart, rv.redraw = self._draw, self._redraw
+        rv.redraw_timer.timeout.disconnect(self._tick)
+        self.window.bridge.tokens.disconnect(self._batch)
 
+    def _tick(self) -> None:
+        self.draws_per_tick.append(self._draws)
+        self._draws = 0
 
-def full_redraw_baseline(qtbot, window, frames: int = 8) -> float:
-    """Longest heartbeat gap while every chart is redrawn at once, `frames` times."""
-    with Heartbeat() as hb:
-        for _ in range(frames):
-            window.run_view.dirty = []
-            window.run_view.redraw()
-            qtbot.wait(50)
-    return max(hb.gaps)
+    def _batch(self, records) -> None:
+        self.batches.append(len(records))
 
-
-def stall_bound(baseline: float) -> float:
-    return max(STALL_FLOOR_S, STALL_RATIO * baseline)
-
-
-def check_smooth(gaps: list[float], baseline: float) -> None:
-    """The window stays smooth: its 95th-percentile gap within the bound (a stall that
-    recurs), and no single gap beyond four times it (one long freeze). A lone hiccup
-    from another process on a shared machine is neither."""
-    bound = stall_bound(baseline)
-    ordered = sorted(gaps)
-    p95 = ordered[int(0.95 * (len(ordered) - 1))]
-    assert p95 < bound, f"GUI stalls recur: p95 gap {p95 * 1e3:.0f} ms (bound {bound * 1e3:.0f})"
-    assert ordered[-1] < 4 * bound, f"GUI froze {ordered[-1] * 1e3:.0f} ms"
+    def check(self, tokens: int, max_full_redraws: int = 4) -> None:
+        """One chart per tick at most; full redraws only at a run's start and end (not
+        per token); every token arrived, in frames of at most MAX_PER_FRAME."""
+        assert self.draws_per_tick, "the redraw timer never ticked"
+        assert max(self.draws_per_tick) <= 1, f"a tick drew {max(self.draws_per_tick)} charts"
+        assert self.full_redraws <= max_full_redraws, f"{self.full_redraws} full redraws"
+        assert sum(self.batches) >= tokens and max(self.batches) <= MAX_PER_FRAME
