@@ -207,3 +207,32 @@ def test_cancel_reaches_a_read_in_the_engine_process(engine_client, default_mode
     assert done.type == "done" and done.finish_reason == "cancelled"
     assert 4 <= len(tokens) < 40 and done.reading.tokens == len(tokens)
     assert not done.reading.complete and any(r.type == "progress" for r in records)
+
+
+def _bare_chunked(lm, ids: list[int], chunk: int) -> tuple[np.ndarray, np.ndarray]:
+    """A bare mlx-lm pass fed in the read's chunks (ids[0:c], ids[c:2c], … with one
+    prompt cache): the same compute path as the read, so bfloat16 rounds alike."""
+    from mlx_lm.models.cache import make_prompt_cache
+
+    cache, rows = make_prompt_cache(lm.model), []
+    for s in range(0, len(ids), chunk):
+        out = lm.model(mx.array(ids[s : s + chunk])[None], cache=cache)[0].astype(mx.float32)
+        mx.eval(out)
+        rows.append(out)
+    logits = mx.concatenate(rows)
+    lp = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
+    return np.array(logits), np.array(lp)
+
+
+def test_gemma_reads_over_several_chunks_as_a_chunked_bare_pass(gemma):
+    chunk = 8
+    request = ReadRequest(TEXT, chunk_tokens=chunk, sweep=False)
+    plan = plan_read(gemma, request)
+    assert plan.n_context == 1 and len(plan.ids) > 3 * chunk  # several chunks
+    tokens, done = _read(gemma, request)
+    logits, lp = _bare_chunked(gemma, plan.ids[:-1], chunk)
+    assert len(tokens) == len(plan.ids) - 1 == done.reading.tokens
+    for r in tokens:
+        row, target = r.step, plan.ids[r.step + 1]
+        assert r.token_id == target and abs(r.logprob - lp[row, target]) < 1e-4
+        assert r.rank == 1 + int((logits[row] > logits[row, target]).sum())
