@@ -1,6 +1,6 @@
 """Comparison: Compare's lanes as a Qt-free model, and the only way to change them.
 
-What it holds: two to four `Lane`s (each its own prompt, model, sampling settings,
+What it holds: two to four `Lane`s (each its own prompt, model, settings, reading,
 run, divergence step, status and error, and every run it finished here), the
 shared prompt and the "same prompt for all lanes" switch, the run queue and the
 lane in flight, the model the engine has loaded, and the divergence on show (the
@@ -15,6 +15,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 
+from app.session.comparison_reads import ReadingLanes
 from app.session.events import Announcer, announces
 from app.session.run_state import RunState
 from engine.compare_stats import first_divergence
@@ -37,6 +38,7 @@ EVENTS = (
     "tokens_added",  # (int, records) tokens of the lane in flight arrived
     "compared",  # (str) the lanes were compared (or the comparison cleared): its note
     "step_selected",  # ((lane, step) | None) the step the divergence chart shows
+    "read_row_selected",  # (int | None) the row of the two reads' comparison selected
 )
 
 
@@ -59,6 +61,8 @@ class Lane:
     status: str = "idle"
     error: str | None = None  # why its run failed, in words
     runs: list = field(default_factory=list)  # DoneRecords of every run it finished here
+    reading: bool = False  # it reads its text through the model (engine/reading)
+    focus: int | None = None  # the step the two reads' comparison points at
 
     @property
     def ran_on(self) -> str | None:
@@ -67,12 +71,14 @@ class Lane:
 
 
 def comparable(a: Lane, b: Lane) -> bool:
-    """Two lanes ran the same prompt on the same model: their tokens can be compared."""
-    return a.state.prompt == b.state.prompt and a.ran_on == b.ran_on
+    """Two lanes generated from the same prompt on the same model: their tokens can be
+    compared (reads are compared by the text's probabilities: comparison_reads.py)."""
+    same = a.state.prompt == b.state.prompt and a.ran_on == b.ran_on
+    return same and not a.state.reading and not b.state.reading
 
 
-class Comparison:
-    """Compare's state (see the module's docstring)."""
+class Comparison(ReadingLanes):
+    """Compare's state (see the module's docstring; its reading lanes: ReadingLanes)."""
 
     def __init__(self, lanes: int = MIN_LANES):
         self.lanes: list[Lane] = []
@@ -177,7 +183,8 @@ class Comparison:
             prompt = self.prompt_of(lane.index)
             # Lanes are compared on TTFT and prefill speed: each prefills its whole
             # prompt, never a cache an earlier lane left behind.
-            lane.state = RunState(prompt=prompt, settings=lane.settings.with_(prompt_cache=False))
+            settings = lane.settings.with_(prompt_cache=False)
+            lane.state = RunState(prompt=prompt, settings=settings, reading=lane.reading)
             lane.error = None if prompt.strip() else EMPTY_PROMPT
             lane.status = "queued" if prompt.strip() else "error"
             if prompt.strip():
@@ -302,6 +309,7 @@ class Comparison:
         self._touch(None)
         self.events.note("compared", note)
         self.events.note("step_selected", None)
+        self._clear_reads()
 
     @announces
     def compare(self) -> None:
@@ -321,6 +329,8 @@ class Comparison:
             if not self.group:
                 self.group = tuple(x.index for x in self.lanes if x.state.n and comparable(x, a))
                 self.selected = (a.index, step)
+        if (read := self._compare_reads()) is not None:
+            notes.append(read)
         self.compared, self.note = True, " · ".join(notes) or NOTE_NONE
         self.events.note("compared", self.note)
         self.events.note("step_selected", self.selected)
@@ -361,6 +371,7 @@ class Comparison:
         if seed is not None:
             settings = settings.with_(seed=seed)
         lane.prompt, lane.settings, lane.error, lane.runs = state.prompt, settings, None, []
+        lane.reading = state.reading
         if state.model is not None:
             lane.model_path, lane.model_name = state.model.path, model_name(state.model)
         copy = RunState(
@@ -370,6 +381,7 @@ class Comparison:
             sent=state.sent,
             run_id=state.run_id,
             branch=state.branch,
+            reading=state.reading,
         )
         copy.add_tokens(list(state.tokens))
         for record in (state.done, state.error):

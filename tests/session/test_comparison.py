@@ -5,6 +5,7 @@ all clears the last divergence and says which model loads) hold without a widget
 
 from __future__ import annotations
 
+import math
 from dataclasses import astuple
 
 from app.session.comparison import (
@@ -51,6 +52,8 @@ def snapshot(c: Comparison) -> tuple:
             lane.status,
             lane.error,
             len(lane.runs),
+            lane.reading,
+            lane.focus,
         )
         for lane in c.lanes
     )
@@ -61,6 +64,8 @@ def snapshot(c: Comparison) -> tuple:
         c.selected,
         c.compared,
         c.note,
+        c.read_lanes,
+        c.read_row,
     )
 
 
@@ -285,3 +290,71 @@ def test_a_closed_window_leaves_no_lane_running_and_no_model_loaded():
     c.run_all()
     c.start(0)
     assert c.lanes[0].status == "loading Model A · Q4_1…"  # a new engine loads again
+
+
+def rtok(step, text, logprob):
+    """A token read from a text (its own text as its bytes)."""
+    return TokenRecord(
+        step, 100 + step, text, logprob, 0.5, logprob, (), (), 1.0, 1.0, 0.0, 0.0, 1, read=True
+    )
+
+
+TRUE = [("The", -3.0), (" capital", -5.0), (" is", -1.0), (" Canberra", -2.0), (".", -0.5)]
+FALSE = [("The", -3.0), (" capital", -5.0), (" is", -1.0), (" Sydney", -1.25), (".", -0.75)]
+
+
+def test_reading_lanes_are_set_announced_run_and_compared_by_their_text():
+    c = Comparison(3)
+    c.set_model(0, "/m", "M")
+    ear = Ear(c)
+    ear.call("set_reading", 1, True)
+    assert ear.heard == [("lane_changed", (1,))] and [x.reading for x in c.lanes] == [0, 1, 0]
+    ear.call("set_reading", 1, True)  # as it is: nothing changes, nothing is heard
+    assert ear.heard == []
+    ear.call("set_reading", None, False)
+    assert ear.heard == [("lane_changed", (1,))] and not c.all_reading
+    # The demonstration: a pair of statements, two lanes, one model, both reading.
+    assert ear.call("load_pair", "The capital is Canberra.", "The capital is Sydney.")
+    assert "lanes_changed" in ear.names and len(c.lanes) == 2 and c.all_reading
+    assert [c.prompt_of(i) for i in range(2)] == [
+        "The capital is Canberra.",
+        "The capital is Sydney.",
+    ]
+    assert [x.model_path for x in c.lanes] == ["/m", "/m"] and not c.same_prompt
+    c.run_all()
+    assert [x.state.reading for x in c.lanes] == [True, True]
+    for pieces in (TRUE, FALSE):
+        ear.call("start", c.next_lane.index)
+        ear.call("add_tokens", [rtok(i, t, lp) for i, (t, lp) in enumerate(pieces)])
+        ear.call("finish", done())
+        ear.call("run_ended")
+    r = c.read_comparison
+    assert c.read_lanes == (0, 1) and r.kind == "words" and c.selected is None
+    assert r.labels == ("The", "capital", "is", "Canberra / Sydney", ".")
+    row = r.labels.index("Canberra / Sydney")
+    assert abs(r.delta[row] - (1.25 - 2.0) / math.log(2)) < 1e-12  # Sydney: 0.75 nats less
+    assert r.most_delta[0] == row and "Canberra / Sydney" in c.note
+    assert "identical tokens" not in c.note  # reads are not compared as generations
+    # A row selected: each lane points at its own step there; Run all clears it.
+    ear.call("select_read_row", row)
+    assert ear.names == ["lane_changed", "read_row_selected"]
+    assert [x.focus for x in c.lanes] == [3, 3] and c.read_row == row
+    ear.call("select_read_row", 99)  # no such row: nothing
+    assert ear.heard == []
+    ear.call("run_all")
+    assert "read_row_selected" in ear.names and c.read_comparison is None
+    assert [x.focus for x in c.lanes] == [None, None]
+
+
+def test_reads_opened_in_compare_are_reading_lanes():
+    states = []
+    for pieces in (TRUE, TRUE):
+        s = RunState(prompt="The capital is Canberra.", reading=True)
+        s.add_tokens([rtok(i, t, lp) for i, (t, lp) in enumerate(pieces)])
+        s.done = done()
+        states.append(s)
+    c = Comparison()
+    c.show_runs(states)
+    assert [x.reading for x in c.lanes] == [True, True]
+    assert c.read_comparison.kind == "tokens"  # one text, one tokenization
+    assert c.read_comparison.delta == (0.0,) * 5
