@@ -140,3 +140,13 @@ def build_menus(bar, do: dict) -> dict[str, QAction]:
     help_menu = bar.addMenu("&Help")
     acts["about"] = _action(help_menu, "&About Logitscope", do["about"])
     return acts
+
+
+def add_help_action(bar, text: str, slot, tip: str = "") -> QAction:
+    """Add an action at the top of the Help menu of `bar` (built by `build_menus`)."""
+    help_menu = next(a.menu() for a in bar.actions() if a.text() == "&Help")
+    action = _action(help_menu, text, slot, None, tip)
+    help_menu.removeAction(action)
+    first = help_menu.actions()[0] if help_menu.actions() else None
+    help_menu.insertAction(first, action)
+    return action

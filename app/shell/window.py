@@ -27,7 +27,7 @@ from app.playground.prompt_panel import PromptPanel
 from app.playground.read_flow import start_engine_run
 from app.playground.run_view import RunView
 from app.session import Session
-from app.shell import window_state
+from app.shell import tour_wiring, window_state
 from app.shell.child_windows import ChildWindows
 from app.shell.file_drop import install as install_file_handling
 from app.shell.layout import (
@@ -81,7 +81,7 @@ class PlaygroundWindow(QMainWindow):
         self._connect()
         watch(self)  # accessible names for every control (app/core/accessibility.py)
         install_file_handling(self)  # drops, Open Recent (app/shell/file_drop.py)
-        self.serving = wire_serve(self)  # Server ▸ Serve on port…, Follow requests (app/serve/)
+        self.serving, self.tour = wire_serve(self), tour_wiring.wire_tour(self)  # app/serve, tour
         self._fit_to_screen()
         _restored, side = window_state.restore(
             self.store, self.prompt, self.controls, self.picker, self, self.split

@@ -1,0 +1,238 @@
+"""The tour in the playground: Help ▸ Tour… opens the tour panel (app/tour/) as a dock,
+and the window is its TourHost: lessons start runs, branches, Inside and the Lab only
+through the window's public pieces here. `offer_once` asks a new user, once
+(remembered in the settings store), whether to start it; the app calls it at start
+(app/main.py), tests never do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGroupBox, QMessageBox
+
+from app.shell.menus import add_help_action
+from app.tour.highlight import Highlighter
+from app.tour.panel import TourPanel
+from app.widgets.controls import CHAT_MODE, RAW_MODE, READ_MODE
+
+MODES = {"chat": CHAT_MODE, "raw": RAW_MODE, "read": READ_MODE}
+OFFERED_KEY = "tour/offered"
+
+
+class WindowTourHost:
+    """The playground as a TourHost (app/tour/host.py)."""
+
+    def __init__(self, window):
+        self.w = window
+        self.lab_results: dict[str, object] = {}
+        self._lab_bridge = None
+        self.highlighter = Highlighter(window)
+        self.highlighted = None  # the widget framed last (tests read it)
+
+    # -- the playground ------------------------------------------------------------
+    def local(self) -> bool:
+        rec = self.w.model_record
+        return rec is not None and rec.backend == "mlx" and Path(rec.path).is_dir()
+
+    def model_name(self) -> str:
+        rec = self.w.model_record
+        return rec.name if rec is not None else "no model"
+
+    def _settings(self, mode=None, temperature=None, max_tokens=None, seed=None) -> None:
+        c = self.w.controls
+        if mode is not None:
+            c.mode.setCurrentIndex(MODES[mode])
+        if temperature is not None:
+            c.temp_spin.setValue(temperature)
+        if max_tokens is not None:
+            c.max_tokens.setValue(max_tokens)
+        if seed is not None:
+            c.seed_lock.setChecked(True)
+            c.seed.setValue(seed)
+
+    def run(self, prompt, *, mode="raw", temperature=0.0, max_tokens=6, seed=7) -> bool:
+        if self.w.bridge.busy:
+            self.w.show_error("Wait for the current run to finish (or stop it) first.")
+            return False
+        self.w.new_conversation()
+        self._settings(mode, temperature, max_tokens, seed)
+        self.w.prompt.setPlainText(prompt)
+        self.w.run()
+        return self.w.bridge.busy
+
+    def idle(self) -> bool:
+        return not self.w.bridge.busy and self.w.session.sampling is None
+
+    def shown(self):
+        return self.w.state
+
+    def select(self, step) -> None:
+        self.w.select_step(step)
+
+    def sample(self, step, n, temperature, seed) -> bool:
+        self._settings(temperature=temperature, seed=seed)
+        return self.w.branch_flow.sample(step, n=n)
+
+    def samples(self) -> list:
+        home = self.w.session.home()
+        answers = home.answers if home is not None else []
+        return [a.state for a in answers if a.branch_kind == "sample"]
+
+    def branch(self, step, token_id) -> bool:
+        return self.w.branch_flow.branch(step, token_id=token_id)
+
+    # -- Inside the model ------------------------------------------------------------
+    @property
+    def inside_window(self):
+        win = self.w.windows.inside
+        return None if win is None or win.closed else win
+
+    def inside(self, step, tab) -> None:
+        from app.inside.window import TABS
+
+        win = self.inside_window
+        if win is not None:  # on its tab before it follows the step: one computation
+            win.tabs.blockSignals(True)
+            win.tabs.setCurrentIndex(TABS.index(tab))
+            win.tabs.blockSignals(False)
+        self.w.select_step(step)
+        win = self.w.open_inside()
+        if win.tabs.currentIndex() != TABS.index(tab):
+            win.tabs.setCurrentIndex(TABS.index(tab))
+        else:
+            win.refresh()
+
+    def inside_record(self, what):
+        win = self.inside_window
+        if win is None:
+            return None
+        record = win.cache.get(win._key())
+        return record if record is not None and record.what == what else None
+
+    def inside_idle(self) -> bool:
+        win = self.inside_window
+        return win is None or (not win.bridge.busy and win.pending is None)
+
+    # -- the Lab ---------------------------------------------------------------------
+    def _lab(self):
+        lab = self.w.open_lab()
+        if self._lab_bridge is not lab.bridge:  # a new Lab window: listen to its results
+            self._lab_bridge = lab.bridge
+            lab.bridge.lab_done.connect(self._on_lab_done)
+        return lab
+
+    def _on_lab_done(self, record) -> None:
+        self.lab_results[record.result.kind] = record.result
+
+    def lab(self, params, prompt) -> bool:
+        self._settings(mode="raw")
+        self.w.prompt.setPlainText(prompt)
+        lab = self._lab()
+        lab.tabs.setCurrentWidget(lab.views[params.kind])
+        self.lab_results.pop(params.kind, None)
+        lab.show_source()
+        return lab.start(params)
+
+    def lab_result(self, kind):
+        return self.lab_results.get(kind)
+
+    def lab_idle(self) -> bool:
+        return self._lab_bridge is None or not self._lab_bridge.busy
+
+    def lab_tabs(self) -> tuple[str, ...]:
+        return tuple(self._lab().views)
+
+    def open_lab_tab(self, kind) -> None:
+        lab = self._lab()
+        lab.tabs.setCurrentWidget(lab.views[kind])
+
+    # -- highlighting ------------------------------------------------------------------
+    def target_widget(self, target: str):
+        """The widget a lesson's `target` names, brought on screen (its tab, its window)."""
+        where, _, section = target.partition(":")
+        place, _, view = where.partition(".")
+        w = self.w
+        if place == "inside" and self.inside_window is not None:
+            from app.inside.window import TABS
+
+            win = self.inside_window
+            win.tabs.setCurrentIndex(TABS.index(view))
+            widget = getattr(win, view)
+            if section:
+                boxes = [b for b in widget.findChildren(QGroupBox) if section in b.title()]
+                if boxes:
+                    widget.ensureWidgetVisible(boxes[0])
+                    widget = boxes[0]
+            return widget
+        if place == "lab" and view in getattr(w.windows.lab, "views", {}):
+            lab = w.windows.lab
+            lab.tabs.setCurrentWidget(lab.views[view])
+            return lab.views[view]
+        if view == "branches":
+            w.toggle_side_panel(True)
+            w.side_tabs.setCurrentWidget(w.branches_view)
+            return w.branches_view
+        if view == "thinking" and w.thinking.isVisible():
+            return w.thinking
+        named = {"temperature": w.temp_chart, "status": w.status_label}
+        return named.get(view, w.output)
+
+    def highlight(self, target: str) -> None:
+        widget = self.target_widget(target)
+        top = widget.window()
+        top.show()
+        top.raise_()
+        top.activateWindow()
+        self.highlighted = widget
+        self.highlighter.show(widget)
+
+
+class Tour:
+    """Help ▸ Tour… and the panel it opens (made on first use)."""
+
+    def __init__(self, window):
+        self.window, self.host, self.panel = window, WindowTourHost(window), None
+        self.action = add_help_action(
+            window.menuBar(),
+            "&Tour…",
+            lambda: self.open(),
+            "Short live lessons on the loaded model",
+        )
+
+    def open(self, index: int | None = None) -> TourPanel:
+        if self.panel is None:
+            self.panel = TourPanel(self.host, self.window)
+            self.window.addDockWidget(Qt.RightDockWidgetArea, self.panel)
+        if index is not None:
+            self.panel.show_lesson(index)
+        self.panel.show()
+        self.panel.raise_()
+        return self.panel
+
+
+def wire_tour(window) -> Tour:
+    """Add Help ▸ Tour… to `window` (a PlaygroundWindow); returns the Tour."""
+    return Tour(window)
+
+
+def offer_once(window) -> QMessageBox | None:
+    """At the app's first start: offer the tour (non-modal), once ever."""
+    store = window.store
+    if store.value(OFFERED_KEY, "") == "yes":
+        return None
+    store.setValue(OFFERED_KEY, "yes")
+    box = QMessageBox(
+        QMessageBox.Question,
+        "Take the tour?",
+        "New to how language models work? The tour shows it on the model you loaded, in short "
+        "live lessons. You can start it any time from Help ▸ Tour….",
+        QMessageBox.NoButton,
+        window,
+    )
+    start = box.addButton("Start the tour", QMessageBox.AcceptRole)
+    box.addButton("Not now", QMessageBox.RejectRole)
+    box.setWindowModality(Qt.NonModal)
+    box.buttonClicked.connect(lambda b: window.tour.open(0) if b is start else None)
+    box.show()
+    return box

@@ -1,0 +1,131 @@
+"""Lessons in the Lab: the KV cache and the context, quantization, distillation,
+speculative decoding, caching and batching. Each runs a small experiment on the
+loaded model in the Lab's own engine; every sentence reads the experiment's result."""
+
+from __future__ import annotations
+
+from app.tour import steps
+from app.tour.host import Sentence
+from engine.lab import BatchParams, CacheParams, QuantParams, SpeculativeParams
+
+LAB_PROMPT = "Name a planet."
+
+
+def _result(ctx: dict):
+    if "failed" in ctx:
+        return ctx["failed"], None
+    if ctx.get("result") is None:
+        return "The experiment ended without a result: the Lab says why.", None
+    return None, ctx["result"]
+
+
+def cache(host, ctx: dict):
+    yield from steps.lab(host, ctx, CacheParams(turns=2, tokens=3), LAB_PROMPT)
+
+
+def say_cache(ctx: dict) -> Sentence:
+    why, r = _result(ctx)
+    if why:
+        return Sentence(why)
+    turn = r.rows[-1]
+    per = turn.kv_cache_bytes / turn.kv_cache_tokens if turn.kv_cache_tokens else None
+    held = f"{turn.kv_cache_tokens} tokens in {turn.kv_cache_bytes / 1024:,.0f} KiB"
+    return Sentence(
+        f"Turn {turn.turn} reused {turn.cached_tokens} of its {turn.prompt_tokens} prompt tokens "
+        f"from the KV cache: its first token came after {1000 * turn.cached_ttft_s:.0f} ms "
+        f"instead of {1000 * turn.cold_ttft_s:.0f} ms cold. The cache held {held}"
+        + (f" ({per:,.0f} bytes a token)" if per else "")
+        + f"; this context holds at most {r.context_length:,} tokens.",
+        {
+            "cached_tokens": turn.cached_tokens,
+            "prompt_tokens": turn.prompt_tokens,
+            "context_length": r.context_length,
+        },
+    )
+
+
+QUANT_BITS, QUANT_TOKENS = 3, 4
+
+
+def quant(host, ctx: dict):
+    yield from steps.lab(host, ctx, QuantParams((QUANT_BITS,), QUANT_TOKENS), LAB_PROMPT)
+
+
+def say_quant(ctx: dict) -> Sentence:
+    why, r = _result(ctx)
+    if why:
+        return Sentence(why)
+    ref = r.variants[0]
+    low = next((v for v in r.variants if v.bits == QUANT_BITS), r.variants[-1])
+    agree = sum(low.agree)
+    return Sentence(
+        f"At {QUANT_BITS} bits the weights take {low.weight_bytes / 2**20:,.0f} MiB instead of "
+        f"{ref.weight_bytes / 2**20:,.0f} MiB; its distributions are {low.mean_kl:.3f} nats "
+        f"(mean KL) from the reference's, and its top token agreed on {agree} of "
+        f"{len(low.agree)} steps.",
+        {"mean_kl": low.mean_kl, "agree": agree, "steps": len(low.agree)},
+    )
+
+
+def distill(host, ctx: dict):
+    kinds = host.lab_tabs()
+    ctx["tab"] = "distill" in kinds
+    if ctx["tab"]:
+        host.open_lab_tab("distill")
+    yield from ()
+
+
+def say_distill(ctx: dict) -> Sentence:
+    if ctx.get("tab"):
+        return Sentence(
+            "The Lab's Distillation tab is open: press Run there to train the small student "
+            "on this model's soft targets and on hard labels, and compare both with the teacher."
+        )
+    return Sentence(
+        "This version of the Lab has no Distillation tab yet, so nothing ran: the lesson "
+        "will run it once the tab exists."
+    )
+
+
+SPEC_KS, SPEC_BITS, SPEC_TOKENS = (2,), 3, 6
+
+
+def speculative(host, ctx: dict):
+    params = SpeculativeParams(SPEC_KS, SPEC_BITS, SPEC_TOKENS)
+    yield from steps.lab(host, ctx, params, "Count to five.")
+
+
+def say_speculative(ctx: dict) -> Sentence:
+    why, r = _result(ctx)
+    if why:
+        return Sentence(why)
+    run = r.runs[0]
+    same = "the same" if run.same_as_target else "NOT the same"
+    return Sentence(
+        f"A {SPEC_BITS}-bit copy drafted {run.k} tokens at a time; the model accepted "
+        f"{run.accepted} of {run.drafted} ({100 * run.acceptance:.0f} %), "
+        f"{run.tokens_per_pass:.2f} tokens per pass of the big model, ×{run.speedup:.2f} "
+        f"the speed, and {same} answer as decoding alone.",
+        {"accepted": run.accepted, "drafted": run.drafted, "speedup": run.speedup},
+    )
+
+
+BATCH_SIZES, BATCH_TOKENS = (1, 4), 4
+
+
+def batch(host, ctx: dict):
+    yield from steps.lab(host, ctx, BatchParams(BATCH_SIZES, BATCH_TOKENS), LAB_PROMPT)
+
+
+def say_batch(ctx: dict) -> Sentence:
+    why, r = _result(ctx)
+    if why:
+        return Sentence(why)
+    one, many = r.rows[0], r.rows[-1]
+    return Sentence(
+        f"{many.batch_size} sequences decoded together made {many.total_tps:,.1f} tokens/s in "
+        f"all against {one.total_tps:,.1f} for one alone (×{many.total_tps / one.total_tps:.1f})"
+        f"; each sequence got {many.per_sequence_tps:,.1f} tokens/s. A cached prompt (the KV "
+        "cache lesson) skips the prefill; a batch shares each weight read.",
+        {"one": one.total_tps, "many": many.total_tps, "size": many.batch_size},
+    )

@@ -1,0 +1,149 @@
+"""The tour panel (Help ▸ Tour…): a dock beside the playground, never modal. It shows
+one lesson at a time (title, text, progress), runs its experiment on *Show me* by
+resuming the lesson's generator whenever the predicate it waits on holds, then shows
+the sentence computed from what ran and asks the host to highlight the view."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.tour.host import Sentence
+from app.tour.lessons import LESSONS, Lesson
+
+POLL_MS = 100  # how often a waiting experiment is looked at
+NEEDS_LOCAL = (
+    "This lesson reads the model's weights, which a server does not share: load a local "
+    "model (File ▸ Open model…) and press Show me again."
+)
+
+
+class TourPanel(QDockWidget):
+    finished = Signal(str, object, object)  # lesson key, ctx dict, Sentence
+
+    def __init__(self, host, parent=None, lessons: tuple[Lesson, ...] = LESSONS):
+        super().__init__("Tour", parent)
+        self.setObjectName("tour")
+        self.host, self.lessons, self.index = host, lessons, 0
+        self.ctx: dict = {}
+        self.result: Sentence | None = None
+        self._gen = self._waiting = None
+        self.timer = QTimer(self, interval=POLL_MS)
+        self.timer.timeout.connect(self._poll)
+        self._build()
+        self.show_lesson(0)
+
+    def _build(self) -> None:
+        body = QWidget()
+        self.progress = QLabel()
+        self.title = QLabel()
+        self.title.setWordWrap(True)
+        self.title.setStyleSheet("font-weight: 600; font-size: 13pt;")
+        self.text = QLabel()
+        self.text.setWordWrap(True)
+        self.text.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.show_me = QPushButton("Show me")
+        self.show_me.setToolTip("Run this lesson's experiment on the loaded model")
+        self.sentence = QLabel()
+        self.sentence.setWordWrap(True)
+        self.sentence.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.sentence.setStyleSheet("padding: 6px; border-left: 3px solid #f59e0b;")
+        self.back, self.next = QPushButton("Back"), QPushButton("Next")
+        nav = QHBoxLayout()
+        nav.addWidget(self.back)
+        nav.addStretch(1)
+        nav.addWidget(self.next)
+        layout = QVBoxLayout(body)
+        for w in (self.progress, self.title, self.text, self.show_me, self.sentence):
+            layout.addWidget(w)
+        layout.addStretch(1)
+        layout.addLayout(nav)
+        self.setWidget(body)
+        self.setMinimumWidth(300)
+        self.show_me.clicked.connect(self.run_lesson)
+        self.back.clicked.connect(lambda: self.show_lesson(self.index - 1))
+        self.next.clicked.connect(lambda: self.show_lesson(self.index + 1))
+
+    @property
+    def lesson(self) -> Lesson:
+        return self.lessons[self.index]
+
+    @property
+    def running(self) -> bool:
+        return self._gen is not None
+
+    def show_lesson(self, index: int) -> None:
+        """Lesson `index` (0-based), its experiment not yet run."""
+        self._stop()
+        self.index = max(0, min(index, len(self.lessons) - 1))
+        x = self.lesson
+        self.progress.setText(f"Lesson {self.index + 1} of {len(self.lessons)}")
+        self.title.setText(x.title)
+        self.text.setText(x.text)
+        self.sentence.clear()
+        self.sentence.hide()
+        self.back.setEnabled(self.index > 0)
+        self.next.setEnabled(self.index < len(self.lessons) - 1)
+        self.ctx, self.result = {}, None
+
+    def run_lesson(self) -> None:
+        """Show me: set up and run the lesson's experiment."""
+        if self.running:
+            return
+        self.ctx, self.result = {}, None
+        if self.lesson.needs_local and not self.host.local():
+            self._say(Sentence(NEEDS_LOCAL))
+            return
+        self.show_me.setEnabled(False)
+        self.show_me.setText("Running…")
+        self.sentence.setText("Running on the loaded model…")
+        self.sentence.show()
+        self._gen = self.lesson.show_me(self.host, self.ctx)
+        self._advance()
+
+    def _advance(self) -> None:
+        """Resume the experiment until it waits on something not yet true, or ends."""
+        try:
+            while True:
+                wait = next(self._gen)
+                if not wait():
+                    self._waiting = wait
+                    self.timer.start()
+                    return
+        except StopIteration:
+            self._end()
+
+    def _poll(self) -> None:
+        if self._waiting is not None and self._waiting():
+            self.timer.stop()
+            self._waiting = None
+            self._advance()
+
+    def _end(self) -> None:
+        self._stop()
+        x = self.lesson
+        self._say(x.sentence(self.ctx))
+        self.host.highlight(x.target)
+        self.finished.emit(x.key, self.ctx, self.result)
+
+    def _say(self, sentence: Sentence) -> None:
+        self.result = sentence
+        self.sentence.setText(sentence.text)
+        self.sentence.show()
+
+    def _stop(self) -> None:
+        """Stop following an experiment (what it started runs on, shown where it runs)."""
+        self.timer.stop()
+        self._gen = self._waiting = None
+        self.show_me.setEnabled(True)
+        self.show_me.setText("Show me")
+
+    def cleanup(self) -> None:
+        self._stop()

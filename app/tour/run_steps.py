@@ -1,0 +1,208 @@
+"""Lessons on whole runs: the same prompt's different answers (Sample N), a token that
+cannot be revised (a branch), confidently wrong (Read a text), where attention goes
+(Inside ▸ attention by position), prefill against decode, thinking tokens and what a
+token costs. Every sentence reads the records of what just ran."""
+
+from __future__ import annotations
+
+from app.tour import steps
+from app.tour.host import Sentence
+from app.tour.steps import pct, quote
+
+SAMPLE_PROMPT = "Name a fruit."
+SAMPLE_N, SAMPLE_T, SAMPLE_TOKENS = 4, 1.0, 4
+
+
+def sample_n(host, ctx: dict):
+    yield from steps.run(host, ctx, SAMPLE_PROMPT, mode="chat", max_tokens=SAMPLE_TOKENS)
+    if "run" not in ctx:
+        return
+    if not host.sample(0, SAMPLE_N, SAMPLE_T, 11):
+        ctx["failed"] = "Sample N did not start: the playground says why."
+        return
+    yield host.idle
+    ctx["samples"] = host.samples()
+
+
+def say_sample_n(ctx: dict) -> Sentence:
+    why = steps.missing(ctx)
+    if why:
+        return Sentence(why)
+    answers = [s.text for s in ctx.get("samples", []) if s.done is not None]
+    distinct = len(set(answers))
+    return Sentence(
+        f"From the same prompt, {len(answers)} samples at T = {SAMPLE_T:g} gave {distinct} "
+        f"different answers (the greedy one was {quote(ctx['run'].text)}).",
+        {"samples": len(answers), "distinct": distinct},
+    )
+
+
+BRANCH_PROMPT = "The best season of the year is"
+BRANCH_STEP, BRANCH_TOKENS = 1, 6
+
+
+def branch(host, ctx: dict):
+    yield from steps.run(host, ctx, BRANCH_PROMPT, max_tokens=BRANCH_TOKENS)
+    state = ctx.get("run")
+    if state is None or len(state.tokens) <= BRANCH_STEP:
+        return
+    record = state.tokens[BRANCH_STEP]
+    alt = next((c for c in record.top if c.token_id != record.token_id), None)
+    if alt is None or not host.branch(BRANCH_STEP, alt.token_id):
+        ctx["failed"] = "The branch did not start: the playground says why."
+        return
+    ctx["alternative"] = alt
+    yield host.idle
+    ctx["branch"] = host.shown()
+
+
+def say_branch(ctx: dict) -> Sentence:
+    why = steps.missing(ctx)
+    if why is None and ctx.get("branch") is None:
+        why = "The answer was too short to branch at step 1; run it with more tokens."
+    if why:
+        return Sentence(why)
+    parent, child, k = ctx["run"], ctx["branch"], BRANCH_STEP
+    chose, alt = parent.tokens[k], ctx["alternative"]
+    p_alt = 2.718281828459045**alt.logprob
+    return Sentence(
+        f"At step {k} the model wrote {quote(chose.text)} ({pct(chose.prob)}). Forcing its "
+        f"runner-up {quote(alt.text)} ({pct(p_alt)}) kept the {k} token(s) before it and "
+        f"changed everything after: {quote(parent.text)} became {quote(child.text)}.",
+        {"step": k, "chosen": chose.prob, "alternative": p_alt},
+    )
+
+
+TRUE_TEXT = "The capital of France is Paris."
+FALSE_TEXT = "The capital of France is Rome."
+
+
+def read_both(host, ctx: dict):
+    yield from steps.run(host, ctx, TRUE_TEXT, mode="read")
+    ctx["true"] = ctx.pop("run", None)
+    yield from steps.run(host, ctx, FALSE_TEXT, mode="read")
+
+
+def say_read(ctx: dict) -> Sentence:
+    why = steps.missing(ctx)
+    if why is None and (ctx.get("true") is None or ctx["true"].done is None):
+        why = "The true statement was not read."
+    if why:
+        return Sentence(why)
+    right, wrong = ctx["true"].tokens, ctx["run"].tokens
+    pairs = enumerate(zip(right, wrong, strict=False))
+    k = next((i for i, (a, b) in pairs if a.token_id != b.token_id), None)
+    if k is None:
+        return Sentence("Both texts became the same tokens: nothing to compare.")
+    a, b = right[k], wrong[k]
+    return Sentence(
+        f"Reading both, the model gave {quote(a.text)} {pct(a.prob)} and {quote(b.text)} "
+        f"{pct(b.prob)} (rank {a.rank} against {b.rank}): it scores what text usually looks "
+        "like, not what is true.",
+        {"true": a.prob, "false": b.prob, "step": k},
+    )
+
+
+POSITION_PROMPT = (
+    "Notes from the meeting. The budget is due on Friday. Maria will book the room. "
+    "The printer on the second floor is broken again. Lunch is at noon. The new intern "
+    "starts on Monday. Question: when is the budget due? Answer:"
+)
+
+
+def position(host, ctx: dict):
+    yield from steps.run(host, ctx, POSITION_PROMPT, max_tokens=2)
+    yield from steps.inside(host, ctx, 0, "position", "position")
+
+
+def say_position(ctx: dict) -> Sentence:
+    why = steps.missing(ctx)
+    if why is None and ctx.get("record") is None:
+        why = "Inside the model computed nothing for this run (its window says why)."
+    if why:
+        return Sentence(why)
+    bins = ctx["record"].data["bins"]
+    first, middle, last = bins["first token"], bins["middle"], bins["last 10%"]
+    return Sentence(
+        f"Averaged over layers, the last token gave the very first token {pct(first)} of its "
+        f"attention, the middle of the prompt {pct(middle)} and the last 10 % {pct(last)}.",
+        {"first": first, "middle": middle, "last": last},
+    )
+
+
+PREFILL_PROMPT = POSITION_PROMPT
+PREFILL_TOKENS = 8
+
+
+def prefill(host, ctx: dict):
+    yield from steps.run(host, ctx, PREFILL_PROMPT, max_tokens=PREFILL_TOKENS)
+    yield from steps.inside(host, ctx, None, "hardware")
+
+
+def say_prefill(ctx: dict) -> Sentence:
+    why = steps.missing(ctx)
+    if why:
+        return Sentence(why)
+    d = ctx["run"].done
+    if not d.prefill_tps or not d.decode_tps:
+        return Sentence("This run reported no prefill or decode speed.")
+    return Sentence(
+        f"The {d.prompt_tokens} prompt tokens were read together at {d.prefill_tps:,.0f} "
+        f"tokens/s; the answer came one token at a time at {d.decode_tps:,.1f} tokens/s, "
+        f"{d.prefill_tps / d.decode_tps:,.0f}× slower.",
+        {"prefill_tps": d.prefill_tps, "decode_tps": d.decode_tps},
+    )
+
+
+THINK_PROMPT = "What is 17 + 25? Think step by step."
+
+
+def thinking(host, ctx: dict):
+    yield from steps.run(host, ctx, THINK_PROMPT, mode="chat", max_tokens=12)
+
+
+def say_thinking(ctx: dict) -> Sentence:
+    why = steps.missing(ctx)
+    if why:
+        return Sentence(why)
+    state = ctx["run"]
+    n = sum(t.thinking for t in state.tokens)
+    name = state.model.name if state.model else "This model"
+    if not n:
+        return Sentence(
+            f"{name} wrote 0 thinking tokens out of {len(state.tokens)}: it is not a thinking "
+            "model. Load one that thinks (Qwen3 or DeepSeek-R1, say, on a server) to see its "
+            "reasoning in its own block above the answer.",
+            {"thinking": 0, "tokens": len(state.tokens)},
+        )
+    return Sentence(
+        f"{name} thought for {n} of its {len(state.tokens)} tokens ({pct(n / len(state.tokens))})"
+        " before answering: tokens you wait and pay for, shown in their own block.",
+        {"thinking": n, "tokens": len(state.tokens)},
+    )
+
+
+COST_PROMPT = "Say hello in French."
+
+
+def cost(host, ctx: dict):
+    yield from steps.run(host, ctx, COST_PROMPT, mode="chat", max_tokens=6)
+
+
+def say_cost(ctx: dict) -> Sentence:
+    from engine.costs import money
+
+    why = steps.missing(ctx)
+    if why:
+        return Sentence(why)
+    d = ctx["run"].done
+    if d.energy_j is None:
+        return Sentence("A server does not report its energy: run on a local model to see it.")
+    per = d.energy_j / max(d.generated_tokens, 1)
+    price = f", {money(d.cost, d.cost_currency)} at your electricity price" if d.cost else ""
+    return Sentence(
+        f"This run's {d.prompt_tokens} prompt and {d.generated_tokens} answer tokens took "
+        f"{d.elapsed_s:.2f} s and {d.energy_j:.3g} J ({d.energy_source}), ≈ {per:.2g} J "
+        f"per answer token{price}.",
+        {"energy_j": d.energy_j, "per_token": per, "seconds": d.elapsed_s},
+    )
