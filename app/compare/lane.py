@@ -67,6 +67,11 @@ def settings_summary(s: SamplingSettings) -> str:
     )
 
 
+def read_summary(s: SamplingSettings) -> str:
+    """The one line a folded reading lane shows (sampling does not apply to a read)."""
+    return "Read a text" + (" · after a context" if s.system_prompt else "")
+
+
 class CompareLane(QFrame):
     stop_requested = Signal(int)  # this lane's index
 
@@ -148,7 +153,9 @@ class CompareLane(QFrame):
         layout.addWidget(self.sampling)
         layout.addWidget(self.error)
         layout.addWidget(self.tokens, 1)
-        layout.addWidget(QLabel("<small>p(chosen) — entropy (scaled) — red: divergence</small>"))
+        layout.addWidget(
+            QLabel("<small>p(chosen) — entropy (scaled) — red: divergence or selection</small>")
+        )
         layout.addWidget(self.strip)
 
     def _connect(self) -> None:
@@ -208,6 +215,7 @@ class CompareLane(QFrame):
     def _on_settings(self) -> None:
         if not self._drawing:
             self.comparison.set_settings(self.index, self._panel_settings())
+            self.comparison.set_reading(self.index, self.sampling.reading())  # Mode: Read
 
     def _on_copy(self, combo_index: int) -> None:
         source = self.copy_from.itemData(combo_index)
@@ -248,9 +256,13 @@ class CompareLane(QFrame):
         lane = self.lane
         self._draw_prompt()
         self._draw_model(lane)
-        if self._panel_settings() != lane.settings:
-            self.sampling.apply(lane.settings)
-        self.more.setText(settings_summary(lane.settings))
+        if self.sampling.reading() != lane.reading:
+            self.sampling.set_reading(lane.reading)
+        if self._panel_settings() != self._shown_settings(lane):
+            self.sampling.apply(self._shown_settings(lane))
+        self.more.setText(
+            read_summary(lane.settings) if lane.reading else settings_summary(lane.settings)
+        )
         self.status.setText(lane.status)
         self.error.setText(lane.error or "")
         self.error.setVisible(lane.error is not None)
@@ -260,12 +272,18 @@ class CompareLane(QFrame):
             self.tokens.append_tokens(list(lane.state.tokens))
             self._drawn_divergence = None
             self.redraw()
-        if lane.divergence != self._drawn_divergence:
-            self._drawn_divergence = lane.divergence
-            self.tokens.select_step(lane.divergence)
-        self.div_line.setVisible(lane.divergence is not None)
-        if lane.divergence is not None:
-            self.div_line.setValue(lane.divergence)
+        marked = lane.focus if lane.focus is not None else lane.divergence  # a read's row
+        if marked != self._drawn_divergence:
+            self._drawn_divergence = marked
+            self.tokens.select_step(marked)
+        self.div_line.setVisible(marked is not None)
+        if marked is not None:
+            self.div_line.setValue(marked)
+
+    @staticmethod
+    def _shown_settings(lane: Lane) -> SamplingSettings:
+        """The settings the panel shows: a reading lane's without the chat template."""
+        return lane.settings.with_(chat_template=False) if lane.reading else lane.settings
 
     def _draw_prompt(self) -> None:
         text = self.comparison.prompt_of(self.index)

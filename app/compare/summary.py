@@ -1,5 +1,6 @@
 """Compare's summary table (one column per lane) and its overlay of the lanes'
-probability timelines, drawn from the lanes' runs."""
+probability timelines, drawn from the lanes' runs. A reading lane's column counts
+the tokens it read, and gives its text's perplexity and bits per byte."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ SUMMARY_ROWS = (
     ("decode tok/s", "decode_tps", "{:.1f}"),
     ("mean p(chosen)", "mean_prob", "{:.3f}"),
     ("perplexity", "perplexity", "{:.2f}"),
+    ("bits per byte (reads)", "bits_per_byte", "{:.3f}"),
     ("mean entropy (nats)", "mean_entropy", "{:.3f}"),
     ("finish", "finish_reason", "{}"),
 )
@@ -24,11 +26,14 @@ def fill_summary(table, lanes, summaries) -> None:
     """One column per lane: each SUMMARY_ROWS figure of its run ("—" before it ran,
     "not reported" where the backend gave none)."""
     for col, (lane, s) in enumerate(zip(lanes, summaries, strict=True)):
+        reading = getattr(lane.state.done, "reading", None)  # a read's ReadSummary
         for row, (_label, attr, fmt) in enumerate(SUMMARY_ROWS):
-            value = getattr(s, attr)
+            value = getattr(reading if attr == "bits_per_byte" else s, attr, None)
             if lane.state.error is not None and attr == "finish_reason":
                 value = "error"
-            if value is None:
+            if attr == "bits_per_byte" and not lane.state.reading:
+                text = "not a read"
+            elif value is None:
                 text = "not reported" if lane.state.done else "—"
             else:
                 text = fmt.format(value) if lane.state.n or attr == "finish_reason" else "—"

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSpinBox,
     QSplitter,
+    QStackedWidget,
     QTableWidget,
     QVBoxLayout,
     QWidget,
@@ -33,7 +34,9 @@ from PySide6.QtWidgets import (
 from app.charts.base import style_plot
 from app.compare.cost import COST_ROWS, LaneCosts
 from app.compare.divergence import EMPTY, NONE_DIVERGED, draw_divergence, new_divergence_chart
-from app.compare.lane import CompareLane
+from app.compare.lane import LANE_COLORS, CompareLane
+from app.compare.read_view import ReadView
+from app.compare.reading import pair_button, start_lane_run
 from app.compare.summary import SUMMARY_ROWS, draw_overlay, fill_summary
 from app.core.bridge import EngineBridge
 from app.core.child_window import ChildWindow
@@ -74,14 +77,15 @@ class CompareWindow(ChildWindow, QMainWindow):
             (events.lanes_changed, self._on_lanes_changed),
             (events.lane_changed, self._on_lane_changed),
             (events.prompt_changed, self._on_prompt_changed),
-            (events.compared, self.divergence_info.setText),
+            (events.compared, self._on_compared),
             (events.step_selected, self._on_step_selected),
+            (events.read_row_selected, self.read_view.show_row),
         )
         for signal, slot in self._subscriptions:
             signal.connect(slot)
         self._on_lanes_changed(len(self.comparison.lanes))
         self._on_prompt_changed(self.comparison.shared_prompt, self.comparison.same_prompt)
-        self.divergence_info.setText(self.comparison.note)
+        self._on_compared(self.comparison.note)
         self._on_step_selected(self.comparison.selected)
 
     # -- layout ---------------------------------------------------------------------
@@ -92,6 +96,12 @@ class CompareWindow(ChildWindow, QMainWindow):
         self.shared_prompt.setTabChangesFocus(True)
         self.same_prompt = QCheckBox("same prompt for all lanes")
         self.same_prompt.setChecked(True)
+        self.read_all = QCheckBox("read, don't generate")
+        self.read_all.setToolTip(
+            "Every lane reads its text through its model (each token's probability and "
+            "rank) instead of generating; a lane's own Mode box sets it for that lane"
+        )
+        self.pair_button = pair_button(self, self.read_pair)  # the shipped statement pairs
         self.lane_count = QSpinBox()
         self.lane_count.setRange(MIN_LANES, MAX_LANES)
         self.lane_count.setPrefix("lanes: ")
@@ -101,7 +111,9 @@ class CompareWindow(ChildWindow, QMainWindow):
         self.stop_button.setShortcut("Esc")
         top = QHBoxLayout()
         top.addWidget(self.shared_prompt, 1)
-        for w in (self.same_prompt, self.lane_count, self.run_button, self.stop_button):
+        for w in (self.same_prompt, self.read_all, self.pair_button, self.lane_count):
+            top.addWidget(w)
+        for w in (self.run_button, self.stop_button):
             top.addWidget(w)
         # Lanes in a grid: side by side when the window is wide, two per row when it is
         # not; scrolled (never squeezed) when they do not fit the height.
@@ -122,20 +134,24 @@ class CompareWindow(ChildWindow, QMainWindow):
         )
         # Lane colours are named in the chart titles: no legend box over the data.
         self.divergence_chart = new_divergence_chart()  # an empty state until a run
+        self.read_view = ReadView(self.comparison, LANE_COLORS)  # two reads, in its place
+        self.divergence_area = QStackedWidget()
+        self.divergence_area.addWidget(self.divergence_chart)
+        self.divergence_area.addWidget(self.read_view)
 
         self.divergence_info = QLabel()
         self.divergence_info.setWordWrap(True)  # a long list of pairs never widens the window
         bottom = QSplitter()
         bottom.addWidget(self.table)
         bottom.addWidget(self.overlay)
-        bottom.addWidget(self.divergence_chart)
+        bottom.addWidget(self.divergence_area)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.table.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.table.setMinimumWidth(TABLE_MIN_WIDTH)
         bottom.setChildrenCollapsible(False)
-        for chart in (self.overlay, self.divergence_chart):
+        for chart in (self.overlay, self.divergence_area):
             chart.setMinimumWidth(220)
             chart.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Expanding)
         bottom.setSizes([TABLE_MIN_WIDTH, 520, 520])
@@ -154,6 +170,7 @@ class CompareWindow(ChildWindow, QMainWindow):
         self.lane_count.valueChanged.connect(self.set_lane_count)
         self.shared_prompt.textChanged.connect(self._on_shared_prompt)
         self.same_prompt.toggled.connect(self._on_shared_prompt)
+        self.read_all.clicked.connect(lambda on: self.comparison.set_reading(None, on))
         self.run_button.clicked.connect(self.run_all)
         self.stop_button.clicked.connect(self.stop_all)
         self.bridge.tokens.connect(self._on_tokens)
@@ -233,6 +250,14 @@ class CompareWindow(ChildWindow, QMainWindow):
     def _on_lane_changed(self, _index: int | None) -> None:
         if len(self.lanes) == len(self.comparison.lanes):  # not while lanes are remade
             self._refresh_summary()
+        self._guarded(lambda: self.read_all.setChecked(self.comparison.all_reading))
+
+    def _on_compared(self, note: str) -> None:
+        """The note; two reads compared take the divergence chart's place."""
+        self.divergence_info.setText(note)
+        self.read_view.draw()
+        reads = self.comparison.read_comparison is not None
+        self.divergence_area.setCurrentWidget(self.read_view if reads else self.divergence_chart)
 
     def _on_step_selected(self, selected) -> None:
         """The distributions at the selected step of every lane in its group, on one chart."""
@@ -278,10 +303,7 @@ class CompareWindow(ChildWindow, QMainWindow):
         lane = self.comparison.next_lane
         if lane is None or self.closed:
             return
-        state = lane.state
-        if self.bridge.generate(
-            state.prompt, state.settings, lane.model_path, sink=self._sink(lane.index)
-        ):
+        if start_lane_run(self.bridge, lane, self._sink(lane.index)):  # a read, or generate
             self.comparison.start(lane.index)
         else:  # the bridge thread is still ending: retry shortly
             QTimer.singleShot(50, self._next)
@@ -301,6 +323,11 @@ class CompareWindow(ChildWindow, QMainWindow):
         )
         self.comparison.name_run(index, run_id)
         return sink
+
+    def read_pair(self, pair) -> None:
+        """Two lanes read a shipped pair of statements with lane A's model, at once."""
+        if not self.bridge.busy and self.comparison.load_pair(pair.a, pair.b):
+            self.run_all()
 
     def stop_lane(self, index: int) -> None:
         """Stop lane `index`: skipped while it waits, cancelled while it runs."""
