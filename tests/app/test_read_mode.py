@@ -28,7 +28,11 @@ def read_and_wait(qtbot, win, text: str):
 
 
 def test_reading_a_text_shows_every_token_and_every_view_follows(qtbot, window):
+    progress = []
+    window.bridge.progress.connect(lambda message, fraction: progress.append((message, fraction)))
     state = read_and_wait(qtbot, window, TEXT)
+    # The progress bar follows the read: tokens read of the text's, up to the whole.
+    assert progress and progress[-1][1] == 1.0 and progress[-1][0].startswith("read ")
     assert state.error is None and state.reading
     summary = state.done.reading
     tokens = state.tokens
