@@ -82,6 +82,7 @@ class CompareLane(QFrame):
         self._drawing = False
         self._drawn_state = None  # the RunState the token view shows
         self._drawn_divergence: int | None = None
+        self._drawn_n = -1  # tokens the strip shows
         self.setFrameShape(QFrame.StyledPanel)
         self.base_height = 0
         self._build()
@@ -271,6 +272,7 @@ class CompareLane(QFrame):
             self.tokens.clear_tokens()
             self.tokens.append_tokens(list(lane.state.tokens))
             self._drawn_divergence = None
+        if self._drawn_n != lane.state.n:  # a run faster than the window's 4 Hz timer
             self.redraw()
         marked = lane.focus if lane.focus is not None else lane.divergence  # a read's row
         if marked != self._drawn_divergence:
@@ -331,7 +333,7 @@ class CompareLane(QFrame):
     def redraw(self) -> None:
         """The strip: p(chosen) and the scaled entropy of the lane's run so far."""
         state = self.state
-        n = state.n
+        n = self._drawn_n = state.n
         x = np.arange(n)
         self.prob_curve.setData(x, state.prob[:n], connect="finite")  # NaN: not reported
         ent = state.entropy[:n]

@@ -22,6 +22,7 @@ from app.session.comparison import Comparison, lane_name
 TITLE = "Two reads"
 UP, DOWN = "#54a24b", "#e45756"  # B likelier than A / less likely
 KL_COLOR = "#7f7f7f"
+MOST_HEIGHT = 76  # px: about four rows of the list, the chart keeps the rest
 
 
 class ReadView(QWidget):
@@ -36,13 +37,16 @@ class ReadView(QWidget):
         self.why = QLabel()
         self.why.setWordWrap(True)
         self.why.setTextFormat(Qt.PlainText)
+        self.why.setStyleSheet("font-size: 11px;")  # three lines at most under the chart
         self.most = QListWidget()
-        self.most.setMaximumHeight(110)
+        self.most.setStyleSheet("font-size: 11px;")
+        self.most.setMaximumHeight(MOST_HEIGHT)
         self.most.setToolTip("Click: point both lanes at this place in their text")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.chart, 1)
         layout.addWidget(self.why)
+        layout.setSpacing(2)
         layout.addWidget(QLabel("<small>Where they disagree most (click to select):</small>"))
         layout.addWidget(self.most)
         self.most.itemClicked.connect(lambda item: self._select(item.data(Qt.UserRole)))
