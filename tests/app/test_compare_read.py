@@ -126,3 +126,23 @@ def test_smollm_and_gemma_read_one_text_compared_per_byte(qtbot, compare, gemma_
         assert bpb == pytest.approx(want, abs=1e-9)
         assert cell(compare, "bits per byte (reads)", col) == f"{want:.3f}"
     assert "not defined" in compare.read_view.why.text()
+
+
+def test_the_shipped_pairs_are_packaged_and_well_formed():
+    import tomllib
+    from pathlib import Path
+
+    from app.compare.reading import PAIRS_FILE
+
+    pairs = load_pairs()
+    assert 6 <= len(pairs) <= 10 and all(p.a != p.b for p in pairs)
+    kinds = {p.kind for p in pairs}
+    assert kinds == {"true vs false", "common vs rare wording", "English vs another language"}
+    root = Path(__file__).resolve().parents[2]
+    assert root / "resources" / "read_pairs.json" == PAIRS_FILE
+    # Installed: package-data puts resources/ beside app/; frozen: the spec's datas.
+    data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "../resources/*" in data["package-data"]["app"]
+    spec = (root / "packaging" / "logitscope.spec").read_text()
+    assert '(str(ROOT / "resources"), "resources")' in spec
+    assert load_pairs(root / "no-such-file.json") == []  # the menu then says so
