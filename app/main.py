@@ -70,6 +70,7 @@ def open_window(argv: list[str], client):
     from app.core.appearance import apply_theme
     from app.core.bridge import EngineBridge
     from app.shell.file_drop import model_arguments, open_arguments
+    from app.shell.tour_wiring import offer_once
     from app.shell.window import PlaygroundWindow
 
     self_test = "--self-test" in argv
@@ -84,6 +85,8 @@ def open_window(argv: list[str], client):
         load_on_start=not self_test and not model_arguments(files),
     )
     window.show()
+    if not self_test:  # the tour, offered once ever (remembered in the settings store)
+        offer_once(window)
     say_damaged_settings(window)
     open_arguments(window, files)
     return app, window

@@ -29,6 +29,22 @@ class WindowTourHost:
         self._lab_bridge = None
         self.highlighter = Highlighter(window)
         self.highlighted = None  # the widget framed last (tests read it)
+        self._busy: dict[int, bool] = {}  # per bridge, as its busy_changed last said
+        self._watch(window.bridge)
+
+    def _watch(self, bridge) -> None:
+        """Follow `bridge`'s busy_changed: its thread ends before its last records are
+        delivered, so `bridge.busy` turns False before the run's end reached the views."""
+        if id(bridge) not in self._busy:
+            self._busy[id(bridge)] = bridge.busy
+            # a slot before this one may start the next request inside the emission of False
+            bridge.busy_changed.connect(lambda b, k=id(bridge): self._set_busy(k, bridge, b))
+
+    def _set_busy(self, key: int, bridge, busy: bool) -> None:
+        self._busy[key] = busy or bridge.busy
+
+    def _idle(self, bridge) -> bool:
+        return not bridge.busy and not self._busy.get(id(bridge), False)
 
     # -- the playground ------------------------------------------------------------
     def local(self) -> bool:
@@ -51,18 +67,18 @@ class WindowTourHost:
             c.seed_lock.setChecked(True)
             c.seed.setValue(seed)
 
-    def run(self, prompt, *, mode="raw", temperature=0.0, max_tokens=6, seed=7) -> bool:
+    def run(self, prompt, *, mode="raw", temperature=0.0, max_tokens=6, seed=7, cold=False):
         if self.w.bridge.busy:
             self.w.show_error("Wait for the current run to finish (or stop it) first.")
             return False
         self.w.new_conversation()
         self._settings(mode, temperature, max_tokens, seed)
         self.w.prompt.setPlainText(prompt)
-        self.w.run()
-        return self.w.bridge.busy
+        self.w.run(cold=cold)
+        return not self._idle(self.w.bridge)
 
     def idle(self) -> bool:
-        return not self.w.bridge.busy and self.w.session.sampling is None
+        return self._idle(self.w.bridge) and self.w.session.sampling is None
 
     def shown(self):
         return self.w.state
@@ -98,6 +114,7 @@ class WindowTourHost:
             win.tabs.blockSignals(False)
         self.w.select_step(step)
         win = self.w.open_inside()
+        self._watch(win.bridge)
         if win.tabs.currentIndex() != TABS.index(tab):
             win.tabs.setCurrentIndex(TABS.index(tab))
         else:
@@ -112,13 +129,14 @@ class WindowTourHost:
 
     def inside_idle(self) -> bool:
         win = self.inside_window
-        return win is None or (not win.bridge.busy and win.pending is None)
+        return win is None or (self._idle(win.bridge) and win.pending is None)
 
     # -- the Lab ---------------------------------------------------------------------
     def _lab(self):
         lab = self.w.open_lab()
         if self._lab_bridge is not lab.bridge:  # a new Lab window: listen to its results
             self._lab_bridge = lab.bridge
+            self._watch(lab.bridge)
             lab.bridge.lab_done.connect(self._on_lab_done)
         return lab
 
@@ -138,7 +156,7 @@ class WindowTourHost:
         return self.lab_results.get(kind)
 
     def lab_idle(self) -> bool:
-        return self._lab_bridge is None or not self._lab_bridge.busy
+        return self._lab_bridge is None or self._idle(self._lab_bridge)
 
     def lab_tabs(self) -> tuple[str, ...]:
         return tuple(self._lab().views)

@@ -34,9 +34,11 @@ class TourHost(Protocol):
         temperature: float = 0.0,
         max_tokens: int = 6,
         seed: int = 7,
+        cold: bool = False,
     ) -> bool:
-        """Start `prompt` in the playground as a new conversation (mode: chat | raw | read).
-        Returns whether it started (else the window says why)."""
+        """Start `prompt` in the playground as a new conversation (mode: chat | raw | read;
+        cold: prefill it all, no prompt cache). Returns whether it started (else the window
+        says why)."""
 
     def idle(self) -> bool:
         """Nothing runs in the playground (no run, no Sample N batch)."""

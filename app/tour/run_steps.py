@@ -135,7 +135,7 @@ PREFILL_TOKENS = 8
 
 
 def prefill(host, ctx: dict):
-    yield from steps.run(host, ctx, PREFILL_PROMPT, max_tokens=PREFILL_TOKENS)
+    yield from steps.run(host, ctx, PREFILL_PROMPT, max_tokens=PREFILL_TOKENS, cold=True)
     yield from steps.inside(host, ctx, None, "hardware")
 
 

@@ -1,0 +1,242 @@
+"""The tour walked on the real default model: every lesson's Show me runs its small
+experiment, leaves its target view showing that run, frames it, and its sentence's
+numbers are the run's records (recomputed here from the records and the model's config)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.tour import lab_steps, run_steps
+from app.tour.lessons import LESSONS
+from tests.app.conftest import RUN_MS
+
+LESSON_MS = 4 * RUN_MS  # an engine process starts for Inside and for the Lab
+
+
+def _config(window) -> dict:
+    return json.loads((Path(window.model_record.path) / "config.json").read_text())
+
+
+def _inside(window, ctx, tab):
+    win = window.windows.inside
+    assert win.state is ctx["run"] and win.tabs.currentWidget() is getattr(win, tab)
+    return win
+
+
+def _journey(window, ctx, sentence):
+    win = _inside(window, ctx, "journey")
+    rec = ctx["record"]
+    assert win.journey.record is rec and rec.step == 0
+    return rec, _config(window)
+
+
+def check_tokenization(window, ctx, s):
+    _rec, _c = _journey(window, ctx, s)
+    run = ctx["run"]
+    assert s.numbers == {"characters": len(run.prompt), "prompt_tokens": run.done.prompt_tokens}
+
+
+def check_embedding(window, ctx, s):
+    rec, config = _journey(window, ctx, s)
+    values = np.array(rec.data["embedding"]["values"], dtype=np.float64)
+    assert s.numbers["dimensions"] == config["hidden_size"] == len(values)
+    assert s.numbers["norm"] == pytest.approx(np.linalg.norm(values), rel=1e-5)
+    cosines = [c for _i, c in rec.data["embedding"]["neighbours"]]
+    assert s.numbers["cosine"] == max(cosines)
+
+
+def _check_layers(window, ctx, s, key):
+    rec, config = _journey(window, ctx, s)
+    ratios = np.array([r[key] for r in rec.data["layers"]], dtype=np.float64)
+    assert s.numbers["layers"] == config["num_hidden_layers"] == len(ratios)
+    assert s.numbers["mean"] == pytest.approx(ratios.mean(), rel=1e-12)
+    assert s.numbers["top_layer"] == int(ratios.argmax()) and s.numbers["top"] == ratios.max()
+
+
+def check_attention(window, ctx, s):
+    _check_layers(window, ctx, s, "attention")
+
+
+def check_feed_forward(window, ctx, s):
+    _check_layers(window, ctx, s, "ffn")
+
+
+def check_projection(window, ctx, s):
+    _journey(window, ctx, s)
+    first = ctx["run"].tokens[0]  # the run's own record of step 0 (greedy)
+    assert s.numbers["chosen_rank"] == 1
+    assert s.numbers["top_prob"] == pytest.approx(math.exp(first.top[0].logprob), abs=2e-3)
+
+
+def check_sampling(window, ctx, s):
+    run = ctx["run"]
+    assert window.state is run and window.temp_chart.record is run.tokens[0]
+    lp = np.array([c.logprob for c in run.tokens[0].top], dtype=np.float64)
+    tail = 1.0 - np.exp(lp).sum()  # what the recorded candidates leave out at T = 1
+    for key, t in (("low", 0.2), ("high", 1.2)):
+        scaled = lp / t
+        only_top = math.exp(scaled[0] - np.logaddexp.reduce(scaled))  # an upper bound
+        assert only_top - max(tail, 0.0) - 2e-3 <= s.numbers[key] <= only_top + 2e-3
+
+
+def check_iteration(window, ctx, s):
+    run = ctx["run"]
+    assert window.state is run and window.output.plain_text() == run.text
+    assert s.numbers == {"steps": len(run.tokens), "prompt_tokens": run.done.prompt_tokens}
+
+
+def check_sample_n(window, ctx, s):
+    texts = [a.state.text for a in window.session.home().answers if a.branch_kind == "sample"]
+    assert len(texts) == s.numbers["samples"] == run_steps.SAMPLE_N
+    assert s.numbers["distinct"] == len(set(texts))
+    assert window.side_tabs.currentWidget() is window.branches_view
+    point = window.branches_view.tree.topLevelItem(0).child(0)
+    assert point.childCount() == run_steps.SAMPLE_N
+
+
+def check_branches(window, ctx, s):
+    parent, child, k = ctx["run"], ctx["branch"], run_steps.BRANCH_STEP
+    assert window.state is child and child.branch["parent"] == parent.run_id
+    assert child.tokens[k].forced and child.tokens[k].token_id == ctx["alternative"].token_id
+    assert s.numbers["chosen"] == parent.tokens[k].prob
+    assert s.numbers["alternative"] == pytest.approx(child.tokens[k].prob, abs=1e-4)
+
+
+def check_read(window, ctx, s):
+    run, k = ctx["run"], s.numbers["step"]
+    assert window.state is run and run.reading and window.output.plain_text() == run.prompt
+    assert s.numbers["true"] == ctx["true"].tokens[k].prob
+    assert s.numbers["false"] == pytest.approx(math.exp(run.tokens[k].logprob), rel=1e-9)
+
+
+def check_position(window, ctx, s):
+    win = _inside(window, ctx, "position")
+    assert ctx["record"] is not None, (win.where.text(), win._key(), list(win.cache), win.pending)
+    d = ctx["record"].data
+    assert win.position.record is ctx["record"]
+    mean = np.array(d["mean"], dtype=np.float64)
+    for key, name in (("first", "first token"), ("middle", "middle"), ("last", "last 10%")):
+        a, b = d["edges"][name]
+        assert s.numbers[key] == pytest.approx(mean[a:b].sum(), abs=1e-6)
+
+
+def check_prefill(window, ctx, s):
+    _inside(window, ctx, "hardware")
+    d = ctx["run"].done
+    assert s.numbers == {"prefill_tps": d.prefill_tps, "decode_tps": d.decode_tps}
+    assert d.cached_tokens == 0  # cold: the whole prompt was prefilled
+    assert d.prefill_tps == pytest.approx(d.prompt_tokens / d.prefill_s)
+
+
+def _lab(window, ctx, kind):
+    lab = window.windows.lab
+    assert lab.tabs.currentWidget() is lab.views[kind] and ctx["result"].kind == kind
+    return lab, ctx["result"]
+
+
+def check_kv_cache(window, ctx, s):
+    lab, r = _lab(window, ctx, "cache")
+    turn = r.rows[-1]
+    assert lab.cache.table.rowCount() == len(r.rows) == 2
+    assert s.numbers["cached_tokens"] == turn.cached_tokens >= r.rows[0].prompt_tokens
+    assert s.numbers["context_length"] == window.model_record.context_length
+
+
+def check_quantization(window, ctx, s):
+    lab, r = _lab(window, ctx, "quant")
+    assert lab.quant.result is r
+    variant = next(v for v in r.variants if v.bits == lab_steps.QUANT_BITS)
+    assert s.numbers["mean_kl"] == pytest.approx(np.mean(variant.kl), rel=1e-6)
+    assert s.numbers["agree"] == sum(variant.agree) and s.numbers["steps"] == len(r.answer_ids)
+
+
+def check_distillation(window, ctx, s):
+    lab = window.windows.lab
+    if "distill" in lab.views:
+        assert lab.tabs.currentWidget() is lab.views["distill"]
+    else:
+        assert "no Distillation tab" in s.text
+
+
+def check_speculative(window, ctx, s):
+    lab, r = _lab(window, ctx, "speculative")
+    run = r.runs[0]
+    assert lab.speculative.result is r and run.accepted + run.rejected == run.drafted
+    assert s.numbers == {"accepted": run.accepted, "drafted": run.drafted, "speedup": run.speedup}
+
+
+def check_batching(window, ctx, s):
+    _view, r = _lab(window, ctx, "batch")
+    one, many = r.rows
+    assert s.numbers["one"] == pytest.approx(one.generated_tokens / one.seconds)
+    assert s.numbers["many"] == pytest.approx(many.generated_tokens / many.seconds)
+
+
+def check_thinking(window, ctx, s):
+    run = ctx["run"]
+    assert window.state is run
+    assert s.numbers == {"thinking": sum(t.thinking for t in run.tokens), "tokens": len(run.tokens)}
+    assert s.numbers["thinking"] == run.done.thinking_tokens
+
+
+def check_cost(window, ctx, s):
+    d = ctx["run"].done
+    per = d.energy_j / d.generated_tokens
+    assert s.numbers["per_token"] == pytest.approx(per)
+    assert f"≈ {per:.2g} J/token" in window.status_label.text()
+
+
+CHECKS = {name[6:]: f for name, f in globals().items() if name.startswith("check_")}
+
+
+def test_every_lesson_runs_on_the_loaded_model(qtbot, window):
+    assert set(CHECKS) == {x.key for x in LESSONS}
+    tour = window.tour
+    panel = tour.open(0)
+    assert panel.progress.text() == f"Lesson 1 of {len(LESSONS)}"
+    for i, lesson in enumerate(LESSONS):
+        panel.show_lesson(i)
+        with qtbot.waitSignal(panel.finished, timeout=LESSON_MS) as got:
+            panel.show_me.click()
+        key, ctx, sentence = got.args
+        assert key == lesson.key and "failed" not in ctx, (key, sentence.text)
+        assert panel.sentence.text() == sentence.text and panel.sentence.isVisible()
+        CHECKS[key](window, ctx, sentence)
+        framed = tour.host.highlighted
+        assert framed is tour.host.target_widget(lesson.target)
+        assert tour.host.highlighter.frame.parent() is framed
+    window.windows.lab.close()
+    window.windows.inside.close()
+
+
+def test_help_menu_opens_the_tour_and_back_next_move(qtbot, window):
+    action = window.tour.action
+    assert action in window.menuBar().actions()[-1].menu().actions()
+    action.trigger()
+    panel = window.tour.panel
+    assert panel.isVisible() and panel.title.text() == LESSONS[0].title
+    assert not panel.back.isEnabled()
+    panel.next.click()
+    assert panel.progress.text() == f"Lesson 2 of {len(LESSONS)}"
+    assert panel.text.text() == LESSONS[1].text and not panel.sentence.isVisible()
+    panel.back.click()
+    assert panel.index == 0
+    action.trigger()  # reopening keeps the lesson
+    assert panel.index == 0
+
+
+def test_the_first_run_offer_is_made_once(qtbot, window):
+    from app.shell.tour_wiring import OFFERED_KEY, offer_once
+
+    window.store.remove(OFFERED_KEY)
+    box = offer_once(window)
+    qtbot.addWidget(box)
+    assert box.isVisible() and not box.isModal()
+    assert offer_once(window) is None  # remembered
+    box.buttons()[0].click()  # Start the tour
+    assert window.tour.panel is not None and window.tour.panel.index == 0
