@@ -123,9 +123,15 @@ def record_from_json(d: dict):
     return record_from_dict(d)
 
 
+READ_VOLATILE = {"read_s", "read_tps"}  # a read's summary: how long it took
+
+
 def stable(d: dict) -> dict:
     """A record's dict without what differs between runs and machines."""
-    return {k: v for k, v in d.items() if k not in VOLATILE.get(d.get("type"), ())}
+    out = {k: v for k, v in d.items() if k not in VOLATILE.get(d.get("type"), ())}
+    if isinstance(out.get("reading"), dict):
+        out["reading"] = {k: v for k, v in out["reading"].items() if k not in READ_VOLATILE}
+    return out
 
 
 def _diff(a, b, path: str = "") -> list[str]:
@@ -235,6 +241,9 @@ class ReplayClient:
     def lab(self, params, prompt, settings, model=None) -> Iterator:
         return self._replay("lab", params=params, prompt=prompt, settings=settings, model=model)
 
+    def read(self, request, model=None, api_key=None) -> Iterator:
+        return self._replay("read", request=request, model=model)
+
 
 class RecordingClient:
     """A real EngineClient whose requests and records are kept for a cassette.
@@ -305,6 +314,10 @@ class RecordingClient:
         records = self.client.lab(params, prompt, settings, model)
         args = {"params": params, "prompt": prompt, "settings": settings, "model": model}
         return self._keep("lab", records, None, **args)
+
+    def read(self, request, model=None, api_key=None) -> Iterator:
+        records = self.client.read(request, model, api_key)
+        return self._keep("read", records, None, request=request, model=model)
 
     def save(self, name: str) -> Path:
         """Write the cassette (to a temporary name, then renamed into place)."""

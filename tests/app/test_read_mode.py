@@ -27,7 +27,8 @@ def read_and_wait(qtbot, win, text: str):
     return win.state
 
 
-def test_reading_a_text_shows_every_token_and_every_view_follows(qtbot, window):
+def test_reading_a_text_shows_every_token_and_every_view_follows(qtbot, replay_window):
+    window = replay_window
     progress = []
     window.bridge.progress.connect(lambda message, fraction: progress.append((message, fraction)))
     state = read_and_wait(qtbot, window, TEXT)
@@ -68,7 +69,8 @@ def test_reading_a_text_shows_every_token_and_every_view_follows(qtbot, window):
     assert "no branches" in window.branch_flow.why_not()
 
 
-def test_a_read_is_a_run_history_reopens_as_a_read(qtbot, window):
+def test_a_read_is_a_run_history_reopens_as_a_read(qtbot, replay_window):
+    window = replay_window
     state = read_and_wait(qtbot, window, "Rain falls on the hills.")
     run_id = state.run_id
     history = window.session.history
@@ -81,7 +83,8 @@ def test_a_read_is_a_run_history_reopens_as_a_read(qtbot, window):
     assert [t.logprob for t in shown.tokens] == [t.logprob for t in state.tokens]
 
 
-def test_an_empty_text_or_a_binary_file_is_refused_in_one_sentence(qtbot, window, tmp_path):
+def test_an_empty_text_or_a_binary_file_is_refused_in_one_sentence(qtbot, replay_window, tmp_path):
+    window = replay_window
     from app.shell.file_drop import open_path
 
     window.controls.set_reading(True)

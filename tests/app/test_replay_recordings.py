@@ -42,6 +42,10 @@ def _ask(client, entry: dict, default: str):
         settings = SamplingSettings.from_dict(key["settings"])
         continuation = Continuation.from_dict(key["continuation"])
         return client.generate(key["prompt"], settings, model, None, prefer, continuation)
+    if key["op"] == "read":
+        from engine.reading.request import ReadRequest
+
+        return client.read(ReadRequest(**key["request"]), model)
     raise AssertionError(f"the check cannot send a recorded {key['op']} request yet")
 
 
