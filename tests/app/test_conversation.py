@@ -112,7 +112,8 @@ def test_second_turn_continues_the_conversation_from_the_cache(
     assert replay_window.conversation.turns[0].answer == answer
 
 
-def test_edit_regenerate_and_a_failed_turn(qtbot, window):
+def test_edit_regenerate_and_a_failed_turn(qtbot, replay_window):
+    window = replay_window
     run_and_wait(qtbot, window, "Say hi.", max_tokens=3)
     run_and_wait(qtbot, window, "Say bye.", max_tokens=3)
     window.flow.edit(0)

@@ -158,7 +158,8 @@ def test_bad_model_shows_an_error_and_the_window_recovers(qtbot, window, tmp_pat
     assert not window.banner.isVisible()
 
 
-def test_prompt_longer_than_context_is_explained(qtbot, window):
+def test_prompt_longer_than_context_is_explained(qtbot, replay_window):
+    window = replay_window
     state = run_and_wait(qtbot, window, "word " * 8300)
     assert state.error is not None and state.done is None
     assert "context window is 8,192" in window.banner.text()
