@@ -15,9 +15,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.appearance import themed_style
+from app.core.theme import by_theme
+from app.tour.highlight import FRAME_COLOUR
 from app.tour.host import Sentence
 from app.tour.lessons import LESSONS, Lesson
 
+SENTENCE_TEXT = ("#1f2937", "#e5e7eb")  # light / dark: read first, so full contrast
 POLL_MS = 100  # how often a waiting experiment is looked at
 NEEDS_LOCAL = (
     "This lesson reads the model's weights, which a server does not share: load a local "
@@ -45,7 +49,10 @@ class TourPanel(QDockWidget):
         self.progress = QLabel()
         self.title = QLabel()
         self.title.setWordWrap(True)
-        self.title.setStyleSheet("font-weight: 600; font-size: 13pt;")
+        themed_style(  # a stylesheet's colour is fixed when set: given again on a theme change
+            self.title,
+            lambda: f"font-weight: 600; font-size: 13pt; color: {by_theme(SENTENCE_TEXT)};",
+        )
         self.text = QLabel()
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -54,7 +61,7 @@ class TourPanel(QDockWidget):
         self.sentence = QLabel()
         self.sentence.setWordWrap(True)
         self.sentence.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.sentence.setStyleSheet("padding: 6px; border-left: 3px solid #f59e0b;")
+        themed_style(self.sentence, _sentence_css)
         self.back, self.next = QPushButton("Back"), QPushButton("Next")
         nav = QHBoxLayout()
         nav.addWidget(self.back)
@@ -147,3 +154,10 @@ class TourPanel(QDockWidget):
 
     def cleanup(self) -> None:
         self._stop()
+
+
+def _sentence_css() -> str:
+    return (
+        f"QLabel {{ padding: 6px; border-left: 3px solid {FRAME_COLOUR}; "
+        f"color: {by_theme(SENTENCE_TEXT)}; font-weight: 500; }}"
+    )

@@ -81,6 +81,14 @@ def read_both(host, ctx: dict):
     yield from steps.run(host, ctx, TRUE_TEXT, mode="read")
     ctx["true"] = ctx.pop("run", None)
     yield from steps.run(host, ctx, FALSE_TEXT, mode="read")
+    if ctx.get("true") is not None and ctx.get("run") is not None:
+        host.select(_first_difference(ctx["true"].tokens, ctx["run"].tokens))
+
+
+def _first_difference(right, wrong) -> int | None:
+    """The first position where the two texts' tokens differ (None: nowhere)."""
+    pairs = enumerate(zip(right, wrong, strict=False))
+    return next((i for i, (a, b) in pairs if a.token_id != b.token_id), None)
 
 
 def say_read(ctx: dict) -> Sentence:
@@ -90,8 +98,7 @@ def say_read(ctx: dict) -> Sentence:
     if why:
         return Sentence(why)
     right, wrong = ctx["true"].tokens, ctx["run"].tokens
-    pairs = enumerate(zip(right, wrong, strict=False))
-    k = next((i for i, (a, b) in pairs if a.token_id != b.token_id), None)
+    k = _first_difference(right, wrong)
     if k is None:
         return Sentence("Both texts became the same tokens: nothing to compare.")
     a, b = right[k], wrong[k]

@@ -110,6 +110,7 @@ def check_branches(window, ctx, s):
 def check_read(window, ctx, s):
     run, k = ctx["run"], s.numbers["step"]
     assert window.state is run and run.reading and window.output.plain_text() == run.prompt
+    assert window.dist_chart.record is run.tokens[k]  # every chart at the differing token
     assert s.numbers["true"] == ctx["true"].tokens[k].prob
     assert s.numbers["false"] == pytest.approx(math.exp(run.tokens[k].logprob), rel=1e-9)
 
