@@ -28,13 +28,13 @@ def main() -> int:
     win.resize(1440, 900)
     panel = win.tour.open(0)
     keys = [x.key for x in ALL]
+    ended: list = []
+    panel.finished.connect(lambda *a: ended.append(a))
     for key in LESSONS:
         panel.show_lesson(keys.index(key))
-        ended = []
-        panel.finished.connect(lambda *a: ended.append(a))
+        ended.clear()
         panel.show_me.click()
         wait(app, lambda: bool(ended), 600)
-        panel.finished.disconnect()
         for theme, suffix in (("dark", "-dark"), ("light", "")):
             apply_theme(theme)
             win.resize(1440, 900)

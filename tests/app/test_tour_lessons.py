@@ -39,3 +39,10 @@ def test_a_sentence_of_nothing_says_so():
 def test_the_docs_page_holds_every_lesson_text():
     page = as_markdown()
     assert all(x.text in page and x.title in page for x in LESSONS)
+
+
+def test_the_guide_page_is_written_from_the_lessons():
+    """docs/guide/tour.md is the lessons' own text (scripts/write_tour_page.py rewrites it)."""
+    from scripts.write_tour_page import PAGE, page
+
+    assert PAGE.read_text(encoding="utf-8") == page()
