@@ -75,6 +75,36 @@ def default_chunk(vocab_size: int) -> int:
     return max(MIN_CHUNK, min(MAX_DEFAULT_CHUNK, LOGITS_BUDGET // (4 * max(vocab_size, 1))))
 
 
+DOCUMENT_SEPARATORS = ("<|endoftext|>",)  # GPT-2's, SmolLM's, Qwen's: between texts
+
+
+def start_token_id(tok) -> int | None:
+    """The token a text starts after, as the model saw texts start in training: the
+    beginning-of-sequence token when the tokenizer adds one itself (Gemma's <bos>,
+    Llama's); else the document separator (<|endoftext|>: a chat model's "bos" may be
+    a chat marker such as SmolLM2's <|im_start|>, which expects a role name next);
+    else the beginning-, else the end-of-sequence token. None: the model has none."""
+    bos = getattr(tok, "bos_token_id", None)
+    try:
+        probe = list(tok.encode("a"))
+    except Exception:  # noqa: BLE001 - a tokenizer that cannot say: use the fallbacks
+        probe = []
+    if bos is not None and probe and probe[0] == bos:
+        return int(bos)
+    to_id, to_token = (
+        getattr(tok, n, None) for n in ("convert_tokens_to_ids", "convert_ids_to_tokens")
+    )
+    for name in DOCUMENT_SEPARATORS if callable(to_id) and callable(to_token) else ():
+        try:  # a name not in the vocabulary maps to the unknown token: check it maps back
+            found = to_id(name)
+            if isinstance(found, int) and found >= 0 and to_token(found) == name:
+                return found
+        except Exception:  # noqa: BLE001, S112 - not in this vocabulary
+            continue
+    first = bos if bos is not None else getattr(tok, "eos_token_id", None)
+    return None if first is None else int(first)
+
+
 def encode_read(lm, request: ReadRequest) -> tuple[list[int], int, int, str]:
     """The ids of context and text, the context's length, its system tokens and the
     start token's label ("" with a context).
@@ -96,12 +126,11 @@ def encode_read(lm, request: ReadRequest) -> tuple[list[int], int, int, str]:
     elif context:
         ctx = list(tok.encode(context))  # with the tokenizer's own start token, if any
     else:
-        first = getattr(tok, "bos_token_id", None)
-        first = first if first is not None else getattr(tok, "eos_token_id", None)
+        first = start_token_id(tok)
         if first is None:
             raise SettingsError("this model has no start token: give a context to read after")
-        ctx = [int(first)]
-        start = token_label(lm.token_bytes(int(first)), f"<{first}>")
+        ctx = [first]
+        start = token_label(lm.token_bytes(first), f"<{first}>")
     if not ctx:  # a context that encodes to nothing: the start token's job
         return encode_read(lm, request.with_(context=None))
     return ctx + text_ids, len(ctx), system, start
