@@ -200,6 +200,7 @@ class _Worker:
     def lab(self, rid: int, op) -> None:
         """Run a lab experiment with a local model; the reply is its LabRecord."""
         from engine.errors import SettingsError
+        from engine.lab.reporter import LabReporter
         from engine.records import LabRecord, ProgressRecord
 
         settings = op.settings.validate()
@@ -211,9 +212,12 @@ class _Worker:
             """Send the experiment's progress record."""
             self.send_record(rid, ProgressRecord(message, fraction))
 
+        # steps of a long experiment go as themselves (engine/lab/reporter.LabStep)
+        stop = lambda: rid in self.cancelled  # noqa: E731
+        reporter = LabReporter(progress, lambda step: self.send(rid, record=step), stop)
         with self.heartbeat(rid):
             self.fault("lab")
-            result = backend.lab(op.params, op.prompt, settings, progress)
+            result = backend.lab(op.params, op.prompt, settings, reporter)
         self.send_record(rid, LabRecord(result.kind, result))
 
     def read(self, rid: int, op) -> None:

@@ -1,5 +1,5 @@
-"""`logitscope lab quant|cache|speculative|batch`: the lab's experiments on the
-command line, run in this process by the same function the Lab window reaches
+"""`logitscope lab quant|cache|speculative|batch|distill|distill-train`: the lab's
+experiments on the command line, run in this process by the same function the Lab window reaches
 through the engine process (engine/backends/mlx/lab_runs.run_experiment), on the
 same parameter dataclasses (engine/lab/params.py).
 
@@ -8,6 +8,7 @@ same parameter dataclasses (engine/lab/params.py).
     logitscope lab batch [--sizes 1,2,4,8] [--tokens 16] [--json]
     logitscope lab cache [--rounds 3] [--turns N] [--tokens 8] [--json]
 
+(`lab distill` and `lab distill-train`: engine/cli/lab_distill.py.)
 `--json` prints the result's fields (engine/lab/results.py); `lab speculative`
 adds its one run's fields at the top level, as before.
 """
@@ -18,6 +19,8 @@ import json
 import sys
 
 from engine.cli.args import MODEL_ARG
+from engine.cli.lab_distill import DISTILL, cmd_distill
+from engine.cli.lab_distill import add_parsers as add_distill_parsers
 from engine.errors import SettingsError
 from engine.lab import (
     COMMAND_CACHE,
@@ -81,6 +84,7 @@ def add_parser(sub) -> None:
     )
     sp.add_argument("--k", type=int, default=SPEC.ks[0], help="tokens drafted per target pass")
     sp.add_argument("--tokens", type=int, default=SPEC.tokens, help="answer tokens")
+    add_distill_parsers(kinds)
 
 
 def _model(p) -> None:
@@ -128,6 +132,8 @@ def cmd_lab(args) -> int:
     from engine.cli.args import read_prompt
     from engine.settings import SamplingSettings
 
+    if args.lab in DISTILL:
+        return cmd_distill(args)
     if args.lab in ("quant", "speculative", "cache"):
         args.prompt = read_prompt(args.prompt)  # checked as `generate` checks its prompt
     params = params_of(args)

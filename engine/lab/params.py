@@ -136,8 +136,127 @@ class CacheParams:
             raise SettingsError("the conversation's first message is empty")
 
 
-LabParams = QuantParams | SpeculativeParams | BatchParams | CacheParams
-KINDS = {p.kind: p for p in (QuantParams, SpeculativeParams, BatchParams, CacheParams)}
+MAX_DISTILL_TEXT = 200_000  # characters of one distillation text (tens of thousands of tokens)
+EMBEDDINGS = ("projected", "learned")  # the student's embedding: the teacher's projected, or random
+
+
+def _text(value, what: str, optional: bool = False) -> None:
+    if optional and value is None:
+        return
+    if not isinstance(value, str) or not value.strip():
+        raise SettingsError(f"{what} is empty: give some text")
+    if len(value) > MAX_DISTILL_TEXT:
+        raise SettingsError(f"{what} is {len(value):,} characters; at most {MAX_DISTILL_TEXT:,}")
+
+
+def _number(value, low: float, high: float, what: str) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok or not low <= value <= high:
+        raise SettingsError(f"{what} must be a number from {low:g} to {high:g}, not {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class DistillParams:
+    """Teacher (the loaded model) and student read the same text teacher-forced.
+
+    Attributes:
+        student: the student's model spec (a folder, a .gguf file or a name).
+        text: the text both read.
+        top: candidates kept per token for the side-by-side distributions (1..50).
+        most: tokens (or words) listed where the two disagree most (1..100).
+        chunk_tokens: tokens per forward pass; None: chosen from the vocabulary size.
+    """
+
+    student: str
+    text: str
+    top: int = 10
+    most: int = 12
+    chunk_tokens: int | None = None
+    kind: ClassVar[str] = "distill"
+
+    def __post_init__(self):
+        if not isinstance(self.student, str) or not self.student.strip():
+            raise SettingsError("give the student model (a folder, a .gguf file or a name)")
+        _text(self.text, "the text")
+        _whole(self.top, 1, 50, "candidates kept per token")
+        _whole(self.most, 1, 100, "tokens listed where they disagree most")
+        if self.chunk_tokens is not None:
+            _whole(self.chunk_tokens, 1, 4096, "tokens per chunk")
+
+
+@dataclass(frozen=True)
+class DistillTrainParams:
+    """A small student trained from the loaded teacher: soft targets vs hard labels.
+
+    Both students start from the same weights and see the same windows of the text
+    in the same order (engine/backends/mlx/distill_train.py).
+
+    Attributes:
+        text: the training text; None: resources/distill_text.txt. Its last
+            `heldout_tokens` tokens are held out (never trained on).
+        steps: optimizer steps (1..100000).
+        width: the student's hidden size (16..1024, a multiple of 16).
+        layers: its transformer layers (1..12).
+        tau: the soft targets' temperature (0.5..10).
+        alpha: weight of the soft (KL) loss; 1 - alpha on the hard labels (0..1).
+        batch, seq: windows per step and tokens per window.
+        lr: Adam's learning rate.
+        seed: the student's initialisation and the data order.
+        eval_every: held-out KL to the teacher every this many steps (and at 0 and the end).
+        heldout_tokens: tokens held out at the text's end.
+        train_tokens: at most this many tokens before them are trained on (the teacher
+            reads each once, at ~20 tokens/s on a 2-core CPU: the run's fixed cost).
+        top_k: teacher probabilities kept per token as soft targets (the rest lumped).
+        embedding: "projected" (the teacher's, randomly projected) or "learned" (random).
+        save: write both students as MLX model folders in the models folder.
+    """
+
+    text: str | None = None
+    steps: int = 60
+    width: int = 64
+    layers: int = 2
+    tau: float = 2.0
+    alpha: float = 1.0
+    batch: int = 4
+    seq: int = 32
+    lr: float = 5e-3
+    seed: int = 0
+    eval_every: int = 5
+    heldout_tokens: int = 128
+    train_tokens: int = 512
+    top_k: int = 64
+    embedding: str = "projected"
+    save: bool = True
+    kind: ClassVar[str] = "distill-train"
+
+    def __post_init__(self):
+        _text(self.text, "the training text", optional=True)
+        _whole(self.steps, 1, 100_000, "steps")
+        if _whole(self.width, 16, 1024, "the student's width") % 16:
+            raise SettingsError(f"the student's width must be a multiple of 16, not {self.width}")
+        _whole(self.layers, 1, 12, "the student's layers")
+        object.__setattr__(self, "tau", _number(self.tau, 0.5, 10.0, "the temperature τ"))
+        object.__setattr__(self, "alpha", _number(self.alpha, 0.0, 1.0, "α (soft-loss weight)"))
+        _whole(self.batch, 1, 256, "windows per step")
+        _whole(self.seq, 4, 1024, "tokens per window")
+        object.__setattr__(self, "lr", _number(self.lr, 1e-6, 1.0, "the learning rate"))
+        _whole(self.seed, 0, 2**31 - 1, "the seed")
+        _whole(self.eval_every, 1, 100_000, "held-out KL every (steps)")
+        _whole(self.heldout_tokens, 8, 100_000, "held-out tokens")
+        _whole(self.train_tokens, 8, 1_000_000, "training tokens")
+        _whole(self.top_k, 1, 1024, "soft targets kept per token")
+        if self.embedding not in EMBEDDINGS:
+            raise SettingsError(f"the embedding is projected or learned, not {self.embedding!r}")
+        if not isinstance(self.save, bool):
+            raise SettingsError("save is true or false")
+
+
+LabParams = (
+    QuantParams | SpeculativeParams | BatchParams | CacheParams | DistillParams | DistillTrainParams
+)
+_ALL = (QuantParams, SpeculativeParams, BatchParams, CacheParams, DistillParams, DistillTrainParams)
+KINDS = {p.kind: p for p in _ALL}
 
 
 # Where a default differs between the command line and the Lab window, both start here.
@@ -152,7 +271,7 @@ def params_from(kind: str, values: dict | None = None) -> LabParams:
     """The experiment `kind` with `values` (unknown names are refused, not ignored).
 
     Args:
-        kind: a key of KINDS (quant | speculative | batch | cache).
+        kind: a key of KINDS (quant | speculative | batch | cache | distill | distill-train).
         values: field names to values (a `kind` key is ignored); None or missing
             fields: the defaults.
 

@@ -243,15 +243,84 @@ class CacheResult(_Result):
         return out
 
 
-LabResult = QuantResult | SpeculativeResult | BatchResult | CacheResult
-RESULTS = {r.kind: r for r in (QuantResult, SpeculativeResult, BatchResult, CacheResult)}
+@dataclass(frozen=True)
+class DistillResult(_Result):
+    """Teacher and student on one text (engine/backends/mlx/distill_compare.py).
+
+    With one tokenizer (`same_tokenizer`), a row is a token: `kl` is KL(teacher ‖
+    student) over the full vocabulary in nats, `agree` top-1 agreement, `p_teacher_top`
+    the student's probability of the teacher's top-1, `*_logprob` each model's
+    log-probability of the text's token (its cross-entropy is minus their mean).
+    With two tokenizers a row is a word (`*_bits` its surprisal) and `why` says why
+    KL is not defined. `most`: the rows where they disagree most, largest first;
+    `top`: "teacher"/"student" -> row (str) -> that row's top (token id, p) pairs.
+    """
+
+    teacher: str
+    student: str
+    same_tokenizer: bool
+    why: str
+    labels: tuple[str, ...]
+    kl: tuple[float, ...] = ()
+    agree: tuple[bool, ...] = ()
+    p_teacher_top: tuple[float, ...] = ()
+    teacher_logprob: tuple[float, ...] = ()
+    student_logprob: tuple[float, ...] = ()
+    teacher_bits: tuple[float, ...] = ()
+    student_bits: tuple[float, ...] = ()
+    mean_kl: float | None = None
+    agreement: float | None = None
+    teacher_ce: float | None = None  # nats per token (one tokenizer)
+    student_ce: float | None = None
+    teacher_bits_per_byte: float = 0.0
+    student_bits_per_byte: float = 0.0
+    text_bytes: int = 0
+    most: tuple[int, ...] = ()
+    top: dict | None = None  # see the class docstring
+    token_labels: dict | None = None  # "teacher"/"student" -> token id (str) -> label
+    seconds: float = 0.0
+    kind: ClassVar[str] = "distill"
+
+
+@dataclass(frozen=True)
+class DistillTrainResult(_Result):
+    """Two students trained from one teacher: soft targets vs hard labels.
+
+    Per step: each run's training loss; every `eval_every` steps (`eval_steps`), each
+    student's mean KL(teacher ‖ student) over the full vocabulary on the held-out
+    tokens, nats. `saved`: "soft"/"hard" -> the model folder written (empty: none)."""
+
+    teacher: str
+    settings: dict  # the DistillTrainParams' fields (the text by name and length)
+    steps_done: int
+    soft_loss: tuple[float, ...]
+    hard_loss: tuple[float, ...]
+    eval_steps: tuple[int, ...]
+    heldout_kl_soft: tuple[float, ...]
+    heldout_kl_hard: tuple[float, ...]
+    train_tokens: int
+    heldout_tokens: int
+    student_parameters: int
+    seconds: float
+    cancelled: bool
+    same_batches: bool  # both runs saw identical windows in identical order (checked)
+    saved: dict
+    sentence: str
+    kind: ClassVar[str] = "distill-train"
+
+
+LabResult = (
+    QuantResult | SpeculativeResult | BatchResult | CacheResult | DistillResult | DistillTrainResult
+)
+_ALL = (QuantResult, SpeculativeResult, BatchResult, CacheResult, DistillResult, DistillTrainResult)
+RESULTS = {r.kind: r for r in _ALL}
 
 
 def result_from(kind: str, data: dict) -> LabResult:
     """Rebuild an experiment's result from its `to_dict()` (e.g. a LabRecord's data).
 
     Args:
-        kind: quant | speculative | batch | cache.
+        kind: quant | speculative | batch | cache | distill | distill-train.
         data: the result's dict.
 
     Returns:

@@ -15,6 +15,8 @@ from engine.lab import (
     BatchResult,
     CacheParams,
     CacheResult,
+    DistillParams,
+    DistillTrainParams,
     LabParams,
     LabResult,
     QuantParams,
@@ -39,6 +41,10 @@ def run_experiment(record, params: LabParams, prompt, settings, progress=None) -
     Returns:
         the experiment's result dataclass.
     """
+    if isinstance(params, (DistillParams, DistillTrainParams)):
+        from engine.backends.mlx.distill_runs import run_distill
+
+        return run_distill(record, params, progress)
     folder = Path(record.path)
     if isinstance(params, QuantParams):
         return quant_experiment(folder, prompt, settings, params, progress)
