@@ -3,10 +3,11 @@
 Starts the server on a free loopback port (the default model unless --model) in
 this process, set up as `logitscope serve` sets up its own (an optimised BLAS
 before MLX loads, the compute path of --compute), then for each of --reps rounds
-sends the same prompts one client at a time and N at once, greedy, with logprobs
-on: the two configurations alternate, so a machine shared with other work loads
-both alike. Prints generated tokens / wall seconds for each, their ratio per
-round, the median ratio, and the load average before and after.
+sends the same prompts one client at a time and N at once (greedy unless
+--temperature; request i seeded i), with logprobs on: the two configurations
+alternate, so a machine shared with other work loads both alike. Prints generated
+tokens / wall seconds for each, their ratio per round, the median ratio, and the
+load average before and after.
 
     .venv/bin/python scripts/bench_serve.py --clients 8 --tokens 32 --reps 3
 """
@@ -20,15 +21,18 @@ import os
 import statistics
 import time
 
+SAMPLING: dict = {"temperature": 0}  # what each request asks (--temperature, --top-p)
 
-def ask(url: str, prompt: str, tokens: int) -> int:
+
+def ask(url: str, prompt: str, tokens: int, seed: int = 0) -> int:
     """One streamed request; returns the tokens it received."""
     import httpx
 
     body = {
         "messages": [{"role": "user", "content": prompt}],
         "max_tokens": tokens,
-        "temperature": 0,
+        **SAMPLING,
+        "seed": seed,
         "logprobs": True,
         "top_logprobs": 5,
         "stream": True,
@@ -47,7 +51,7 @@ def measure(url: str, prompts: list[str], clients: int, tokens: int) -> tuple[in
     """(tokens received, wall seconds) for `prompts` sent by `clients` at a time."""
     t = time.perf_counter()
     with cf.ThreadPoolExecutor(clients) as pool:
-        n = sum(pool.map(lambda p: ask(url, p, tokens), prompts))
+        n = sum(pool.map(lambda ip: ask(url, ip[1], tokens, ip[0]), enumerate(prompts)))
     return n, time.perf_counter() - t
 
 
@@ -61,7 +65,10 @@ def main() -> None:
     p.add_argument(
         "--compute", default=None, help="auto | speed | memory (LOGITSCOPE_COMPUTE for the server)"
     )
+    p.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
+    p.add_argument("--top-p", type=float, default=1.0)
     args = p.parse_args()
+    SAMPLING.update(temperature=args.temperature, top_p=args.top_p)
     if args.compute:
         os.environ["LOGITSCOPE_COMPUTE"] = args.compute
     from engine.backends.base import prepare_process
