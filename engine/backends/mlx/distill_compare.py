@@ -10,7 +10,7 @@ text's token, and each one's top candidates. The host never holds (tokens x V).
 
 With two vocabularies the distributions are over different sets of pieces at
 different positions, so KL is not defined: each model reads the text on its own
-(engine/backends/mlx/read_pass.py) and they are compared per byte (bits per byte)
+and they are compared per byte (bits per byte)
 and per word (each word's surprisal, engine/reading/compare_reads.py).
 """
 
@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import mlx.core as mx
 
-from engine.backends.mlx.read_pass import encode_read, plan_read, read_records
+from engine.backends.mlx.read_pass import encode_read, plan_read
 from engine.lab import DistillParams, DistillResult
 from engine.lab.reporter import LabReporter, reporter_of
 from engine.reading.compare_reads import NO_TOKEN_KL, align_words, words_of
 from engine.reading.request import ReadRequest
-from engine.records import token_label
+from engine.records import TopToken, token_label
 
 LN2 = math.log(2.0)
 SAME_WHY = (
@@ -115,7 +116,10 @@ def reduce_pair(t_logits: mx.array, s_logits: mx.array, targets: mx.array, n: in
 
 
 def _log_softmax(logits: mx.array) -> mx.array:
-    x = logits.astype(mx.float32)
+    """Log-probabilities, in float64 on the CPU: MLX's float32 exp there is off by ~1e-4
+    over a 49k vocabulary; a GPU has no float64 and keeps float32."""
+    wide = mx.float64 if mx.default_device() == mx.cpu else mx.float32
+    x = logits.astype(wide)
     return x - mx.logsumexp(x, axis=-1, keepdims=True)
 
 
@@ -183,18 +187,53 @@ def _by_tokens(teacher, student, request, params: DistillParams, reporter: LabRe
     )
 
 
-def _read(lm, request, reporter: LabReporter, share: tuple[float, float]) -> list:
-    """The token records of `lm` reading `request` (cancel: SettingsError)."""
+@dataclass(frozen=True)
+class _Token:
+    """What words_of needs of a read token, and its candidates."""
+
+    step: int
+    logprob: float
+    bytes: tuple[int, ...]
+    text: str
+    top: tuple[TopToken, ...]
+
+
+def _read(lm, request, reporter: LabReporter, share: tuple[float, float]) -> list[_Token]:
+    """`lm` reads `request` alone in chunks (the reduction as reduce_pair's, float64 on
+    the CPU); its tokens. A cancel raises SettingsError."""
+    from mlx_lm.models.cache import make_prompt_cache
+
+    from engine.backends.mlx.prompt_reuse import new_cache
     from engine.errors import SettingsError
 
-    def said(done: int, total: int) -> None:
-        reporter(f"read {done:,} of {total:,} tokens", share[0] + share[1] * done / total)
-
-    wanted = ("token", "done")
-    records = [r for r in read_records(lm, request, reporter.should_stop, said) if r.type in wanted]
-    if records[-1].finish_reason == "cancelled":
-        raise SettingsError("cancelled")
-    return records[:-1]
+    plan = plan_read(lm, request)
+    ids, n_ctx, cache = plan.ids, plan.n_context, new_cache(lm, make_prompt_cache)
+    n, out, a = min(request.top_n, lm.vocab_size - 1), [], 0
+    while a < len(ids) - 1:
+        if reporter.should_stop():
+            raise SettingsError("cancelled")
+        b = min(a + plan.chunk, len(ids) - 1)
+        lp = _log_softmax(lm.model(mx.array(ids[a:b])[None], cache=cache)[0])  # (L, V)
+        chosen = mx.take_along_axis(lp, mx.array(ids[a + 1 : b + 1])[:, None], axis=-1)[:, 0]
+        idx = mx.argpartition(-lp, kth=n - 1, axis=-1)[:, :n]
+        vals = mx.take_along_axis(lp, idx, axis=-1)
+        mx.eval(chosen, idx, vals)
+        for i, (c, row, v) in enumerate(
+            zip(chosen.tolist(), idx.tolist(), vals.tolist(), strict=True)
+        ):
+            pos = a + 1 + i
+            if pos < n_ctx:
+                continue
+            cands = sorted(zip(row, v, strict=True), key=lambda t: -t[1])
+            top = tuple(
+                TopToken(int(t), token_label(lm.token_bytes(t)), float(q), tuple(lm.token_bytes(t)))
+                for t, q in cands
+            )
+            raw = lm.token_bytes(ids[pos])
+            out.append(_Token(pos - n_ctx, c, tuple(raw), raw.decode("utf-8", "replace"), top))
+        a = b
+        reporter(f"read {a + 1 - n_ctx:,} tokens", share[0] + share[1] * a / (len(ids) - 1))
+    return out
 
 
 def _by_words(teacher, student, request, params: DistillParams, reporter: LabReporter) -> dict:

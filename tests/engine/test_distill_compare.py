@@ -1,0 +1,125 @@
+"""Teacher vs student on one text: KL, agreement, the student's p of the teacher's top-1
+and cross-entropy equal NumPy float64 from bare mlx-lm logits (one vocabulary: the
+default model at float32 vs a 3-bit copy of it); across tokenizers (SmolLM2 vs Gemma)
+bits per byte and per-word surprisal, and KL said to be undefined."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import mlx.core as mx
+import mlx.nn as nn
+import numpy as np
+import pytest
+
+from engine.backends.mlx.distill_compare import compare_models, same_vocabulary
+from engine.lab import DistillParams
+from engine.reading.compare_reads import NO_TOKEN_KL
+
+TEXT = "The cat sat on the mat because it was warm."
+TOL = 1e-5
+
+
+def _ids(lm, text: str) -> list[int]:
+    """The start token the engine reads after, then the text's ids."""
+    from engine.backends.mlx.read_pass import encode_read
+    from engine.reading.request import ReadRequest
+
+    return encode_read(lm, ReadRequest(text))[0]
+
+
+def _log_softmax64(lm, ids) -> np.ndarray:
+    """(T-1, V) float64 log-probabilities from one bare forward pass over ids[:-1]."""
+    logits = lm.model(mx.array(ids[:-1])[None])[0].astype(mx.float32)
+    x = np.array(logits, dtype=np.float64)
+    m = x.max(-1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(-1, keepdims=True))
+
+
+@pytest.fixture(scope="module")
+def three_bit(default_model_path, smollm):
+    """A fresh copy of the default model (bare mlx-lm load, dequantized to float32)
+    re-quantized to 3 bits: its own weights, nothing shared with `smollm`."""
+    from mlx_lm import load
+
+    from engine.backends.mlx.compute_path import dequantize_float32
+    from engine.backends.mlx.generate import LoadedModel
+
+    model = dequantize_float32(load(str(default_model_path))[0])
+    nn.quantize(model, group_size=64, bits=3)
+    mx.eval(model.parameters())
+    return LoadedModel(model, smollm.tokenizer, smollm.context_length, smollm.vocab_size)
+
+
+def test_same_vocabulary_against_numpy(smollm, three_bit):
+    assert same_vocabulary(smollm, three_bit)
+    params = DistillParams("student", TEXT, top=5, most=4)  # one chunk: the bare pass's shapes
+    r = compare_models(smollm, three_bit, params)
+    ids = _ids(smollm, TEXT)
+    tlp, slp = _log_softmax64(smollm, ids), _log_softmax64(three_bit, ids)
+    targets = np.array(ids[1:])
+    rows = np.arange(len(targets))
+    kl = (np.exp(tlp) * (tlp - slp)).sum(-1)
+    assert r.same_tokenizer and len(r.kl) == len(targets) == len(r.labels)
+    np.testing.assert_allclose(r.kl, kl, atol=TOL)
+    assert kl.max() > 1e-3  # 3 bits move the distribution: the comparison is not vacuous
+    assert r.agree == tuple(bool(a) for a in tlp.argmax(-1) == slp.argmax(-1))
+    np.testing.assert_allclose(r.p_teacher_top, np.exp(slp[rows, tlp.argmax(-1)]), atol=TOL)
+    np.testing.assert_allclose(r.teacher_logprob, tlp[rows, targets], atol=TOL)
+    np.testing.assert_allclose(r.student_logprob, slp[rows, targets], atol=TOL)
+    assert r.teacher_ce == pytest.approx(-tlp[rows, targets].mean(), abs=TOL)
+    assert r.student_ce == pytest.approx(-slp[rows, targets].mean(), abs=TOL)
+    assert r.mean_kl == pytest.approx(kl.mean(), abs=TOL)
+    assert r.agreement == pytest.approx(np.mean(tlp.argmax(-1) == slp.argmax(-1)))
+    assert list(r.most) == list(np.argsort(-kl, kind="stable")[:4])
+    worst = r.most[0]  # its two distributions, side by side
+    best_t = np.argsort(-tlp[worst])[:5]
+    assert [t for t, _p in r.top["teacher"][str(worst)]] == best_t.tolist()
+    np.testing.assert_allclose(
+        [p for _t, p in r.top["student"][str(worst)]],
+        np.sort(np.exp(slp[worst]))[::-1][:5],
+        atol=TOL,
+    )
+    assert r.labels[1] == " cat"
+    chunked = compare_models(smollm, three_bit, DistillParams("s", TEXT, chunk_tokens=4))
+    np.testing.assert_allclose(chunked.kl, kl, atol=1e-4)  # 3 chunks: other kernel shapes
+
+
+def test_across_tokenizers_per_byte(smollm, gemma):
+    text = "Water boils at a hundred degrees."
+    assert not same_vocabulary(smollm, gemma)
+    r = compare_models(smollm, gemma, DistillParams("gemma", text, top=5, most=3))
+    assert not r.same_tokenizer and r.kl == () and r.why == NO_TOKEN_KL
+    nbytes = len(text.encode())
+    for lm, bpb, words in (
+        (smollm, r.teacher_bits_per_byte, r.teacher_bits),
+        (gemma, r.student_bits_per_byte, r.student_bits),
+    ):
+        ids = _ids(lm, text)
+        lp = _log_softmax64(lm, ids)
+        bits = -lp[np.arange(len(ids) - 1), ids[1:]].sum() / math.log(2)
+        assert bpb == pytest.approx(bits / nbytes, abs=TOL)
+        assert math.fsum(w for w in words if w is not None) == pytest.approx(bits, abs=1e-4)
+    assert r.labels[:3] == ("Water", "boils", "at")
+    assert len(r.most) == 3 and set(r.top) == {"teacher", "student"}
+
+
+def test_command_line(default_model_path, tmp_path):
+    """`lab distill` with the model as its own stored student; bad input: one line, exit 2."""
+    import json
+
+    text = tmp_path / "t.txt"
+    text.write_text("Paris is the capital of France.")
+    cmd = [sys.executable, "-m", "engine", "lab", "distill", "--student", str(default_model_path)]
+    done = subprocess.run(
+        [*cmd, "--text", str(text), "--json"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["same_tokenizer"] and "as stored" in out["student"]
+    assert len(out["kl"]) == len(out["labels"]) and out["mean_kl"] < 1e-2
+    bad = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "--text-str" in bad.stderr
