@@ -15,6 +15,7 @@ from app.shell.menus import add_help_action
 from app.tour.highlight import Highlighter
 from app.tour.panel import TourPanel
 from app.widgets.controls import CHAT_MODE, RAW_MODE, READ_MODE
+from engine.models.default_model import DEFAULT_MODEL_NAME
 
 MODES = {"chat": CHAT_MODE, "raw": RAW_MODE, "read": READ_MODE}
 OFFERED_KEY = "tour/offered"
@@ -29,6 +30,7 @@ class WindowTourHost:
         self._lab_bridge = None
         self.highlighter = Highlighter(window)
         self.highlighted = None  # the widget framed last (tests read it)
+        self.tiny = False  # the smallest experiments (the tests' walks on Gemma and a server)
         self._busy: dict[int, bool] = {}  # per bridge, as its busy_changed last said
         self._watch(window.bridge)
 
@@ -50,6 +52,16 @@ class WindowTourHost:
     def local(self) -> bool:
         rec = self.w.model_record
         return rec is not None and rec.backend == "mlx" and Path(rec.path).is_dir()
+
+    def local_choice(self) -> str:
+        return DEFAULT_MODEL_NAME
+
+    def switch_to_local(self) -> bool:
+        if self.w.bridge.busy:
+            self.w.show_error("Wait for the current run to finish before switching models.")
+            return False
+        self.w.load_model(None)  # the default model, fetched by the setup
+        return True
 
     def model_name(self) -> str:
         rec = self.w.model_record

@@ -23,6 +23,12 @@ class TourHost(Protocol):
     def local(self) -> bool:
         """Whether the loaded model is a local MLX model (Inside and the Lab need one)."""
 
+    def local_choice(self) -> str:
+        """The local model a lesson that needs one offers to switch to."""
+
+    def switch_to_local(self) -> bool:
+        """Load `local_choice()` in place of the model in use. Returns whether it started."""
+
     def model_name(self) -> str:
         """The loaded model's name."""
 

@@ -24,8 +24,8 @@ from app.tour.lessons import LESSONS, Lesson
 SENTENCE_TEXT = ("#1f2937", "#e5e7eb")  # light / dark: read first, so full contrast
 POLL_MS = 100  # how often a waiting experiment is looked at
 NEEDS_LOCAL = (
-    "This lesson reads the model's weights, which a server does not share: load a local "
-    "model (File ▸ Open model…) and press Show me again."
+    "This lesson reads the model's weights, which a server does not share, so nothing ran: "
+    "switch to a local model (the button below, or File ▸ Open model…) and press Show me again."
 )
 
 
@@ -62,13 +62,16 @@ class TourPanel(QDockWidget):
         self.sentence.setWordWrap(True)
         self.sentence.setTextInteractionFlags(Qt.TextSelectableByMouse)
         themed_style(self.sentence, _sentence_css)
+        self.switch = QPushButton()  # offered when a lesson needs a local model
+        self.switch.hide()
+        self.switch.clicked.connect(self._switch)
         self.back, self.next = QPushButton("Back"), QPushButton("Next")
         nav = QHBoxLayout()
         nav.addWidget(self.back)
         nav.addStretch(1)
         nav.addWidget(self.next)
         layout = QVBoxLayout(body)
-        for w in (self.progress, self.title, self.text, self.show_me, self.sentence):
+        for w in (self.progress, self.title, self.text, self.show_me, self.sentence, self.switch):
             layout.addWidget(w)
         layout.addStretch(1)
         layout.addLayout(nav)
@@ -96,6 +99,7 @@ class TourPanel(QDockWidget):
         self.text.setText(x.text)
         self.sentence.clear()
         self.sentence.hide()
+        self.switch.hide()
         self.back.setEnabled(self.index > 0)
         self.next.setEnabled(self.index < len(self.lessons) - 1)
         self.ctx, self.result = {}, None
@@ -105,8 +109,12 @@ class TourPanel(QDockWidget):
         if self.running:
             return
         self.ctx, self.result = {}, None
+        self.switch.hide()
         if self.lesson.needs_local and not self.host.local():
+            self.ctx["needs_local"] = True
             self._say(Sentence(NEEDS_LOCAL))
+            self._offer_local()
+            self.finished.emit(self.lesson.key, self.ctx, self.result)
             return
         self.show_me.setEnabled(False)
         self.show_me.setText("Running…")
@@ -137,8 +145,20 @@ class TourPanel(QDockWidget):
         self._stop()
         x = self.lesson
         self._say(x.sentence(self.ctx))
+        if self.ctx.get("needs_local"):  # it found out while running (a server's refusal)
+            self._offer_local()
         self.host.highlight(x.target)
         self.finished.emit(x.key, self.ctx, self.result)
+
+    def _offer_local(self) -> None:
+        self.switch.setText(f"Switch to {self.host.local_choice()}")
+        self.switch.show()
+
+    def _switch(self) -> None:
+        """Load the local model offered (the lesson is run again with Show me once loaded)."""
+        if self.host.switch_to_local():
+            self.switch.hide()
+            self._say(Sentence(f"Loading {self.host.local_choice()}… then press Show me."))
 
     def _say(self, sentence: Sentence) -> None:
         self.result = sentence

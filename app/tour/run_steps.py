@@ -9,12 +9,12 @@ from app.tour import steps
 from app.tour.host import Sentence
 from app.tour.steps import pct, quote
 
-SAMPLE_PROMPT = "Name a fruit."
+SAMPLE_PROMPT = "My favourite fruit is"  # raw: a server's chat answer cannot be branched
 SAMPLE_N, SAMPLE_T, SAMPLE_TOKENS = 4, 1.0, 4
 
 
 def sample_n(host, ctx: dict):
-    yield from steps.run(host, ctx, SAMPLE_PROMPT, mode="chat", max_tokens=SAMPLE_TOKENS)
+    yield from steps.run(host, ctx, SAMPLE_PROMPT, max_tokens=SAMPLE_TOKENS)
     if "run" not in ctx:
         return
     if not host.sample(0, SAMPLE_N, SAMPLE_T, 11):
@@ -79,6 +79,10 @@ FALSE_TEXT = "The capital of France is Rome."
 
 def read_both(host, ctx: dict):
     yield from steps.run(host, ctx, TRUE_TEXT, mode="read")
+    first = ctx.get("run")
+    if first is not None and first.error is not None and not host.local():
+        ctx["needs_local"] = True  # most servers do not score a given text: offer a local model
+        return
     ctx["true"] = ctx.pop("run", None)
     yield from steps.run(host, ctx, FALSE_TEXT, mode="read")
     if ctx.get("true") is not None and ctx.get("run") is not None:
@@ -93,6 +97,11 @@ def _first_difference(right, wrong) -> int | None:
 
 def say_read(ctx: dict) -> Sentence:
     why = steps.missing(ctx)
+    if ctx.get("needs_local"):
+        return Sentence(
+            f"{why} Reading a text needs the probability of each of its tokens, which this "
+            "server does not return: switch to a local model (the button below) to read it."
+        )
     if why is None and (ctx.get("true") is None or ctx["true"].done is None):
         why = "The true statement was not read."
     if why:
@@ -204,7 +213,7 @@ def say_cost(ctx: dict) -> Sentence:
         return Sentence(why)
     d = ctx["run"].done
     if d.energy_j is None:
-        return Sentence("A server does not report its energy: run on a local model to see it.")
+        return _say_server_cost(d)
     per = d.energy_j / max(d.generated_tokens, 1)
     price = f", {money(d.cost, d.cost_currency)} at your electricity price" if d.cost else ""
     return Sentence(
@@ -212,4 +221,23 @@ def say_cost(ctx: dict) -> Sentence:
         f"{d.elapsed_s:.2f} s and {d.energy_j:.3g} J ({d.energy_source}), ≈ {per:.2g} J "
         f"per answer token{price}.",
         {"energy_j": d.energy_j, "per_token": per, "seconds": d.elapsed_s},
+    )
+
+
+def _say_server_cost(d) -> Sentence:
+    """A server reports no energy: its time per token, and the tokens at an API's price."""
+    from engine.costs import money
+    from engine.run_cost import api_label, run_cost
+
+    per = d.elapsed_s / max(d.generated_tokens, 1)
+    priced = [(p, c) for p, c in run_cost(d).api if c is not None]
+    price = ""
+    if priced:
+        p, c = priced[0]
+        price = f"; {api_label(p)} the same tokens would cost {money(c, p.currency)}"
+    return Sentence(
+        f"This run's {d.prompt_tokens} prompt and {d.generated_tokens} answer tokens took "
+        f"{d.elapsed_s:.2f} s on the server, ≈ {1000 * per:.0f} ms per answer token{price}. "
+        "A server does not report its energy: a local model's run shows it.",
+        {"seconds": d.elapsed_s, "per_token_s": per, "api": priced[0][1] if priced else None},
     )

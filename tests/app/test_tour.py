@@ -13,7 +13,9 @@ import pytest
 
 from app.tour import lab_steps, run_steps
 from app.tour.lessons import LESSONS
-from tests.app.conftest import RUN_MS
+from app.tour.panel import NEEDS_LOCAL
+from engine.models.default_model import DEFAULT_MODEL_NAME
+from tests.app.conftest import LOAD_MS, RUN_MS
 
 LESSON_MS = 4 * RUN_MS  # an engine process starts for Inside and for the Lab
 
@@ -108,6 +110,10 @@ def check_branches(window, ctx, s):
 
 
 def check_read(window, ctx, s):
+    if ctx.get("needs_local"):  # mlx_lm.server does not score a given text: it says so
+        assert window.state is ctx["run"] and ctx["run"].error is not None
+        assert "this server does not return" in s.text and window.tour.panel.switch.isVisible()
+        return
     run, k = ctx["run"], s.numbers["step"]
     assert window.state is run and run.reading and window.output.plain_text() == run.prompt
     assert window.dist_chart.record is run.tokens[k]  # every chart at the differing token
@@ -187,6 +193,16 @@ def check_thinking(window, ctx, s):
 
 def check_cost(window, ctx, s):
     d = ctx["run"].done
+    if d.energy_j is None:  # a server: its time per token and an API's price for the tokens
+        from engine.costs import load_prices
+
+        assert window.state is ctx["run"] and window.model_record.backend != "mlx"
+        assert s.numbers["per_token_s"] == pytest.approx(d.elapsed_s / d.generated_tokens)
+        p = load_prices()[0]
+        price = (d.prompt_tokens * p.input_per_mtok + d.generated_tokens * p.output_per_mtok) / 1e6
+        assert s.numbers["api"] == pytest.approx(price, rel=1e-12)
+        assert "does not report its energy" in s.text
+        return
     per = d.energy_j / d.generated_tokens
     assert s.numbers["per_token"] == pytest.approx(per)
     assert f"≈ {per:.2g} J/token" in window.status_label.text()
@@ -195,9 +211,36 @@ def check_cost(window, ctx, s):
 CHECKS = {name[6:]: f for name, f in globals().items() if name.startswith("check_")}
 
 
-def test_every_lesson_runs_on_the_loaded_model(qtbot, window):
+WHERE = [
+    "smollm",
+    pytest.param("gemma", marks=pytest.mark.slow),
+    pytest.param("server", marks=pytest.mark.slow),
+]
+
+
+def _use(request, qtbot, window, where: str) -> None:
+    """Load the walk's model in `window`: Gemma 3 270M, or the session's mlx_lm.server."""
+    from tests.app.test_remote_window import use_model
+
+    if where == "gemma":
+        use_model(qtbot, window, str(request.getfixturevalue("gemma_path")))
+    elif where == "server":
+        use_model(qtbot, window, f"{request.getfixturevalue('mlx_server')}#")
+
+
+def _needs_local(window, panel, ctx, s):
+    """On a server, a lesson that reads the weights says so, offers a switch, runs nothing."""
+    assert ctx == {"needs_local": True} and s.text == NEEDS_LOCAL
+    assert panel.switch.isVisible() and DEFAULT_MODEL_NAME in panel.switch.text()
+    assert window.windows.inside is None and window.windows.lab is None
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_every_lesson_runs_on_the_loaded_model(qtbot, window, request, where):
     assert set(CHECKS) == {x.key for x in LESSONS}
+    _use(request, qtbot, window, where)
     tour = window.tour
+    tour.host.tiny = where != "smollm"  # the other walks run the smallest experiments
     panel = tour.open(0)
     assert panel.progress.text() == f"Lesson 1 of {len(LESSONS)}"
     for i, lesson in enumerate(LESSONS):
@@ -207,12 +250,24 @@ def test_every_lesson_runs_on_the_loaded_model(qtbot, window):
         key, ctx, sentence = got.args
         assert key == lesson.key and "failed" not in ctx, (key, sentence.text)
         assert panel.sentence.text() == sentence.text and panel.sentence.isVisible()
+        if lesson.needs_local and where == "server":
+            _needs_local(window, panel, ctx, sentence)
+            continue
+        assert panel.switch.isVisible() == bool(ctx.get("needs_local"))
         CHECKS[key](window, ctx, sentence)
         framed = tour.host.highlighted
         assert framed is tour.host.target_widget(lesson.target)
         assert tour.host.highlighter.frame.parent() is framed
-    window.windows.lab.close()
-    window.windows.inside.close()
+    for child in (window.windows.lab, window.windows.inside):
+        if child is not None:
+            child.close()
+    if where == "server":  # the offer to switch loads the default local model
+        panel.show_lesson(0)
+        panel.show_me.click()
+        panel.switch.click()
+        assert not panel.switch.isVisible() and "Loading" in panel.sentence.text()
+        qtbot.waitUntil(lambda: tour.host.local() and not window.bridge.busy, timeout=LOAD_MS)
+        assert window.model_record.name == DEFAULT_MODEL_NAME
 
 
 def test_help_menu_opens_the_tour_and_back_next_move(qtbot, window):
