@@ -182,19 +182,26 @@ def say_thinking(ctx: dict) -> Sentence:
     if why:
         return Sentence(why)
     state = ctx["run"]
-    n = sum(t.thinking for t in state.tokens)
+    n, total = sum(t.thinking for t in state.tokens), len(state.tokens)
     name = state.model.name if state.model else "This model"
+    where = " (on a server)" if state.remote else ""
     if not n:
         return Sentence(
-            f"{name} wrote 0 thinking tokens out of {len(state.tokens)}: it is not a thinking "
+            f"{name}{where} wrote 0 thinking tokens out of {total}: it is not a thinking "
             "model. Load one that thinks (Qwen3 or DeepSeek-R1, say, on a server) to see its "
             "reasoning in its own block above the answer.",
-            {"thinking": 0, "tokens": len(state.tokens)},
+            {"thinking": 0, "tokens": total},
+        )
+    if n == total:
+        return Sentence(
+            f"{name}{where} spent all {n} tokens of this short run thinking and stopped before "
+            "answering: tokens you wait and pay for, shown in their own block.",
+            {"thinking": n, "tokens": total},
         )
     return Sentence(
-        f"{name} thought for {n} of its {len(state.tokens)} tokens ({pct(n / len(state.tokens))})"
-        " before answering: tokens you wait and pay for, shown in their own block.",
-        {"thinking": n, "tokens": len(state.tokens)},
+        f"{name}{where} thought for {n} of its {total} tokens ({pct(n / total)}) before "
+        "answering: tokens you wait and pay for, shown in their own block above the answer.",
+        {"thinking": n, "tokens": total},
     )
 
 
