@@ -36,6 +36,7 @@ class EngineBridge(QObject):
     failed = Signal(object)  # ErrorRecord
     inspected = Signal(object)  # InspectRecord
     lab_done = Signal(object)  # LabRecord
+    lab_step = Signal(object)  # LabStep: one step of a long experiment, as it runs
     busy_changed = Signal(bool)
 
     def __init__(self, client: EngineClient | None = None, owns_client: bool = True, parent=None):
@@ -151,6 +152,8 @@ class EngineBridge(QObject):
                 self.inspected.emit(record)
             elif kind == "lab":
                 self.lab_done.emit(record)
+            elif kind == "lab_step":
+                self.lab_step.emit(record)
         if last_prefill is not None:
             self.prefill.emit(last_prefill)
         if batch:
