@@ -1,7 +1,7 @@
 """The lab: experiments with the techniques that make inference cheap and fast, on
 the playground's model and prompt, each measured in the engine (never on the GUI
 thread), one at a time, with progress. Tabs: quantization A/B, conversations and the
-KV cache, speculative decoding, batching. The header says what the tab on screen
+KV cache, speculative decoding, batching, distillation. The header says what the tab on screen
 shows: "Done" only on a tab whose experiment ran, the model and prompt elsewhere.
 """
 
@@ -17,6 +17,7 @@ from app.core.bridge import error_text
 from app.core.child_window import ChildWindow
 from app.lab.batch_view import BatchView
 from app.lab.cache_view import CacheView
+from app.lab.distill_view import DistillView
 from app.lab.quant_view import QuantView
 from app.lab.speculative_view import SpeculativeView
 from engine.errors import SettingsError
@@ -25,6 +26,7 @@ from engine.lab import CacheParams, LabParams, LabResult
 DONE = "Done: numbers measured in the engine, in this run."
 DEFAULT_SIZE = (1200, 760)  # shrunk to fit the screen (app/core/window_fit.py)
 GEOMETRY_KEY = "lab"
+TAB_OF = {"distill-train": "distill"}  # an experiment run from another's tab
 
 
 class LabWindow(ChildWindow, QWidget):
@@ -36,18 +38,20 @@ class LabWindow(ChildWindow, QWidget):
         self.setWindowTitle("Lab — Logitscope")
         self.start_child(GEOMETRY_KEY, DEFAULT_SIZE, bridge)  # app/core/child_window.py
         self.quant, self.speculative, self.batch = QuantView(), SpeculativeView(), BatchView()
-        self.cache = CacheView()
+        self.cache, self.distill = CacheView(), DistillView(self.bridge)
         self.views = {
             "quant": self.quant,
             "speculative": self.speculative,
             "batch": self.batch,
             "cache": self.cache,
+            "distill": self.distill,
         }
         self.tabs = QTabWidget()
         self.tabs.addTab(self.quant, "Quantization A/B")
         self.tabs.addTab(self.cache, "KV cache")
         self.tabs.addTab(self.speculative, "Speculative decoding")
         self.tabs.addTab(self.batch, "Batching")
+        self.tabs.addTab(self.distill, "Distillation")
         self.source_text = "Experiments use the playground's model and prompt."
         self.said: dict[str, str] = {}  # per tab: its experiment's last outcome
         self.running: str | None = None  # the experiment in flight
@@ -78,6 +82,7 @@ class LabWindow(ChildWindow, QWidget):
         if self.bridge.busy:
             return
         model, prompt, _settings = self.source()
+        self.distill.set_teacher(model)  # the playground's model teaches
         if model is None:
             self.source_text = "Load a local model in the playground to run experiments."
         else:
@@ -85,6 +90,12 @@ class LabWindow(ChildWindow, QWidget):
             self.source_text = f"Experiments run on {model.name} with the prompt “{prompt}”."
         self.said.clear()  # another model or prompt: earlier outcomes are not this one's
         self._show_status()
+
+    def show_tab(self, kind: str) -> QWidget:
+        """Bring the tab of experiment `kind` (e.g. "distill") on screen; returns its view."""
+        view = self.views[TAB_OF.get(kind, kind)]
+        self.tabs.setCurrentWidget(view)
+        return view
 
     def current_kind(self) -> str:
         """The experiment of the tab on screen (quant | cache | speculative | batch)."""
@@ -109,7 +120,7 @@ class LabWindow(ChildWindow, QWidget):
     def start(self, params: LabParams) -> bool:
         """Run the experiment `params` on the playground's model and prompt (the
         conversation of the cache experiment starts with that prompt)."""
-        kind = params.kind
+        kind = TAB_OF.get(params.kind, params.kind)
         model, prompt, settings = self.source()
         if model is None or model.backend != "mlx" or not Path(model.path).is_dir():
             self._finish("The lab needs a local model's weights: load one in the playground.", kind)
@@ -136,8 +147,9 @@ class LabWindow(ChildWindow, QWidget):
     def _on_done(self, record) -> None:
         """A LabRecord: its result dataclass, drawn by its experiment's tab."""
         result: LabResult = record.result
-        self.views[result.kind].show_result(result)
-        self._finish(DONE, result.kind)
+        kind = TAB_OF.get(result.kind, result.kind)
+        self.views[kind].show_result(result)
+        self._finish(DONE, kind)
 
     def _finish(self, message: str, kind: str | None) -> None:
         """`message` about experiment `kind`: kept for its tab, shown on it now."""
