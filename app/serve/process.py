@@ -93,7 +93,10 @@ class ServeProcess(QObject):
 
     @staticmethod
     def _kill_if_running(proc: QProcess) -> None:
-        if proc.state() != QProcess.NotRunning:
+        import shiboken6
+
+        # The window (and the process object with it) may be gone by then: nothing to do.
+        if shiboken6.isValid(proc) and proc.state() != QProcess.NotRunning:
             proc.kill()
 
     def _read(self, proc: QProcess) -> None:

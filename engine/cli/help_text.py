@@ -48,6 +48,14 @@ EXAMPLES = {
     "lab batch": ["logitscope lab batch --sizes 1,4 --tokens 8"],
     "lab cache": ["logitscope lab cache --rounds 2"],
     "lab speculative": ["logitscope lab speculative --prompt 'Count to ten.' --k 4"],
+    "lab distill": [
+        "logitscope lab distill --student ./my-4bit-copy --text notes.txt",
+        "logitscope lab distill --teacher gemma3-270m --student ./small --text-str 'Hi.' --json",
+    ],
+    "lab distill-train": [
+        "logitscope lab distill-train --steps 60",
+        "logitscope lab distill-train --text story.txt --width 128 --tau 2 --alpha 0.9 --json",
+    ],
     "models": ["logitscope models --fetch-default", "logitscope models --json"],
     "sessions": ["logitscope sessions", "logitscope sessions --json"],
     "export": ["logitscope export 20250501-120000-ab12/1 --format csv -o run.csv"],

@@ -58,9 +58,11 @@ def _comparable(records: list[dict]) -> list[dict]:
 
 
 def _close(a, b, path="record"):
-    """Equal, floats within 1e-4 (the same weights and compute path give the same)."""
+    """Equal, floats within 1e-4 or 1e-5 of their size (the same weights and compute
+    path give the same up to float32 rounding: a temperature sweep's log-partition at
+    T = 0.1 is ~ -16, where float32's last bits are ~1e-4)."""
     if isinstance(a, float) or isinstance(b, float):
-        assert a == pytest.approx(b, abs=1e-4), path
+        assert a == pytest.approx(b, abs=1e-4, rel=1e-5), path
     elif isinstance(a, dict) and isinstance(b, dict):
         assert a.keys() == b.keys(), path
         for k in a:
