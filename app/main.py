@@ -25,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
         from pip._internal.cli.main import main as pip_main
 
         return pip_main(argv[2:])
+    if len(argv) > 1 and argv[1] == "--run-cli":  # the frozen app's `logitscope` (serve)
+        from engine.cli import main as cli_main
+
+        return cli_main(argv[2:])
     from app.core.platform_check import check as check_platform
 
     problem = check_platform()

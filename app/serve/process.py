@@ -23,8 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]  # holds the `engine` package
 
 
 def serve_command(model: str, host: str, port: int, key_env: str | None) -> list[str]:
-    """The arguments after the Python interpreter."""
-    args = ["-m", "engine", "serve", "--model", model, "--host", host, "--port", str(port)]
+    """The arguments after the Python interpreter (after the frozen app's own binary:
+    `--run-cli`, app/main.py, in place of `-m engine`)."""
+    head = ["--run-cli"] if getattr(sys, "frozen", False) else ["-m", "engine"]
+    args = [*head, "serve", "--model", model, "--host", host, "--port", str(port)]
     return args + (["--api-key-env", key_env] if key_env else [])
 
 

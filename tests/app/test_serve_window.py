@@ -206,3 +206,25 @@ def test_one_request_at_a_time_and_never_over_the_persons_run(qtbot):
     feed(rec("d", _tok(0, "late")))
     assert followed.tokens == [] and model.session.shown.tokens == []
     assert "goes on off screen" in notices[-1]
+
+
+def test_the_frozen_app_serves_through_its_own_binary(monkeypatch):
+    import sys
+
+    from app.serve.process import serve_command
+
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    assert serve_command("m", "127.0.0.1", 8080, None)[:2] == ["--run-cli", "serve"]
+    monkeypatch.delattr(sys, "frozen")
+    assert serve_command("m", "127.0.0.1", 8080, "K")[:3] == ["-m", "engine", "serve"]
+
+
+def test_run_cli_dispatches_to_the_command_line(capsys):
+    import pytest
+
+    from app.main import main
+
+    with pytest.raises(SystemExit) as e:  # argparse's refusal: the CLI's own exit status
+        main(["logitscope-app", "--run-cli", "serve", "--port", "x"])
+    assert e.value.code == 2
+    assert "logitscope serve: error: argument --port" in capsys.readouterr().err
