@@ -116,7 +116,7 @@ class DistillCompareView(QWidget):
         item = self.chart.getPlotItem()
         style_plot(item, KL_TITLE, left="nats", bottom="token")
         item.addLegend(offset=(10, 10))
-        self.kl_curve = item.plot([], [], pen=pen(RAW, 1), name="KL")
+        self.kl_curve = item.plot([], [], pen=pen(RAW, 1))
         self.student_curve = item.plot([], [], pen=pen(OUTPUT, 1))
         self.mark = pg.InfiniteLine(angle=90, pen=pen(CHOSEN, 1))
         self.mark.hide()
@@ -196,8 +196,8 @@ class DistillCompareView(QWidget):
             x = np.arange(len(r.kl), dtype=float)
             self.kl_curve.setData(x, np.array(r.kl, dtype=float))
             self.student_curve.setData([], [])
-            self._legend(("KL",))
-            set_title(plot, KL_TITLE, f"{len(r.kl):,} tokens · mean {r.mean_kl:.4f} nats")
+            self._legend(())  # one curve: its title names it
+            set_title(plot, KL_TITLE, f"{len(r.kl):,} tokens · mean {nats(r.mean_kl)} nats")
             plot.setLabel("left", "nats", **{"font-size": "8pt"})
         else:
             x = np.arange(len(r.labels), dtype=float)
@@ -219,6 +219,7 @@ class DistillCompareView(QWidget):
     def _legend(self, names) -> None:
         legend = self.chart.getPlotItem().legend
         legend.clear()
+        legend.setVisible(bool(names))
         for curve, name in zip((self.kl_curve, self.student_curve), names, strict=False):
             legend.addItem(curve, name)
 
@@ -226,9 +227,8 @@ class DistillCompareView(QWidget):
         r = self.result
         label = repr(r.labels[i])
         if r.same_tokenizer:
-            agree = "same top-1" if r.agree[i] else "top-1 differs"
-            p_top = r.p_teacher_top[i]
-            return f"{label} · KL {r.kl[i]:.3f} nats · {agree} · p(teacher's top) {p_top:.2f}"
+            agree = "same top-1" if r.agree[i] else "top-1 differs"  # p: of the teacher's top
+            return f"{label}  KL {nats(r.kl[i])} · {agree} · p {r.p_teacher_top[i]:.2f}"
         t, s = r.teacher_bits[i], r.student_bits[i]
         return f"{label} · teacher {_bits(t)} · student {_bits(s)}"
 
@@ -256,7 +256,7 @@ def summary_text(r: DistillResult) -> str:
     if r.same_tokenizer:
         return (
             f"{head} in {len(r.kl):,} tokens ({r.seconds:.1f} s). Mean KL(teacher ‖ student) "
-            f"{r.mean_kl:.4f} nats/token; top-1 agreement {r.agreement:.1%}; cross-entropy "
+            f"{nats(r.mean_kl)} nats/token; top-1 agreement {r.agreement:.1%}; cross-entropy "
             f"against the text: teacher {r.teacher_ce:.4f}, student {r.student_ce:.4f} "
             f"nats/token ({r.teacher_bits_per_byte:.3f} and {r.student_bits_per_byte:.3f} "
             "bits per byte)."
@@ -265,6 +265,11 @@ def summary_text(r: DistillResult) -> str:
         f"{head} ({r.seconds:.1f} s): teacher {r.teacher_bits_per_byte:.3f} bits per byte, "
         f"student {r.student_bits_per_byte:.3f}. {r.why}"
     )
+
+
+def nats(v: float) -> str:
+    """A KL in nats, legible however small (a model against its own copy: ~1e-6)."""
+    return f"{v:.4f}" if abs(v) >= 1e-3 or v == 0 else f"{v:.2e}"
 
 
 def _nan(values) -> np.ndarray:

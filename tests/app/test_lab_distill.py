@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from app.lab.distill_compare_view import nats
 from engine.lab import DistillTrainParams
 
 TEXT = "The keeper climbed the spiral stairs every evening to light the lamp."
@@ -45,11 +46,13 @@ def test_compare_teacher_with_itself_as_stored(qtbot, window):
     assert list(xs) == list(range(len(r.kl))) and list(ys) == pytest.approx(r.kl, abs=0)
     assert np.mean(ys) == pytest.approx(r.mean_kl)
     text = part.summary.text()
-    for number in (f"{r.mean_kl:.4f}", f"{r.agreement:.1%}", f"{r.teacher_ce:.4f}"):
+    assert f"Mean KL(teacher ‖ student) {nats(r.mean_kl)} nats/token" in text
+    for number in (f"{r.agreement:.1%}", f"{r.teacher_ce:.4f}"):
         assert number in text
     assert f"{r.student_ce:.4f}" in text
     assert part.most.count() == len(r.most)
-    assert part.most.item(0).text().startswith(repr(r.labels[r.most[0]]))
+    first = r.most[0]
+    assert part.most.item(0).text().startswith(f"{r.labels[first]!r}  KL {nats(r.kl[first])}")
     part.most.setCurrentRow(1)  # the second disagreement: both distributions there
     i = r.most[1]
     assert part.mark.value() == i
@@ -113,3 +116,39 @@ def test_distil_a_tiny_student_then_cancel(qtbot, window, tmp_path):
     assert "cancelled after" in part.sentence.text().lower()
     assert part.start.isEnabled() and not part.cancel.isEnabled()
     lab.close()
+
+
+def test_across_tokenizers_shows_words_and_why(qtbot):
+    """Two tokenizers: per-word surprisal of each (a word one side lacks is a gap), bits
+    per byte, and the engine's sentence on why KL is not defined (no model needed)."""
+    from app.lab.distill_compare_view import DistillCompareView
+    from engine.lab import DistillResult
+
+    r = DistillResult(
+        teacher="A",
+        student="B",
+        same_tokenizer=False,
+        why="Two tokenizers: KL is not defined per token.",
+        labels=("The", " keeper", " climbed"),
+        teacher_bits=(3.5, 9.25, None),
+        student_bits=(4.0, 12.5, 7.0),
+        teacher_bits_per_byte=1.25,
+        student_bits_per_byte=1.5,
+        text_bytes=18,
+        most=(1, 0),
+        top={"teacher": {"1": [(7, 0.5), (8, 0.25)]}, "student": {}},
+        token_labels={"teacher": {"7": " keeper", "8": " man"}, "student": {}},
+    )
+    view = DistillCompareView()
+    qtbot.addWidget(view)
+    view.show_result(r)
+    ys = view.kl_curve.getData()[1]
+    assert list(ys[:2]) == [3.5, 9.25] and np.isnan(ys[2])
+    assert list(view.student_curve.getData()[1]) == [4.0, 12.5, 7.0]
+    assert "1.250 bits per byte" in view.summary.text() and r.why in view.summary.text()
+    assert view.most.item(0).text() == "' keeper' · teacher 9.25 bits · student 12.50 bits"
+    assert view.teacher_bars.probs == [0.5, 0.25] and view.teacher_bars.labels == [
+        " keeper",
+        " man",
+    ]
+    assert view.student_bars.probs == []
