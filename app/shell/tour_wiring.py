@@ -19,6 +19,8 @@ from engine.models.default_model import DEFAULT_MODEL_NAME
 
 MODES = {"chat": CHAT_MODE, "raw": RAW_MODE, "read": READ_MODE}
 OFFERED_KEY = "tour/offered"
+# The distillation lesson reads the shipped text's start (all 6 KB took 2 minutes here)
+DISTILL_CHARS, TINY_DISTILL_CHARS = 600, 200
 
 
 class WindowTourHost:
@@ -169,6 +171,15 @@ class WindowTourHost:
 
     def lab_idle(self) -> bool:
         return self._lab_bridge is None or self._idle(self._lab_bridge)
+
+    def distill_quick(self):
+        from app.lab.distill_compare_view import default_text
+        from engine.lab import DistillParams
+
+        text, n = default_text(), TINY_DISTILL_CHARS if self.tiny else DISTILL_CHARS
+        if len(text) > n and " " in text[n:]:
+            text = text[: text.index(" ", n)]  # cut between words
+        return DistillParams(student=self.w.model_record.path, text=text)
 
     def lab_tabs(self) -> tuple[str, ...]:
         return tuple(self._lab().views)

@@ -20,6 +20,8 @@ class Sentence:
 
 
 class TourHost(Protocol):
+    tiny: bool  # run the smallest experiments (fewer tokens, samples, batch sizes): tests
+
     def local(self) -> bool:
         """Whether the loaded model is a local MLX model (Inside and the Lab need one)."""
 
@@ -81,6 +83,10 @@ class TourHost(Protocol):
 
     def lab_idle(self) -> bool:
         """The Lab runs nothing now."""
+
+    def distill_quick(self):
+        """The Distillation tab's quick default: DistillParams for the loaded model against
+        its own weights as stored, on the start of the shipped text."""
 
     def lab_tabs(self) -> tuple[str, ...]:
         """The Lab's experiment kinds (its tabs)."""

@@ -20,7 +20,8 @@ def _result(ctx: dict):
 
 
 def cache(host, ctx: dict):
-    yield from steps.lab(host, ctx, CacheParams(turns=2, tokens=3), LAB_PROMPT)
+    params = CacheParams(turns=2, tokens=steps.size(host, 3, 1))
+    yield from steps.lab(host, ctx, params, LAB_PROMPT)
 
 
 def say_cache(ctx: dict) -> Sentence:
@@ -48,7 +49,8 @@ QUANT_BITS, QUANT_TOKENS = 3, 4
 
 
 def quant(host, ctx: dict):
-    yield from steps.lab(host, ctx, QuantParams((QUANT_BITS,), QUANT_TOKENS), LAB_PROMPT)
+    params = QuantParams((QUANT_BITS,), steps.size(host, QUANT_TOKENS, 2))
+    yield from steps.lab(host, ctx, params, LAB_PROMPT)
 
 
 def say_quant(ctx: dict) -> Sentence:
@@ -68,30 +70,46 @@ def say_quant(ctx: dict) -> Sentence:
 
 
 def distill(host, ctx: dict):
-    kinds = host.lab_tabs()
-    ctx["tab"] = "distill" in kinds
+    """The Distillation tab's quick part: the teacher (the loaded model) against its
+    own weights as stored (another compute path), both reading the same text."""
+    ctx["tab"] = "distill" in host.lab_tabs()
     if ctx["tab"]:
-        host.open_lab_tab("distill")
-    yield from ()
+        yield from steps.lab(host, ctx, host.distill_quick(), LAB_PROMPT)
 
 
 def say_distill(ctx: dict) -> Sentence:
-    if ctx.get("tab"):
+    if not ctx.get("tab"):
         return Sentence(
-            "The Lab's Distillation tab is open: press Run there to train the small student "
-            "on this model's soft targets and on hard labels, and compare both with the teacher."
+            "This version of the Lab has no Distillation tab yet, so nothing ran: the lesson "
+            "will run it once the tab exists."
+        )
+    why, r = _result(ctx)
+    if why:
+        return Sentence(why)
+    train = " The tab's other half distils a small student here, on soft targets and hard labels."
+    if not r.same_tokenizer:
+        return Sentence(
+            f"Teacher and student read the same {r.text_bytes:,} bytes: the teacher needed "
+            f"{r.teacher_bits_per_byte:.3f} bits a byte, the student "
+            f"{r.student_bits_per_byte:.3f}.{train}",
+            {"teacher_bpb": r.teacher_bits_per_byte, "student_bpb": r.student_bits_per_byte},
         )
     return Sentence(
-        "This version of the Lab has no Distillation tab yet, so nothing ran: the lesson "
-        "will run it once the tab exists."
-    )
+        f"{r.teacher} as teacher and {r.student} as student read the same {len(r.kl):,} "
+        f"tokens: the student's distributions were {r.mean_kl:.2g} nats (mean KL) from the "
+        f"teacher's, its top token agreed on {100 * r.agreement:.1f} % of them, and its "
+        f"cross-entropy was {r.student_ce:.4f} nats a token against the teacher's "
+        f"{r.teacher_ce:.4f}. Distillation trains a student to bring that KL down.{train}",
+        {"tokens": len(r.kl), "mean_kl": r.mean_kl, "agreement": r.agreement,
+         "teacher_ce": r.teacher_ce, "student_ce": r.student_ce},
+    )  # fmt: skip
 
 
 SPEC_KS, SPEC_BITS, SPEC_TOKENS = (2,), 3, 6
 
 
 def speculative(host, ctx: dict):
-    params = SpeculativeParams(SPEC_KS, SPEC_BITS, SPEC_TOKENS)
+    params = SpeculativeParams(SPEC_KS, SPEC_BITS, steps.size(host, SPEC_TOKENS, 3))
     yield from steps.lab(host, ctx, params, "Count to five.")
 
 
@@ -114,7 +132,9 @@ BATCH_SIZES, BATCH_TOKENS = (1, 4), 4
 
 
 def batch(host, ctx: dict):
-    yield from steps.lab(host, ctx, BatchParams(BATCH_SIZES, BATCH_TOKENS), LAB_PROMPT)
+    sizes = BATCH_SIZES if not getattr(host, "tiny", False) else (1, 2)
+    params = BatchParams(sizes, steps.size(host, BATCH_TOKENS, 2))
+    yield from steps.lab(host, ctx, params, LAB_PROMPT)
 
 
 def say_batch(ctx: dict) -> Sentence:

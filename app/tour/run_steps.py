@@ -14,10 +14,11 @@ SAMPLE_N, SAMPLE_T, SAMPLE_TOKENS = 4, 1.0, 4
 
 
 def sample_n(host, ctx: dict):
-    yield from steps.run(host, ctx, SAMPLE_PROMPT, max_tokens=SAMPLE_TOKENS)
+    tokens, ctx["n"] = steps.size(host, SAMPLE_TOKENS, 2), steps.size(host, SAMPLE_N, 2)
+    yield from steps.run(host, ctx, SAMPLE_PROMPT, max_tokens=tokens)
     if "run" not in ctx:
         return
-    if not host.sample(0, SAMPLE_N, SAMPLE_T, 11):
+    if not host.sample(0, ctx["n"], SAMPLE_T, 11):
         ctx["failed"] = "Sample N did not start: the playground says why."
         return
     yield host.idle
@@ -42,7 +43,8 @@ BRANCH_STEP, BRANCH_TOKENS = 1, 6
 
 
 def branch(host, ctx: dict):
-    yield from steps.run(host, ctx, BRANCH_PROMPT, max_tokens=BRANCH_TOKENS)
+    tokens = steps.size(host, BRANCH_TOKENS, BRANCH_STEP + 2)
+    yield from steps.run(host, ctx, BRANCH_PROMPT, max_tokens=tokens)
     state = ctx.get("run")
     if state is None or len(state.tokens) <= BRANCH_STEP:
         return
@@ -127,7 +129,7 @@ POSITION_PROMPT = (
 
 
 def position(host, ctx: dict):
-    yield from steps.run(host, ctx, POSITION_PROMPT, max_tokens=2)
+    yield from steps.run(host, ctx, POSITION_PROMPT, max_tokens=steps.size(host, 2, 1))
     yield from steps.inside(host, ctx, 0, "position", "position")
 
 
@@ -151,7 +153,8 @@ PREFILL_TOKENS = 8
 
 
 def prefill(host, ctx: dict):
-    yield from steps.run(host, ctx, PREFILL_PROMPT, max_tokens=PREFILL_TOKENS, cold=True)
+    tokens = steps.size(host, PREFILL_TOKENS, 3)  # decode needs a few tokens to be timed
+    yield from steps.run(host, ctx, PREFILL_PROMPT, max_tokens=tokens, cold=True)
     yield from steps.inside(host, ctx, None, "hardware")
 
 
@@ -174,7 +177,8 @@ THINK_PROMPT = "What is 17 + 25? Think step by step."
 
 
 def thinking(host, ctx: dict):
-    yield from steps.run(host, ctx, THINK_PROMPT, mode="chat", max_tokens=12)
+    tokens = steps.size(host, 12, 4)
+    yield from steps.run(host, ctx, THINK_PROMPT, mode="chat", max_tokens=tokens)
 
 
 def say_thinking(ctx: dict) -> Sentence:
@@ -209,7 +213,7 @@ COST_PROMPT = "Say hello in French."
 
 
 def cost(host, ctx: dict):
-    yield from steps.run(host, ctx, COST_PROMPT, mode="chat", max_tokens=6)
+    yield from steps.run(host, ctx, COST_PROMPT, mode="chat", max_tokens=steps.size(host, 6, 2))
 
 
 def say_cost(ctx: dict) -> Sentence:

@@ -39,6 +39,12 @@ def lab(host, ctx: dict, params, prompt: str) -> Wait:
     ctx["result"] = host.lab_result(params.kind)
 
 
+def size(host, normal: int, tiny: int) -> int:
+    """`normal`, or `tiny` where the host asks for the smallest experiments (the tests'
+    walks on the larger models and on servers)."""
+    return tiny if getattr(host, "tiny", False) else normal
+
+
 def pct(p: float | None) -> str:
     """A probability as a percentage a person reads (one decimal under 10 %)."""
     if p is None:

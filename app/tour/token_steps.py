@@ -20,7 +20,8 @@ def journey(host, ctx: dict):
     if same and not shown.settings.chat_template and shown.settings.temperature == 0:
         ctx["run"] = shown
     else:
-        yield from steps.run(host, ctx, JOURNEY_PROMPT, max_tokens=JOURNEY_TOKENS)
+        tokens = steps.size(host, JOURNEY_TOKENS, 1)
+        yield from steps.run(host, ctx, JOURNEY_PROMPT, max_tokens=tokens)
     yield from steps.inside(host, ctx, 0, "journey", "journey")
 
 
@@ -109,7 +110,8 @@ LOW_T, HIGH_T = 0.2, 1.2
 
 
 def sampling(host, ctx: dict):
-    yield from steps.run(host, ctx, SAMPLING_PROMPT, temperature=0.8, max_tokens=3, seed=3)
+    tokens = steps.size(host, 3, 1)
+    yield from steps.run(host, ctx, SAMPLING_PROMPT, temperature=0.8, max_tokens=tokens, seed=3)
     if "run" in ctx:
         host.select(0)  # the temperature chart at the first token
 
@@ -138,7 +140,8 @@ ITERATION_TOKENS = 8
 
 
 def iteration(host, ctx: dict):
-    yield from steps.run(host, ctx, ITERATION_PROMPT, max_tokens=ITERATION_TOKENS)
+    tokens = steps.size(host, ITERATION_TOKENS, 3)
+    yield from steps.run(host, ctx, ITERATION_PROMPT, max_tokens=tokens)
 
 
 def say_iteration(ctx: dict) -> Sentence:
