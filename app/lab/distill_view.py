@@ -16,7 +16,15 @@ DistillTrainParams; `result` / `train_result` are the last results shown;
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QGroupBox,
+    QHBoxLayout,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.lab.distill_compare_view import DistillCompareView, default_text
 from app.lab.distill_train_view import DistillTrainView
@@ -45,7 +53,11 @@ class DistillView(QWidget):
         ):
             box = QGroupBox(title)
             inner = QVBoxLayout(box)
-            inner.addWidget(part)
+            scroll = QScrollArea()  # a narrow window scrolls a part, never widens the lab
+            scroll.setWidget(part)
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QFrame.NoFrame)
+            inner.addWidget(scroll)
             split.addWidget(box)
         split.setSizes([640, 640])
         layout = QHBoxLayout(self)
