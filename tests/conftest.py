@@ -140,6 +140,11 @@ REAL_MODEL_FIXTURES = {"default_model_path", "engine_client", "gemma_path", "mlx
 REAL_MODEL_PARAMS = {"smollm", "gemma"}  # tests that fetch a model fixture by this name
 
 
+# The longest tests (a minute or more each: the tour's walks), started first: with
+# pytest-xdist a long test started last keeps one worker busy after the others are done.
+LONGEST_FIRST = ("tests/app/test_tour.py::test_every_lesson_runs_on_the_loaded_model",)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
@@ -148,3 +153,4 @@ def pytest_collection_modifyitems(config, items):
             REAL_MODEL_PARAMS & named
         ):
             item.add_marker(pytest.mark.real_model)
+    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_FIRST))  # stable
