@@ -135,9 +135,12 @@ def quant_experiment(
     lm = load_model(folder, prefer="speed")[0]
     ids = _encode(lm, prompt, settings)
 
+    unused = [lm.model]  # the copy loaded for the tokenizer is the untouched reference
+
     def load_reference():
-        """A fresh copy of the model (speed path), for the variants to change."""
-        return load_model(folder, prefer="speed")[0].model
+        """The model (speed path): first the one already loaded (the reference, never
+        changed), then a fresh copy for each variant to re-quantize."""
+        return unused.pop() if unused else load_model(folder, prefer="speed")[0].model
 
     quantized = "bit" in info.quantization
     answer, variants = run_quant_lab(
