@@ -12,7 +12,7 @@ from engine.reading.request import ReadRequest
 
 EMPTY_TEXT = (
     "There is no text to read: type or paste one in the prompt box, or open a file "
-    "with File ▸ Read a text file… (Ctrl+Shift+O)."
+    "with File ▸ Read a text file… (Ctrl+Shift+T)."
 )
 
 
