@@ -1,8 +1,9 @@
-"""Render the tour (Help ▸ Tour…) on four lessons whose view is in the playground:
-each lesson's Show me run on the default model, its sentence, its view framed, at
-1440x900 in the light and dark themes, to PNG (docs/tour-<lesson>[-dark].png).
+"""Render the tour (Help ▸ Tour…) on every lesson: each lesson's Show me run on the
+default model, its sentence, its view framed, at 1440x900 in the light and dark themes,
+to PNG (docs/tour-<lesson>[-dark].png). A lesson whose view is in another window
+(Inside, the Lab) is drawn as that window beside the tour's panel.
 
-python scripts/screenshot_tour.py [OUT_DIR]        (default: docs/)
+python scripts/screenshot_tour.py [OUT_DIR] [LESSON ...]     (default: docs/, every lesson)
 """
 
 from __future__ import annotations
@@ -16,7 +17,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scripts.screenshots import open_playground, settle, throwaway_data, wait  # noqa: E402
 
-LESSONS = ("sampling", "sample_n", "read", "cost")
+SIZE = (1440, 900)
+
+
+def picture(win, panel, target):
+    """The playground (its own tour panel docked), or the target's window beside a
+    copy of the panel, as one 1440x900 image."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QPainter, QPixmap
+
+    top = target.window()
+    if top is win:
+        return win.grab()
+    side = panel.grab()
+    top.resize(SIZE[0] - side.width(), SIZE[1])
+    shot = QPixmap(*SIZE)
+    shot.fill(win.palette().window().color())
+    painter = QPainter(shot)
+    painter.drawPixmap(QPoint(0, 0), top.grab())
+    painter.drawPixmap(QPoint(SIZE[0] - side.width(), 0), side)
+    painter.end()
+    return shot
 
 
 def main() -> int:
@@ -30,7 +51,7 @@ def main() -> int:
     keys = [x.key for x in ALL]
     ended: list = []
     panel.finished.connect(lambda *a: ended.append(a))
-    for key in LESSONS:
+    for key in sys.argv[2:] or keys:
         panel.show_lesson(keys.index(key))
         ended.clear()
         panel.show_me.click()
@@ -43,7 +64,9 @@ def main() -> int:
             win.tour.host.highlight(panel.lesson.target)  # framed again for the picture
             settle(app)
             path = out / f"tour-{key.replace('_', '-')}{suffix}.png"
-            win.grab().save(str(path))
+            target = win.tour.host.target_widget(panel.lesson.target)
+            settle(app)
+            picture(win, panel, target).save(str(path))
             print(f"wrote {path}: {panel.sentence.text()}")
     win.close()
     return 0
