@@ -9,6 +9,7 @@ from pathlib import Path
 from app.session.run_state import RunState
 from engine.errors import SettingsError
 from engine.reading.request import ReadRequest
+from engine.reading.text_file import read_text_file
 
 EMPTY_TEXT = (
     "There is no text to read: type or paste one in the prompt box, or open a file "
@@ -16,35 +17,16 @@ EMPTY_TEXT = (
 )
 
 
-MAX_TEXT_BYTES = 8 * 1024 * 1024  # a text file to read: 8 MB (about 2 million tokens)
-
-
 def load_text(path: str | Path) -> str:
-    """The UTF-8 text of a file to read through the model.
+    """The UTF-8 text of a file to read through the model (engine.reading.text_file's
+    checks, the file named by its name).
 
     Raises:
         SettingsError: it cannot be read, is empty, binary, not UTF-8 or too large;
             the message says which and what to do.
     """
     p = Path(path)
-    try:
-        size = p.stat().st_size
-        if size > MAX_TEXT_BYTES:
-            raise SettingsError(
-                f"{p.name} is {size / 1e6:,.1f} MB; Logitscope reads texts up to "
-                f"{MAX_TEXT_BYTES / 1e6:,.0f} MB: read a part of it (copy it into the prompt box)"
-            )
-        data = p.read_bytes()
-    except OSError as e:
-        raise SettingsError(f"{p.name} cannot be read ({e.strerror or e})") from None
-    if b"\0" in data:
-        raise SettingsError(f"{p.name} is not a text file (it holds binary data)")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise SettingsError(
-            f"{p.name} is not UTF-8 text (byte {e.start:,} cannot be decoded): save it as UTF-8"
-        ) from None
+    text = read_text_file(p, p.name)
     if not text.strip():
         raise SettingsError(f"{p.name} is empty: there is nothing to read")
     return text

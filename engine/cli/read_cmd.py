@@ -21,9 +21,7 @@ from engine.cli.progress import ProgressDisplay
 from engine.errors import SettingsError
 from engine.reading.request import DEFAULT_TOP_N, MAX_CHUNK, MAX_TOP_N, ReadRequest
 from engine.reading.summary import BUCKET_NAMES, ReadSummary
-
-MAX_FILE_BYTES = 20 * 2**20  # a larger text is refused: split it
-SNIFF_BYTES = 8192  # a NUL byte in the first 8 KiB: a binary file
+from engine.reading.text_file import read_text_file
 
 
 def add_parser(sub) -> None:
@@ -76,30 +74,10 @@ def read_text(args) -> tuple[str, str]:
     elif args.file == "-":
         text, name = read_prompt("-"), "standard input"
     else:
-        text, name = _file_text(Path(args.file)), args.file
+        text, name = read_text_file(Path(args.file)), args.file
     if not text.strip():
         raise SettingsError(f"{name} is empty: there is nothing to read")
     return text, name
-
-
-def _file_text(path: Path) -> str:
-    try:
-        if not path.is_file():
-            what = "a folder" if path.is_dir() else "not found"
-            raise SettingsError(f"{path}: {what}; give a text file")
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise SettingsError(f"{path} is over {MAX_FILE_BYTES // 2**20} MB: split it")
-        data = path.read_bytes()
-    except OSError as e:
-        raise SettingsError(f"{path}: cannot be read ({e.strerror or e})") from None
-    if b"\x00" in data[:SNIFF_BYTES]:
-        raise SettingsError(f"{path} is a binary file, not text")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise SettingsError(
-            f"{path} is not UTF-8 text (byte {e.start}): save it as UTF-8"
-        ) from None
 
 
 def cmd_read(args) -> int:

@@ -1,0 +1,41 @@
+"""A text file to read through the model: checked once, for the CLI and the window.
+
+A file that cannot be read, is a folder, is over MAX_FILE_BYTES, holds a NUL byte in its
+first SNIFF_BYTES (binary), or is not UTF-8 is refused with one sentence that says what
+to do. Plain Python: no MLX, no Qt.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.errors import SettingsError
+
+MAX_FILE_BYTES = 20 * 2**20  # a larger text is refused: split it
+SNIFF_BYTES = 8192  # a NUL byte in the first 8 KiB: a binary file
+
+
+def read_text_file(path: Path, label: str | None = None) -> str:
+    """The file's text (UTF-8, a BOM dropped); `label` names it in messages (the path).
+
+    Raises:
+        SettingsError: not found, a folder, unreadable, too large, binary or not UTF-8.
+    """
+    label = str(path) if label is None else label
+    try:
+        if not path.is_file():
+            what = "a folder" if path.is_dir() else "not found"
+            raise SettingsError(f"{label}: {what}; give a text file")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise SettingsError(f"{label} is over {MAX_FILE_BYTES // 2**20} MB: split it")
+        data = path.read_bytes()
+    except OSError as e:
+        raise SettingsError(f"{label}: cannot be read ({e.strerror or e})") from None
+    if b"\x00" in data[:SNIFF_BYTES]:
+        raise SettingsError(f"{label} is a binary file, not a text file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise SettingsError(
+            f"{label} is not UTF-8 text (byte {e.start}): save it as UTF-8"
+        ) from None
