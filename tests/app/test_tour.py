@@ -241,6 +241,7 @@ def _needs_local(window, panel, ctx, s):
     assert window.windows.inside is None and window.windows.lab is None
 
 
+@pytest.mark.timeout(1800)  # minutes on a loaded machine; pyproject.toml's limit is 10
 @pytest.mark.parametrize("where", WHERE)
 def test_every_lesson_runs_on_the_loaded_model(qtbot, window, request, where):
     assert set(CHECKS) == {x.key for x in LESSONS}
