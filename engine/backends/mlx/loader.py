@@ -117,18 +117,40 @@ def load_model(folder: Path, prefer: str | None = None):
     Returns:
         (LoadedModel, ModelInfo, seconds taken)
     """
-    from mlx_lm import load
+    from mlx_lm.utils import load_model as load_mlx_weights
 
     from engine.backends.mlx.generate import LoadedModel
 
     info = inspect_model(folder)
     t0 = time.perf_counter()
-    with _load_errors(folder, info):
-        model, tokenizer = load(str(folder))
+    with _load_errors(folder, info):  # what mlx_lm.load does, the tokenizer kept
+        model, config = load_mlx_weights(Path(folder))
+        tokenizer = _tokenizer(Path(folder), config)
     model, compute = _on_path(model, folder, info, prefer)
     vocab = _vocab_size(model, tokenizer)
     lm = LoadedModel(model, tokenizer, info.context_length, vocab, compute=compute)
     return lm, info, time.perf_counter() - t0
+
+
+_TOKENIZERS: dict[tuple, object] = {}  # (folder, its files' stamps) -> TokenizerWrapper
+_TOKENIZERS_KEPT = 2
+
+
+def _tokenizer(folder: Path, config: dict):
+    """mlx-lm's tokenizer of `folder`, built once per process while its files are
+    unchanged: the Lab loads the model again for each experiment, and Gemma's 262k-token
+    tokenizer alone takes seconds to build. Shared safely: the engine only reads it
+    (encode, decode, the vocabulary, the chat template; never the streaming detokenizer)."""
+    from mlx_lm.utils import load_tokenizer
+
+    files = sorted([*folder.glob("*.json"), *folder.glob("*.model"), *folder.glob("*.jinja")])
+    stamps = tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+    key = (str(folder.resolve()), stamps)
+    if key not in _TOKENIZERS:
+        while len(_TOKENIZERS) >= _TOKENIZERS_KEPT:
+            _TOKENIZERS.pop(next(iter(_TOKENIZERS)))
+        _TOKENIZERS[key] = load_tokenizer(folder, None, eos_token_ids=config.get("eos_token_id"))
+    return _TOKENIZERS[key]
 
 
 def load_weights(folder: Path, prefer: str | None = None):
