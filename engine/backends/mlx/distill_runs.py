@@ -37,20 +37,13 @@ def run_distill(record, params, progress=None) -> DistillResult | DistillTrainRe
 def compare_experiment(teacher, folder: Path, params: DistillParams, reporter) -> DistillResult:
     """Load the student (the teacher's own folder: its weights as stored) and compare."""
     from engine.backends.mlx.distill_compare import compare_models
-    from engine.backends.mlx.generate import LoadedModel
-    from engine.backends.mlx.loader import load_model, load_weights, resolve_model
+    from engine.backends.mlx.loader import load_model, resolve_model
     from engine.models.catalogue import inspect_model
 
     reporter("Loading the student…", 0.05)
     path = resolve_model(params.student)
     itself = path.resolve() == folder.resolve()
-    if itself:  # the same folder: its stored weights, and the tokenizer already loaded
-        weights = load_weights(path)
-        student = LoadedModel(
-            weights, teacher.tokenizer, teacher.context_length, teacher.vocab_size
-        )
-    else:
-        student = load_model(path, prefer="speed")[0]
+    student = load_model(path, prefer=None if itself else "speed")[0]
     t_info = inspect_model(folder)
     t_name = f"{t_info.name} ({teacher.compute.split(':')[0] or t_info.quantization})"
     s_name = f"{path.name} (as stored, {inspect_model(path).quantization})" if itself else path.name

@@ -73,7 +73,7 @@ def installed_variants(folder: Path, info, vocab_size: int, quantized: bool) -> 
     """(key, name, load) of the model as installed (when the reference is dequantized
     from it) and of other installed models that are the same model: same architecture,
     parameter count and vocabulary."""
-    from engine.backends.mlx.loader import load_weights
+    from engine.backends.mlx.loader import load_model
     from engine.models.catalogue import list_models
 
     out = []
@@ -82,7 +82,7 @@ def installed_variants(folder: Path, info, vocab_size: int, quantized: bool) -> 
             (
                 "installed:" + info.name,
                 f"{info.quantization}{_scales(folder)}, as installed",
-                lambda: load_weights(folder),
+                lambda: load_model(folder)[0].model,
             )
         )
     for other in list_models(other_tools=False):
@@ -94,7 +94,7 @@ def installed_variants(folder: Path, info, vocab_size: int, quantized: bool) -> 
         if same and _vocab_size(Path(other.path)) == vocab_size:
             name = f"{other.name} ({other.quantization}){_scales(Path(other.path))}, as installed"
             path = Path(other.path)
-            out.append(("installed:" + other.name, name, lambda p=path: load_weights(p)))
+            out.append(("installed:" + other.name, name, lambda p=path: load_model(p)[0].model))
     return out
 
 
@@ -127,7 +127,7 @@ def quant_experiment(
 ) -> QuantResult:
     """Re-quantized and installed variants of the model in `folder` against its reference."""
     from engine.backends.mlx.lab_quant import run_quant_lab
-    from engine.backends.mlx.loader import load_model, load_weights
+    from engine.backends.mlx.loader import load_model
     from engine.models.catalogue import inspect_model
 
     bits, tokens = params.bits, params.tokens
@@ -140,7 +140,7 @@ def quant_experiment(
     def load_reference():
         """The model (speed path): first the one already loaded (the reference, never
         changed), then a fresh copy for each variant to re-quantize."""
-        return unused.pop() if unused else load_weights(folder, prefer="speed")
+        return unused.pop() if unused else load_model(folder, prefer="speed")[0].model
 
     quantized = "bit" in info.quantization
     answer, variants = run_quant_lab(
@@ -195,7 +195,7 @@ def speculative_experiment(
         SettingsError: the draft model's vocabulary differs from the target's.
     """
     from engine.backends.mlx.lab_speculative import plain_greedy, speculative_greedy
-    from engine.backends.mlx.loader import load_model, load_weights, resolve_model
+    from engine.backends.mlx.loader import load_model, resolve_model
 
     ks, tokens = params.ks, params.tokens
     target = load_model(folder, prefer="speed")[0]
@@ -207,7 +207,7 @@ def speculative_experiment(
             )
         draft, draft_label = other.model, str(params.draft)
     else:
-        draft = load_weights(folder, prefer="speed")
+        draft = load_model(folder, prefer="speed")[0].model
         nn.quantize(draft, group_size=64, bits=params.draft_bits)
         draft_label = f"the target re-quantized to {params.draft_bits}-bit"
     ids = _encode(target, prompt, settings)

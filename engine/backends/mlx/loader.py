@@ -8,7 +8,6 @@ failure becomes a ModelError with a one-line message.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import time
@@ -123,57 +122,9 @@ def load_model(folder: Path, prefer: str | None = None):
 
     info = inspect_model(folder)
     t0 = time.perf_counter()
-    with _load_errors(folder, info):  # what mlx_lm.load does, the tokenizer kept
+    try:  # what mlx_lm.load does, the tokenizer kept for the next load of this folder
         model, config = load_mlx_weights(Path(folder))
         tokenizer = _tokenizer(Path(folder), config)
-    model, compute = _on_path(model, folder, info, prefer)
-    vocab = _vocab_size(model, tokenizer)
-    lm = LoadedModel(model, tokenizer, info.context_length, vocab, compute=compute)
-    return lm, info, time.perf_counter() - t0
-
-
-_TOKENIZERS: dict[tuple, object] = {}  # (folder, its files' stamps) -> TokenizerWrapper
-_TOKENIZERS_KEPT = 2
-
-
-def _tokenizer(folder: Path, config: dict):
-    """mlx-lm's tokenizer of `folder`, built once per process while its files are
-    unchanged: the Lab loads the model again for each experiment, and Gemma's 262k-token
-    tokenizer alone takes seconds to build. Shared safely: the engine only reads it
-    (encode, decode, the vocabulary, the chat template; never the streaming detokenizer)."""
-    from mlx_lm.utils import load_tokenizer
-
-    files = sorted([*folder.glob("*.json"), *folder.glob("*.model"), *folder.glob("*.jinja")])
-    stamps = tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files)
-    key = (str(folder.resolve()), stamps)
-    if key not in _TOKENIZERS:
-        while len(_TOKENIZERS) >= _TOKENIZERS_KEPT:
-            _TOKENIZERS.pop(next(iter(_TOKENIZERS)))
-        _TOKENIZERS[key] = load_tokenizer(folder, None, eos_token_ids=config.get("eos_token_id"))
-    return _TOKENIZERS[key]
-
-
-def load_weights(folder: Path, prefer: str | None = None):
-    """Only the weights of an MLX model folder (no tokenizer: the Lab's extra copies
-    of a model it already tokenized with; Gemma's tokenizer alone takes seconds), on
-    the compute path `prefer` picks, as `load_model` would.
-
-    Raises:
-        ModelError: as `load_model`.
-    """
-    from mlx_lm.utils import load_model as load_mlx_weights
-
-    info = inspect_model(folder)
-    with _load_errors(folder, info):
-        model = load_mlx_weights(Path(folder))[0]
-    return _on_path(model, folder, info, prefer)[0]
-
-
-@contextlib.contextmanager
-def _load_errors(folder: Path, info):
-    """mlx-lm's load errors as one ModelError sentence naming the folder."""
-    try:
-        yield
     except ValueError as e:
         msg = str(e)
         if "not supported" in msg:
@@ -185,21 +136,39 @@ def _load_errors(folder: Path, info):
     except Exception as e:  # bad safetensors, shape mismatches, missing tokenizer
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ModelError(f"cannot load {folder}: {first}") from e
+    compute = ""
+    if prefer is not None:
+        from engine.backends.mlx.compute_path import choose_path, stored_float32
+
+        key = f"{folder.resolve()}|{info.size_bytes}"
+        chosen, choice = choose_path(model, key, prefer)
+        model = chosen if chosen is not None else stored_float32(load_mlx_weights(Path(folder))[0])
+        compute = f"{choice.path}: {choice.reason}"
+    vocab = _vocab_size(model, tokenizer)
+    lm = LoadedModel(model, tokenizer, info.context_length, vocab, compute=compute)
+    return lm, info, time.perf_counter() - t0
 
 
-def _on_path(model, folder: Path, info, prefer: str | None):
-    """(model, its compute path's words): `prefer` None keeps the weights as stored."""
-    if prefer is None:
-        return model, ""
-    from mlx_lm.utils import load_model as load_mlx_weights
+_TOKENIZERS: dict[tuple, object] = {}  # (folder, its files' stamps) -> TokenizerWrapper
+_TOKENIZERS_KEPT = 2
 
-    from engine.backends.mlx.compute_path import choose_path, stored_float32
 
-    key = f"{Path(folder).resolve()}|{info.size_bytes}"
-    chosen, choice = choose_path(model, key, prefer)
-    if chosen is None:  # dequantized to time it, then the stored weights won: load again
-        chosen = stored_float32(load_mlx_weights(Path(folder))[0])
-    return chosen, f"{choice.path}: {choice.reason}"
+def _tokenizer(folder: Path, config: dict):
+    """mlx-lm's tokenizer of `folder`, built once per process while its files are
+    unchanged: the Lab loads the model again for each experiment (two or three copies
+    for some), and Gemma's 262k-token tokenizer alone takes seconds to build. Shared
+    safely: the engine only reads it (encode, decode, the vocabulary, the chat template;
+    never the streaming detokenizer)."""
+    from mlx_lm.utils import load_tokenizer
+
+    files = sorted([*folder.glob("*.json"), *folder.glob("*.model"), *folder.glob("*.jinja")])
+    stamps = tuple((f.name, st.st_size, st.st_mtime_ns) for f in files for st in [f.stat()])
+    key = (str(folder.resolve()), stamps)
+    if key not in _TOKENIZERS:
+        while len(_TOKENIZERS) >= _TOKENIZERS_KEPT:
+            _TOKENIZERS.pop(next(iter(_TOKENIZERS)))
+        _TOKENIZERS[key] = load_tokenizer(folder, None, eos_token_ids=config.get("eos_token_id"))
+    return _TOKENIZERS[key]
 
 
 def apply_load_options(lm, info, options) -> None:
