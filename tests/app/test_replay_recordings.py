@@ -59,10 +59,17 @@ def _comparable(records: list[dict]) -> list[dict]:
 
 def _close(a, b, path="record"):
     """Equal, floats within 1e-4 or 1e-5 of their size (the same weights and compute
-    path give the same up to float32 rounding: a temperature sweep's log-partition at
-    T = 0.1 is ~ -16, where float32's last bits are ~1e-4)."""
+    path give the same up to float32 rounding). A temperature sweep's log-partition
+    log Z(T) = logsumexp(logprob / T) carries the log-probabilities' rounding times 1/T:
+    at T_i it is allowed 1e-4 / T_i (1e-3 at T = 0.1; a prefill chunked otherwise, as the
+    machine's measured speed decides, moved it 1.1e-4 there)."""
     if isinstance(a, float) or isinstance(b, float):
-        assert a == pytest.approx(b, abs=1e-4, rel=1e-5), path
+        tol = 1e-4
+        if ".sweep_logz[" in path:
+            from engine.records import SWEEP_TEMPERATURES
+
+            tol /= SWEEP_TEMPERATURES[int(path.rsplit("[", 1)[1].rstrip("]"))]
+        assert a == pytest.approx(b, abs=tol, rel=1e-5), path
     elif isinstance(a, dict) and isinstance(b, dict):
         assert a.keys() == b.keys(), path
         for k in a:
