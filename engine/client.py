@@ -368,8 +368,15 @@ class EngineClient:
     ) -> Iterator[Record]:
         """Read a text through the model (engine/reading); cancel() stops it between chunks.
 
-        Returns: progress, model, prefill and token records (`read` set), then a
-            DoneRecord whose `reading` is the summary, or an ErrorRecord."""
+        Args:
+            request: the text, its context and how to read it (validated by the engine).
+            model: the model spec; None or "": the default model.
+            api_key: a server's API key; sent to the engine only, never recorded.
+
+        Returns:
+            An iterator of progress, model, prefill and token records (`read` set) that
+            ends after a DoneRecord whose `reading` is the summary, or an ErrorRecord.
+        """
         return self._request(Read(request, model, api_key))
 
     def load(

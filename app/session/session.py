@@ -1,9 +1,12 @@
 """Session: the playground's whole state, without Qt, and the rules that change it.
 
-What it holds: the conversation tree, the run on screen (`shown`, with its selected step),
-which turn that is, a turn being edited, a past run reopened from History, the loaded model,
-the cold-vs-cached A/B, the journal, History's view of it and Compare's lanes. Every view
-draws from it (Qt: app/core/session_signals.py); its rules are plain methods (tests/session/).
+What it holds: the conversation tree, the run on screen (`shown`, with its selected
+step), which turn that is, a turn being edited, a past run reopened from History,
+the loaded model, the cold-vs-cached A/B in progress and its result, the journal
+handle, History's view of the journal (app/session/history.py) and Compare's lanes
+(app/session/comparison.py). Every view draws from it (through the Qt adapter in
+app/core/session_signals.py); its rules are plain methods, tested without widgets
+(tests/session/).
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ class Session:
         self.editing_turn: int | None = None  # a turn put back in the prompt box
         self.viewing = None  # a past run (RunLog) reopened from History
         self.model = None  # the loaded model's ModelRecord
-        self.ab, self.ab_result = None, None  # ABTest, then (cold, cached DoneRecord)
+        self.ab: ABTest | None = None
+        self.ab_result: tuple | None = None  # (cold DoneRecord, cached DoneRecord)
         self.journal = None  # this session's Journal, created at the first run
         self._running: Answer | None = None  # the answer whose run is streaming
         self.raw_turn: Turn | None = None  # the last raw-completion run and its branches

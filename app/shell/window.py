@@ -1,9 +1,11 @@
 """PlaygroundWindow: prompt and streaming output beside live charts.
 
-The window only starts, cancels and draws. Its state is the Session model (app/session/, no Qt),
-changed through one adapter (SessionSignals) that every view follows: the answer, the five charts,
-the status line, the transcript, Inside. Model work goes through EngineBridge (engine process +
-thread; batches at ~30 Hz). Charts redraw per batch; the status line at most 4 times a second.
+The window only starts, cancels and draws. Its state is the Session model
+(app/session/, no Qt), changed through one adapter (SessionSignals) whose
+signals every view follows: the answer, the five charts, the status line, the
+transcript, Inside. Model work goes through EngineBridge (engine process +
+background thread), whose batches arrive at ~30 Hz. Charts redraw when a batch
+lands; the status line at most 4 times a second.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ class PlaygroundWindow(QMainWindow):
         self.model = SessionSignals(Session(), self)
         self.session = self.model.session
         self.store = window_state.open_store()
-        self.side_visible, self._busy = True, False
+        self.side_visible = True
+        self._busy = False
         self._build()
         journal = lambda: open_journal(self.session, self._on_journal_failed)  # noqa: E731
         self.windows = ChildWindows(
@@ -81,7 +84,8 @@ class PlaygroundWindow(QMainWindow):
         self._connect()
         watch(self)  # accessible names for every control (app/core/accessibility.py)
         install_file_handling(self)  # drops, Open Recent (app/shell/file_drop.py)
-        self.serving, self.tour = wire_serve(self), tour_wiring.wire_tour(self)  # app/serve, tour
+        self.serving = wire_serve(self)  # Server ▸ Serve on port…, Follow requests (app/serve/)
+        self.tour = tour_wiring.wire_tour(self)  # Help ▸ Tour… (app/tour/)
         self._fit_to_screen()
         _restored, side = window_state.restore(
             self.store, self.prompt, self.controls, self.picker, self, self.split
@@ -133,7 +137,8 @@ class PlaygroundWindow(QMainWindow):
         self.regen_button, self.ab_button, self.banner = c.regen_button, c.ab_button, c.banner
         self.viewing_label, self.output, self.thinking = c.viewing_label, c.output, c.thinking
         self.answer, self.transcript, self.turn_label = c.answer, c.transcript, c.turn_label
-        self.ab_label, self.shading = c.ab_label, c.shading
+        self.ab_label = c.ab_label
+        self.shading = c.shading
         self.charts = charts = ChartsPanel()
         self.dist_chart, self.temp_chart = charts.dist, charts.temp
         self.timeline_chart, self.throughput_chart = charts.timeline, charts.throughput
@@ -268,8 +273,10 @@ class PlaygroundWindow(QMainWindow):
         self.flow.run_box(cold)
 
     def begin_run(self, state, prompt, conversation, continuation=None, parent=()) -> None:
-        """Start the engine on `prompt` (text or messages; a read reads state.prompt); `state`,
-        already on screen, streams. A branch continues `parent` at its continuation."""
+        """Start the engine on `prompt` (text or messages; a read reads state.prompt);
+        `state`, already on screen (TurnFlow or BranchFlow put it there through the
+        session), shows it as it streams. A branch continues `parent` (token records)
+        at its continuation."""
         self._save()
         model = self.model_record.path if self.model_record else self.picker.current()
         sink = journal_session_run(self.session, state, conversation, self.journal_failed.emit)
