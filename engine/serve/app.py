@@ -30,7 +30,8 @@ from engine.prompt import encode_prompt
 from engine.serve import events_feed
 from engine.serve.errors import ApiError, error_body
 from engine.serve.events import ClientInfo
-from engine.serve.scheduler import END, Job, QueueFull, Scheduler
+from engine.serve.jobs import END, Job
+from engine.serve.scheduler import QueueFull, Scheduler
 from engine.serve.stream import Answer
 from engine.serve.validation import parse_request
 

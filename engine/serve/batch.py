@@ -29,7 +29,7 @@ from engine.backends.mlx.run_records import RunRecords
 from engine.prompt import encode_prompt
 from engine.records import PrefillRecord
 from engine.serve.batch_stats import BatchSampler, RowSampler
-from engine.serve.scheduler import END
+from engine.serve.jobs import END, JobSource
 
 PREFILL_STEP = 512  # prompt tokens per prefill step of a batch
 
@@ -52,7 +52,7 @@ class Slot:
         self.t_prefill = time.perf_counter()
 
 
-def run_batched(scheduler) -> None:
+def run_batched(scheduler: JobSource) -> None:
     """Decode waiting and running jobs together until the server stops."""
     from mlx_lm.generate import BatchGenerator
 
@@ -95,7 +95,7 @@ def run_batched(scheduler) -> None:
         gen.close()
 
 
-def _admit(scheduler, gen, live: dict, rows: dict, job) -> None:
+def _admit(scheduler: JobSource, gen, live: dict, rows: dict, job) -> None:
     t0 = time.perf_counter()
     try:
         scheduler.begin(job)
@@ -122,7 +122,7 @@ def _send(slot: Slot, record) -> None:
     slot.job.put(record)
 
 
-def _token(scheduler, gen, live: dict, rows: dict, r, eos: set) -> None:
+def _token(scheduler: JobSource, gen, live: dict, rows: dict, r, eos: set) -> None:
     slot = live.get(r.uid)
     if slot is None:
         return
@@ -154,7 +154,7 @@ def _stop_hit(text: str, stops) -> str | None:
     return next((s for s in stops if s in text), None)
 
 
-def _end(scheduler, slot: Slot, reason: str, response) -> None:
+def _end(scheduler: JobSource, slot: Slot, reason: str, response) -> None:
     """The run's done record, its cache kept for later prompts, the job released."""
     try:
         cache = getattr(response, "prompt_cache", None)

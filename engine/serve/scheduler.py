@@ -7,12 +7,13 @@ decode checks between tokens, and the run ends as "cancelled" in the journal.
 
 Requests run `batch.py`'s continuous batching (up to `max_batch` decoded
 together); `max_batch=1` runs them one at a time through the engine's own
-`generate_records`, the exact path `logitscope generate` takes.
+`generate_records`, the exact path `logitscope generate` takes. Both runners know
+the scheduler only as the JobSource of jobs.py, the contract they share; the
+scheduler imports them, never the other way round.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import threading
 import traceback
@@ -20,11 +21,9 @@ from collections import deque
 
 from engine.errors import SettingsError
 from engine.serve.errors import ApiError
-from engine.serve.events import ClientInfo
+from engine.serve.jobs import END, Job
 from engine.serve.runs import ServedRun
-from engine.serve.validation import ServeRequest
 
-END = object()  # the last item of a Job's queue
 DEFAULT_BATCH = 8
 DEFAULT_QUEUE = 32
 
@@ -37,34 +36,11 @@ class QueueFull(Exception):
         self.retry_after = retry_after
 
 
-class Job:
-    """One request on its way through the scheduler.
-
-    Created on the event loop's thread; the scheduler `put`s records (then an
-    ApiError on failure) and END into `queue` from its own thread.
-    """
-
-    def __init__(self, req: ServeRequest, request_id: str, client: ClientInfo):
-        self.req, self.request_id, self.client = req, request_id, client
-        self.loop = asyncio.get_running_loop()
-        self.queue: asyncio.Queue = asyncio.Queue()
-        self.cancelled = threading.Event()
-        self.run: ServedRun | None = None
-
-    def put(self, item) -> None:
-        """Hand an item to the request's handler (from any thread)."""
-        try:
-            self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
-        except RuntimeError:  # the loop is closed: the server is stopping
-            self.cancelled.set()
-
-    def cancel(self) -> None:
-        """The client left: stop at the next token."""
-        self.cancelled.set()
-
-
 class Scheduler:
-    """Runs Jobs on one thread: at most `max_batch` at once, `max_queue` waiting."""
+    """Runs Jobs on one thread: at most `max_batch` at once, `max_queue` waiting.
+
+    It is the JobSource (jobs.py) its runner takes jobs from.
+    """
 
     def __init__(self, lm, model: dict, journal, max_batch=DEFAULT_BATCH, max_queue=DEFAULT_QUEUE):
         self.lm, self.model, self.journal = lm, model, journal
@@ -150,6 +126,8 @@ class Scheduler:
         job.put(END)
 
     def _loop(self) -> None:
+        # imported here, on the model thread: both runners import MLX, and the CLI
+        # imports this module (for its defaults) before any model is wanted
         if self.max_batch == 1:
             from engine.serve.serial import run_serial as body
         else:

@@ -4,10 +4,10 @@ the same records, prompt cache and seeds as `logitscope generate`."""
 from __future__ import annotations
 
 from engine.backends.mlx.generate import generate_records
-from engine.serve.scheduler import END
+from engine.serve.jobs import END, JobSource
 
 
-def run_serial(scheduler) -> None:
+def run_serial(scheduler: JobSource) -> None:
     """Run waiting jobs one after another until the server stops."""
     while not scheduler.stopping:
         for job in scheduler.take(block=True):

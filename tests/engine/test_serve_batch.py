@@ -16,7 +16,8 @@ from engine.backends.mlx.generate import generate_records
 from engine.records import SWEEP_TEMPERATURES
 from engine.serve.batch_stats import normalise_rows, top_n_rows
 from engine.serve.events import ClientInfo
-from engine.serve.scheduler import END, Job, Scheduler
+from engine.serve.jobs import END, Job
+from engine.serve.scheduler import Scheduler
 from engine.serve.validation import ServeRequest
 from engine.settings import SamplingSettings
 
