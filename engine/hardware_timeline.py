@@ -82,6 +82,7 @@ class Timeline:
     memory_gbs: float | None = None  # the device's limits
     matmul_gflops: float | None = None
     limits_source: str = ""
+    compute: str = ""  # how the weights ran ("float32: measured …"), from the ModelRecord
     missing: list[str] = field(default_factory=list)  # what could not be computed, and why
 
     @property
@@ -105,6 +106,7 @@ def timeline(model, tokens, done, prompt_tokens: int | None) -> Timeline:
         t.weight_bytes, t.parameters = model.weight_bytes, model.parameters
         t.memory_gbs, t.matmul_gflops = model.memory_gbs, model.matmul_gflops
         t.limits_source = getattr(model, "limits_source", "")
+        t.compute = getattr(model, "compute", "") or ""
     fed = cached = computed = 0  # prompt tokens (and a branch's shared prefix) fed
     if done is not None:
         if done.prompt_tokens is None and prompt_tokens:  # a server that did not count

@@ -11,9 +11,11 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-# The engine and the in-process model run the same (float32, fast) path, so their
-# numbers can be compared; tests of the choice itself pass `prefer` explicitly.
-os.environ.setdefault("LOGITSCOPE_COMPUTE", "speed")
+# The suite pins the compute path (never what this machine would measure): the engine,
+# the app's picker (its default follows this variable) and the in-process model run the
+# same float32 path, so their numbers can be compared and the recordings hold on any
+# machine. Tests of the choice itself pass `prefer` explicitly (tests/engine/test_path_choice.py).
+os.environ["LOGITSCOPE_COMPUTE"] = "speed"
 
 # As in the engine process: OpenBLAS for MLX's CPU build, loaded before MLX is.
 from engine.backends.mlx.fast_blas import enable as _enable_fast_blas  # noqa: E402

@@ -103,6 +103,8 @@ class HardwareView(QWidget):
             lines.append(
                 f"Model: {params}{t.weight_bytes / 1e6:,.0f} MB of weights as they run{kv}."
             )
+        if t.compute:  # which path those weights took, and the figures that chose it
+            lines.append(f"Compute path: {t.compute.rstrip('.')}.")
         if t.limits_source:  # either limit may be unknown (a run made on another machine)
             mem = f"{t.memory_gbs:.0f} GB/s" if t.memory_gbs else "memory not measured"
             flops = f"{t.matmul_gflops:,.0f} GFLOP/s" if t.matmul_gflops else "compute not measured"

@@ -193,7 +193,11 @@ class PlaygroundWindow(QMainWindow):
             "side": self.toggle_side_panel, "tokens": self.show_tokens.toggle,
             "compare": self.open_compare, "inside": lambda: self.open_inside(),
             "lab": self.open_lab,
-            "about": lambda: show_about(self, getattr(self.model_record, "device", None)),
+            "about": lambda: show_about(
+                self,
+                getattr(self.model_record, "device", None),
+                getattr(self.model_record, "compute", None),
+            ),
         }  # fmt: skip
 
     def _fit_to_screen(self) -> None:

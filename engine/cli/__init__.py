@@ -48,6 +48,23 @@ _PARSERS = (
 )
 
 
+# Commands that run a local model: each takes --compute, the pin of its compute path.
+COMPUTE_COMMANDS = ("generate", "inspect", "bench", "branch", "sample", "serve", "read")
+
+
+def _compute_option(parser: argparse.ArgumentParser) -> None:
+    from engine.settings import COMPUTE_PREFERENCES
+
+    parser.add_argument(
+        "--compute",
+        choices=COMPUTE_PREFERENCES,
+        default=None,
+        help="how a local quantized model runs on the CPU: auto measures both paths once "
+        "(alternating rounds, kept in runtime/paths.json); speed pins float32, memory the "
+        "stored weights (default: LOGITSCOPE_COMPUTE, else auto; serve: speed)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     from engine import __version__
 
@@ -56,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for module in _PARSERS:
         importlib.import_module(module).add_parser(sub)
+    for name in COMPUTE_COMMANDS:
+        _compute_option(sub.choices[name])
     from engine.cli.help_text import finish
 
     finish(p)  # every option's default and an example, on every command's --help
@@ -69,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         The exit status: 0, 1 (an error), 2 (bad input), 130 (interrupted).
     """
     args = _parser().parse_args(argv)
+    if getattr(args, "compute", None):  # the engine process (and serve) read it there
+        import os
+
+        os.environ["LOGITSCOPE_COMPUTE"] = args.compute
     try:
         module, name = COMMANDS[args.command]
         return getattr(importlib.import_module(module), name)(args)

@@ -93,9 +93,29 @@ def _print_models(models) -> None:
         fit = model_fit(m, opts.context_length, opts.kv_bits)
         text = (
             f"{m.name}  [{m.source}]\n    {m.details()}\n    {fit.text()} at "
-            f"{opts.label()}\n    {m.path}"
+            f"{opts.label()}\n    {_compute_line(m)}\n    {m.path}"
         )
         print("\n".join(clean_text(line) for line in text.split("\n")))
+
+
+def _compute_line(m) -> str:
+    """How the automatic choice runs this model on this machine, with its figures."""
+    from pathlib import Path
+
+    from engine.backends.mlx.path_measure import cached_choice
+
+    if "-bit" not in (m.quantization or ""):  # catalogue.py labels quantized weights "N-bit"
+        return "compute: as stored (not quantized)"
+    try:
+        seen = cached_choice(str(Path(m.path).resolve()), m.size_bytes)
+    except OSError:
+        seen = None
+    if seen is None:
+        return (
+            "compute (auto): not measured here yet: the first load measures both paths "
+            "(--compute speed|memory pins one)"
+        )
+    return f"compute (auto): {seen[0]}: {seen[1]}"
 
 
 def _print_skipped(skipped, verbose: bool) -> None:

@@ -101,6 +101,9 @@ def test_tokenizer_and_hardware_views(qtbot, inside):
     hw = win.hardware
     assert len(hw.bars.opts["x"]) == len(window.state.tokens) - 1
     assert hw.mem_limit.isVisible() and "measured on this CPU" in hw.note.text()
+    # The path the weights took, in the run's own model record's words.
+    assert f"Compute path: {window.state.model.compute.rstrip('.')}." in hw.note.text()
+    assert window.state.model.compute.startswith("float32: ")  # the suite's pinned path
 
 
 def test_a_past_run_without_its_model_says_so(qtbot, inside, tmp_path):

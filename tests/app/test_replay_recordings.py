@@ -4,7 +4,10 @@ Each cassette in tests/data/replay/ is replayed request by request on an engine 
 fresh as the one it was captured on (its caches dropped by loading another model), and
 every record's stable fields (all but timings, memory and machine-specific ones:
 tests/replay.py's VOLATILE) must be the same: a change in the engine or the model shows
-here, not as app tests passing on stale runs.
+here, not as app tests passing on stale runs. The compute path is pinned to the one the
+recording names (its model record's `compute`), never left to what this machine would
+measure: the path-dependent fields (weight bytes, the log-probabilities' last digits)
+are then checked against that path, on any machine.
 Re-capture with `python scripts/capture_replay.py`.
 """
 
@@ -25,14 +28,24 @@ def _model(spec: str) -> str | None:
     return None if spec == DEFAULT else spec.replace(MODELS, str(models_dir()), 1)
 
 
-def _ask(client, entry: dict, default: str):
-    """The recorded request, sent to the real engine; its records."""
+def recorded_path(entries: list[dict]) -> str:
+    """The compute preference that pins the path a cassette's model ran on: `speed` for
+    float32, `memory` for the stored weights (the first model record says which)."""
+    for entry in entries:
+        for d in entry["records"]:
+            if d["type"] == "model":
+                return "speed" if d["compute"].startswith("float32") else "memory"
+    return "speed"
+
+
+def _ask(client, entry: dict, default: str, prefer: str):
+    """The recorded request, sent to the real engine on the pinned path; its records."""
     from engine.continuation import Continuation
     from engine.models.load_options import LoadOptions
     from engine.models.model_prefs import set_load_options
     from engine.settings import SamplingSettings
 
-    key, prefer = entry["key"], entry.get("prefer")
+    key = entry["key"]
     model = _model(key["model"])
     if key["op"] == "load":  # with the load options remembered when it was recorded
         for spec in {model, default}:  # the engine may look them up by either name
@@ -82,6 +95,18 @@ def _close(a, b, path="record"):
         assert a == b, path
 
 
+def _models(want: list[dict], got: list[dict]):
+    """Pairs of (recorded, answered) model records."""
+    models = [[d for d in records if d["type"] == "model"] for records in (want, got)]
+    return zip(*models, strict=True)
+
+
+def test_the_check_pins_the_path_each_recording_names():
+    assert recorded_path([{"records": [{"type": "model", "compute": "float32: on …"}]}]) == "speed"
+    stored = {"type": "model", "compute": "as stored, float32 scales and activations: …"}
+    assert recorded_path([{"records": [{"type": "progress"}, stored]}]) == "memory"
+
+
 def test_there_are_recordings():
     assert len(CASSETTES) >= 4
 
@@ -104,15 +129,19 @@ def test_a_recording_is_what_the_real_model_answers(
     from engine.models.model_prefs import set_load_options
 
     entries = json.loads((REPLAY_DIR / f"{name}.json").read_text(encoding="utf-8"))["requests"]
-    client = check_engine
+    client, prefer = check_engine, recorded_path(entries)
     # As fresh as the engine the recording was made on: another model in between drops
     # the default model and every KV cache it kept (engine/backends/mlx/prompt_reuse.py).
     assert list(client.load(str(tiny_model_dir)))[-1].type == "model"
     try:
         for i, entry in enumerate(entries):
             want = _comparable(entry["records"])
-            answer = _ask(client, entry, str(default_model_path))
-            got = _comparable([record_to_json(r) for r in answer])
+            answer = [
+                record_to_json(r) for r in _ask(client, entry, str(default_model_path), prefer)
+            ]
+            for want_model, got_model in _models(entry["records"], answer):
+                assert got_model["compute"].split(":")[0] == want_model["compute"].split(":")[0]
+            got = _comparable(answer)
             assert [d["type"] for d in got] == [d["type"] for d in want], f"request {i}"
             _close(got, want, f"{name} request {i}")
     finally:

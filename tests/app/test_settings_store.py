@@ -28,6 +28,7 @@ def test_only_the_settings_store_opens_qsettings():
 def test_every_user_reads_and_writes_the_same_file(tmp_path):
     settings_store.set_value("dialogs/last_folder", str(tmp_path))
     assert file_dialogs.default_folder() == str(tmp_path)
+    before = model_picker.compute_preference()  # the suite's pinned path, given back below
     model_picker.set_compute_preference("memory")
     assert settings_store.value("model/prefer") == "memory"
     assert window_state.open_store().value("model/prefer") == "memory"
@@ -35,5 +36,5 @@ def test_every_user_reads_and_writes_the_same_file(tmp_path):
     assert window_state.drop_oldest() is True
     text = (data_dir() / settings_store.SETTINGS_FILE).read_text()
     assert "prefer=memory" in text and "drop_oldest=true" in text
-    model_picker.set_compute_preference("auto")
+    model_picker.set_compute_preference(before)
     window_state.remember_drop_oldest(False)

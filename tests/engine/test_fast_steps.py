@@ -28,7 +28,7 @@ def near_free(tmp_path_factory, default_model_path):
     from engine.backends.mlx.synthetic import build_near_free_model
 
     folder = build_near_free_model(tmp_path_factory.mktemp("nf") / "near-free", default_model_path)
-    lm, _info, _status = load_model(folder, prefer="auto")
+    lm, _info, _status = load_model(folder, prefer="speed")  # pinned: not measured
     return lm
 
 

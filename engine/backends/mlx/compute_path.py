@@ -8,23 +8,31 @@ path keeps the packed weights but runs float32 scales, biases and activations
 first log-probability by 0.3 nats and changed its greedy text. Both paths then
 give the same log-probabilities (tests/engine/test_compute_paths.py). The choice: `memory` keeps the
 quantized weights, `speed` dequantizes if it fits, `auto` (default) dequantizes
-when the budget allows and a short measurement says it is faster (cached in
-`runtime/paths.json` next to the models).
+when the budget allows and a measurement says it is clearly faster (MARGIN). The
+measurement (path_measure.py) alternates the two paths over several rounds and reads the
+load meanwhile; one taken while the machine was busy is repeated at the next load (at
+most MAX_ATTEMPTS times) and the quietest one decides. Figures, load and choice are kept
+in `runtime/paths.json` next to the models and said in the reason (`logitscope models`,
+the About box, Inside > Prefill vs decode). `speed` and `memory` pin the path: the test
+suite pins it (LOGITSCOPE_COMPUTE), as a user can (`--compute`, the model picker).
 """
 
 from __future__ import annotations
 
 import os
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import mlx.core as mx
 import mlx.nn as nn
 
+from engine.backends.mlx.path_measure import CACHE, PathMeasurement, measure_paths
 from engine.runtime_cache import read_json, write_json
 
-CACHE = "paths.json"  # measurements per model and machine
 BUDGET_SHARE = 0.5  # of the memory available now, for the float32 copy (auto)
+MARGIN = 1.2  # float32 must prefill this many times faster before auto switches to it
+DECODE_FLOOR = 0.9  # ... and decode at least this fast relative to the stored path
+MAX_ATTEMPTS = 3  # measurements taken while busy are retried at most this often
 
 
 @dataclass(frozen=True)
@@ -91,34 +99,59 @@ def dequantize_float32(model: nn.Module) -> nn.Module:
     return model
 
 
-def _time_forward(model, n_prompt: int = 32, n_decode: int = 3) -> tuple[float, float]:
-    """Seconds per prompt token (one chunk) and per decode step."""
-    from mlx_lm.models.cache import make_prompt_cache
-
-    ids = mx.array([list(range(1, n_prompt + 1))])
-    warm = make_prompt_cache(model)  # first calls allocate and pick kernels: not timed
-    mx.eval(model(ids[:, :8], cache=warm))
-    mx.eval(model(ids[:, :1], cache=warm))
-    cache = make_prompt_cache(model)
-    t = time.perf_counter()
-    mx.eval(model(ids, cache=cache))
-    prefill = (time.perf_counter() - t) / n_prompt
-    t = time.perf_counter()
-    for _ in range(n_decode):
-        mx.eval(model(ids[:, :1], cache=cache))
-    return prefill, (time.perf_counter() - t) / n_decode
+def _entry(key: str) -> tuple[list[PathMeasurement], int]:
+    """The measurements kept for `key` (malformed or old-style ones dropped) and how
+    many times it was measured."""
+    seen = read_json(CACHE).get(key)
+    if not isinstance(seen, dict) or not isinstance(seen.get("measurements"), list):
+        return [], 0
+    kept = [m for d in seen["measurements"] for m in [PathMeasurement.from_dict(d)] if m]
+    attempts = seen.get("attempts")
+    return kept, attempts if isinstance(attempts, int) and attempts >= len(kept) else len(kept)
 
 
-def _cached(key: str) -> dict | None:
-    return read_json(CACHE).get(key)
+def _remember(key: str, kept: list[PathMeasurement], attempts: int, path: str, why: str):
+    entry = {
+        "measurements": [m.to_dict() for m in kept],
+        "attempts": attempts,
+        "path": path,
+        "reason": why,
+    }
+    write_json(CACHE, {**read_json(CACHE), key: entry})
 
 
-def _remember(key: str, value: dict) -> None:
-    write_json(CACHE, {**read_json(CACHE), key: value})
+def quietest(kept: list[PathMeasurement]) -> PathMeasurement | None:
+    """The measurement taken under the least load from others (unknown load counts as
+    idle: nothing said it was busy)."""
+    return min(kept, key=lambda m: m.others_cores or 0.0, default=None)
 
 
-def choose_path(model: nn.Module, key: str, prefer: str = "auto") -> tuple[nn.Module, PathChoice]:
-    """Return the model to run (maybe dequantized) and why."""
+def float32_wins(m: PathMeasurement) -> bool:
+    """Whether float32 is clearly faster: prefill by MARGIN, decode not slower than
+    DECODE_FLOOR times the stored path."""
+    return m.prefill_gain >= MARGIN and m.decode_gain >= DECODE_FLOOR
+
+
+def measured_words(m: PathMeasurement, again: bool) -> str:
+    """A measurement in words: both gains, how, when and under which load."""
+    words = (
+        f"measured {m.prefill_gain:.2f}x prefill, {m.decode_gain:.2f}x decode against the "
+        f"stored weights (median of {m.rounds} alternating rounds, {m.when}, {m.load_words()})"
+    )
+    return words + ("; taken while busy: measured again at the next load" if again else "")
+
+
+def choose_path(
+    model: nn.Module, key: str, prefer: str, reload: Callable[[], nn.Module]
+) -> tuple[nn.Module, PathChoice]:
+    """Return the model to run (maybe dequantized) and why.
+
+    Args:
+        model: the model as mlx-lm loaded it.
+        key: names the model file (folder and size) in the measurements' cache.
+        prefer: auto | speed | memory.
+        reload: a fresh copy of `model` as loaded (auto measures both paths side by side).
+    """
     from engine.backends.mlx.fast_blas import status
 
     if mx.default_device().type != mx.DeviceType.cpu:
@@ -130,7 +163,7 @@ def choose_path(model: nn.Module, key: str, prefer: str = "auto") -> tuple[nn.Mo
     if not blas.ok:
         return stored_float32(model), PathChoice(STORED_CPU, f"no optimised BLAS: {blas.detail}")
     if prefer == "memory":
-        return stored_float32(model), PathChoice(STORED_CPU, "memory preferred (model picker)")
+        return stored_float32(model), PathChoice(STORED_CPU, "memory preferred (pinned)")
     avail = available_memory()
     share = 0.9 if prefer == "speed" else BUDGET_SHARE
     if avail is not None and need > share * avail:
@@ -140,25 +173,25 @@ def choose_path(model: nn.Module, key: str, prefer: str = "auto") -> tuple[nn.Mo
         return stored_float32(model), PathChoice(STORED_CPU, over)
     why = f"float32 on {blas.detail}: {need / 1e6:,.0f} MB"
     if prefer == "speed":
-        return dequantize_float32(model), PathChoice("float32", why + " (speed preferred)")
+        return dequantize_float32(model), PathChoice("float32", why + " (speed preferred, pinned)")
     key = f"{key}|{blas.detail}|{os.cpu_count()}"
-    seen = _cached(key)
-    if seen is None:
-        q = _time_forward(stored_float32(model))  # the stored path as it would run
+    kept, attempts = _entry(key)
+    best = quietest(kept)
+    if best is None or (best.busy and attempts < MAX_ATTEMPTS):
+        stored = stored_float32(reload())
         model = dequantize_float32(model)
-        f = _time_forward(model)
-        seen = {"quantized_s": q, "float32_s": f}
-        _remember(key, seen)
-        faster = f[0] < q[0] and f[1] <= q[1] * 1.1
-        if not faster:
-            return None, PathChoice(STORED_CPU, "measured: float32 is not faster here")
-        return model, PathChoice("float32", why + _gain(seen))
-    q, f = seen["quantized_s"], seen["float32_s"]
-    if f[0] < q[0] and f[1] <= q[1] * 1.1:
-        return dequantize_float32(model), PathChoice("float32", why + _gain(seen))
-    return stored_float32(model), PathChoice(STORED_CPU, "measured: float32 is not faster here")
-
-
-def _gain(seen: dict) -> str:
-    q, f = seen["quantized_s"], seen["float32_s"]
-    return f", measured {q[0] / f[0]:.1f}x prefill, {q[1] / f[1]:.1f}x decode"
+        kept, attempts = [*kept, measure_paths(stored, model)][-MAX_ATTEMPTS:], attempts + 1
+        best = quietest(kept)
+        again = best.busy and attempts < MAX_ATTEMPTS
+        wins = float32_wins(best)
+        chosen = (model, stored)[not wins]  # the other copy is dropped here
+    else:
+        again, wins = False, float32_wins(best)
+        chosen = dequantize_float32(model) if wins else stored_float32(model)
+    if wins:
+        choice = PathChoice("float32", f"{why}; {measured_words(best, again)}")
+    else:
+        under = f"float32 is not clearly faster here (needs {MARGIN:.1f}x prefill)"
+        choice = PathChoice(STORED_CPU, f"{under}: {measured_words(best, again)}")
+    _remember(key, kept, attempts, choice.path, choice.reason)
+    return chosen, choice

@@ -138,11 +138,12 @@ def load_model(folder: Path, prefer: str | None = None):
         raise ModelError(f"cannot load {folder}: {first}") from e
     compute = ""
     if prefer is not None:
-        from engine.backends.mlx.compute_path import choose_path, stored_float32
+        from engine.backends.mlx.compute_path import choose_path
 
         key = f"{folder.resolve()}|{info.size_bytes}"
-        chosen, choice = choose_path(model, key, prefer)
-        model = chosen if chosen is not None else stored_float32(load_mlx_weights(Path(folder))[0])
+        model, choice = choose_path(
+            model, key, prefer, reload=lambda: load_mlx_weights(Path(folder))[0]
+        )
         compute = f"{choice.path}: {choice.reason}"
     vocab = _vocab_size(model, tokenizer)
     lm = LoadedModel(model, tokenizer, info.context_length, vocab, compute=compute)
