@@ -56,6 +56,10 @@ EXAMPLES = {
         "logitscope lab distill-train --steps 60",
         "logitscope lab distill-train --text story.txt --width 128 --tau 2 --alpha 0.9 --json",
     ],
+    "lab calibrate": [
+        "logitscope lab calibrate --limit 20",
+        "logitscope lab calibrate --questions my_set.csv --samples 8 --json",
+    ],
     "models": ["logitscope models --fetch-default", "logitscope models --json"],
     "sessions": ["logitscope sessions", "logitscope sessions --json"],
     "export": ["logitscope export 20250501-120000-ab12/1 --format csv -o run.csv"],

@@ -8,7 +8,8 @@ same parameter dataclasses (engine/lab/params.py).
     logitscope lab batch [--sizes 1,2,4,8] [--tokens 16] [--json]
     logitscope lab cache [--rounds 3] [--turns N] [--tokens 8] [--json]
 
-(`lab distill` and `lab distill-train`: engine/cli/lab_distill.py.)
+(`lab distill` and `lab distill-train`: engine/cli/lab_distill.py; `lab calibrate`:
+engine/cli/lab_calibrate.py.)
 `--json` prints the result's fields (engine/lab/results.py); `lab speculative`
 adds its one run's fields at the top level, as before.
 """
@@ -19,6 +20,8 @@ import json
 import sys
 
 from engine.cli.args import MODEL_ARG
+from engine.cli.lab_calibrate import add_parser as add_calibrate_parser
+from engine.cli.lab_calibrate import cmd_calibrate
 from engine.cli.lab_distill import DISTILL, cmd_distill
 from engine.cli.lab_distill import add_parsers as add_distill_parsers
 from engine.errors import SettingsError
@@ -85,6 +88,7 @@ def add_parser(sub) -> None:
     sp.add_argument("--k", type=int, default=SPEC.ks[0], help="tokens drafted per target pass")
     sp.add_argument("--tokens", type=int, default=SPEC.tokens, help="answer tokens")
     add_distill_parsers(kinds)
+    add_calibrate_parser(kinds)
 
 
 def _model(p) -> None:
@@ -134,6 +138,8 @@ def cmd_lab(args) -> int:
 
     if args.lab in DISTILL:
         return cmd_distill(args)
+    if args.lab == "calibrate":
+        return cmd_calibrate(args)
     if args.lab in ("quant", "speculative", "cache"):
         args.prompt = read_prompt(args.prompt)  # checked as `generate` checks its prompt
     params = params_of(args)

@@ -252,10 +252,57 @@ class DistillTrainParams:
             raise SettingsError("save is true or false")
 
 
+@dataclass(frozen=True)
+class CalibrateParams:
+    """Confidence against correctness on a question set (engine/backends/mlx/calibrate.py).
+
+    Attributes:
+        questions: a JSONL or CSV question file; None: the bundled set
+            (engine/lab/questions.py says the format and the correctness rule).
+        samples: sampled answers per question, in the same batched pass (0..32).
+        limit: answer only the first this many questions; None: all of them.
+        temperature: the samples' temperature (0.05..2).
+        max_tokens: most tokens per answer (1..64).
+        seed: the samples' random seed.
+    """
+
+    questions: str | None = None
+    samples: int = 5
+    limit: int | None = None
+    temperature: float = 1.0
+    max_tokens: int = 12
+    seed: int = 0
+    kind: ClassVar[str] = "calibrate"
+
+    def __post_init__(self):
+        _text(self.questions, "the question file", optional=True)
+        _whole(self.samples, 0, 32, "sampled answers per question")
+        if self.limit is not None:
+            _whole(self.limit, 1, 100_000, "the number of questions")
+        t = _number(self.temperature, 0.05, 2.0, "the samples' temperature")
+        object.__setattr__(self, "temperature", t)
+        _whole(self.max_tokens, 1, 64, "tokens per answer")
+        _whole(self.seed, 0, 2**31 - 1, "the seed")
+
+
 LabParams = (
-    QuantParams | SpeculativeParams | BatchParams | CacheParams | DistillParams | DistillTrainParams
+    QuantParams
+    | SpeculativeParams
+    | BatchParams
+    | CacheParams
+    | DistillParams
+    | DistillTrainParams
+    | CalibrateParams
 )
-_ALL = (QuantParams, SpeculativeParams, BatchParams, CacheParams, DistillParams, DistillTrainParams)
+_ALL = (
+    QuantParams,
+    SpeculativeParams,
+    BatchParams,
+    CacheParams,
+    DistillParams,
+    DistillTrainParams,
+    CalibrateParams,
+)
 KINDS = {p.kind: p for p in _ALL}
 
 

@@ -9,24 +9,15 @@ data)` rebuilds one from JSON.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import ClassVar
+
+from engine.plain_data import PlainData
 
 
 @dataclass(frozen=True)
-class _Row:
-    """A row of a result: built from the dict the experiment measured."""
-
-    nested: ClassVar[dict] = {}  # field -> the row class of its items
-
-    def __post_init__(self):
-        _rows_in(self)
-
-    @classmethod
-    def from_dict(cls, data: dict):
-        """The row from its dict (unknown keys ignored; lists as tuples)."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: _field(cls.nested, k, v) for k, v in data.items() if k in names})
+class _Row(PlainData):
+    """A row of a result: built from the dict the experiment measured (`from_dict`)."""
 
 
 @dataclass(frozen=True)
@@ -135,33 +126,10 @@ class KVPrecision(_Row):
 
 
 @dataclass(frozen=True)
-class _Result:
+class _Result(PlainData):
+    """A result: `to_dict()` is its JSON, `from_dict()` rebuilds it (engine/plain_data.py)."""
+
     kind: ClassVar[str] = ""
-    nested: ClassVar[dict] = {}  # field -> the row class of its items
-
-    def __post_init__(self):
-        _rows_in(self)
-
-    def to_dict(self) -> dict:
-        """The result as a plain JSON-ready dict (tuples become lists, at every depth).
-
-        Returns:
-            One key per field.
-        """
-        return _plain(asdict(self))
-
-    @classmethod
-    def from_dict(cls, data: dict):
-        """Rebuild a result from its `to_dict()`; unknown keys are ignored.
-
-        Args:
-            data: the dict; lists become tuples, rows their row dataclasses.
-
-        Returns:
-            The result dataclass.
-        """
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: _field(cls.nested, k, v) for k, v in data.items() if k in names})
 
 
 @dataclass(frozen=True)
@@ -330,25 +298,3 @@ def result_from(kind: str, data: dict) -> LabResult:
         KeyError: an unknown `kind`.
     """
     return RESULTS[kind].from_dict(data)
-
-
-def _plain(value):
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _rows_in(obj) -> None:
-    """Make the items of `obj`'s row fields their row dataclasses (dicts are rebuilt)."""
-    for name in obj.nested:
-        object.__setattr__(obj, name, _field(obj.nested, name, getattr(obj, name)))
-
-
-def _field(nested: dict, name: str, value):
-    """A field's value from JSON: lists as tuples, the items of a row field as rows."""
-    if name in nested and isinstance(value, (list, tuple)):
-        row = nested[name]
-        return tuple(v if isinstance(v, row) else row.from_dict(v) for v in value)
-    return tuple(value) if isinstance(value, list) else value

@@ -1,0 +1,215 @@
+"""Confidence against correctness: each question answered greedily and N times sampled in
+one batched pass, its confidence signals, then the set's AUROC, calibration and
+risk-coverage (engine/lab/confidence_metrics.py).
+
+One question is one batch of 1 + N rows continuing the same prompt: the prompt is
+prefilled once, its KV cache repeated for every row, and the rows decode together: row 0
+greedy (the answer that is judged), rows 1..N sampled at `temperature`. A row ends at an
+end-of-sequence token or a newline (the answer is its first line) or after `max_tokens`.
+The greedy row's tokens carry the signals: the mean and the minimum log-probability of
+its answer tokens, the first token's probability and the entropy of the first step's
+distribution. The samples are clustered by their normalised answer
+(engine/lab/questions.normalise): agreement is the share of samples in the greedy
+answer's cluster, cluster entropy the entropy over the clusters' shares (Farquhar et
+al.'s discrete semantic entropy, with exact match as the equivalence). What does not
+know MLX lives in engine/lab/confidence.py.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import mlx.core as mx
+import numpy as np
+
+from engine.lab.confidence import ConfidenceResult, QuestionRow, cluster_stats, summarise
+from engine.lab.questions import Question, is_correct, normalise
+
+ANSWER_SYSTEM = "Answer with only the answer: a word, a name or a number."
+# Two worked examples before the question: a small chat model then answers in a few
+# words (SmolLM2-135M answered in sentences without them, and sentences never agree).
+FEW_SHOT = (
+    ("Which animal says moo?", "A cow"),
+    ("How many wheels does a tricycle have?", "3"),
+)
+
+
+def question_ids(lm, question: str) -> list[int]:
+    """The prompt's token ids: the chat template (ANSWER_SYSTEM, the FEW_SHOT turns, the
+    question) when the model has one, else the same as "Question: ...\nAnswer: ..." lines."""
+    from engine.prompt import encode_prompt
+    from engine.settings import SamplingSettings
+
+    # an example that is the question itself would hand the model its answer
+    shots = [(q, a) for q, a in FEW_SHOT if normalise(q) != normalise(question)]
+    if getattr(lm.tokenizer, "has_chat_template", False):
+        messages = [{"role": "system", "content": ANSWER_SYSTEM}]
+        for q, a in shots:
+            messages += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
+        messages.append({"role": "user", "content": question})
+        return list(encode_prompt(lm.tokenizer, messages, SamplingSettings()).ids)
+    lines = "".join(f"Question: {q}\nAnswer: {a}\n\n" for q, a in shots)
+    text = f"{ANSWER_SYSTEM}\n\n{lines}Question: {question}\nAnswer:"
+    return list(encode_prompt(lm.tokenizer, text, SamplingSettings(chat_template=False)).ids)
+
+
+def stop_ids(lm) -> set[int]:
+    """End-of-sequence ids and every token whose text holds a newline."""
+    stops = set(lm.tokenizer.eos_token_ids)
+    for i in range(lm.vocab_size):
+        if b"\n" in lm.token_bytes(i):
+            stops.add(i)
+    return stops
+
+
+def answer_batch(lm, ids: list[int], samples: int, temperature: float, max_tokens: int, key, stops):
+    """Greedy and `samples` sampled answers to one prompt, in one batched pass; a row
+    ends at a token of `stops` (stop_ids).
+
+    Returns:
+        (per row: answer token ids, per row: their log-probabilities,
+        first step's (probability of the greedy token, entropy in nats)).
+    """
+    from mlx_lm.models.cache import make_prompt_cache
+
+    rows = 1 + samples
+    cache = make_prompt_cache(lm.model)
+    last = lm.model(mx.array([ids]), cache=cache)[:, -1, :]  # (1, V): the prompt once
+    for c in cache:  # every row continues the same prompt: its KV cache, repeated
+        c.keys, c.values = (mx.repeat(v, rows, axis=0) for v in (c.keys, c.values))
+    tokens: list[list[int]] = [[] for _ in range(rows)]
+    lps: list[list[float]] = [[] for _ in range(rows)]
+    done = [False] * rows
+    first = (0.0, 0.0)
+    x = None  # (B, 1): the tokens the rows took at the step before
+    for step in range(max_tokens):
+        if step == 0:
+            logits = mx.repeat(last, rows, axis=0).astype(mx.float32)  # (B, V)
+        else:
+            logits = lm.model(x, cache=cache)[:, -1, :].astype(mx.float32)  # (B, V)
+        logp = logits - mx.logsumexp(logits, axis=-1, keepdims=True)  # (B, V)
+        greedy = mx.argmax(logp[:1], axis=-1)  # (1,)
+        key, sub = mx.random.split(key)
+        drawn = mx.random.categorical(logp[1:] / temperature, key=sub) if samples else greedy[:0]
+        chosen = mx.concatenate([greedy, drawn])  # (B,)
+        picked = mx.take_along_axis(logp, chosen[:, None], axis=-1)[:, 0]  # (B,)
+        if step == 0:  # the entropy summed in float64: 49k float32 terms drift by 2e-4
+            lp0 = np.array(logp[0], dtype=np.float64)  # (V,)
+            p0 = np.exp(lp0)
+            entropy = float(-(p0[p0 > 0] * lp0[p0 > 0]).sum())  # 0 log 0 = 0
+            first = (math.exp(picked[0].item()), max(entropy, 0.0))
+        mx.eval(chosen, picked)
+        for r, (t, lp) in enumerate(zip(chosen.tolist(), picked.tolist(), strict=True)):
+            if done[r]:
+                continue
+            if t in stops:
+                done[r] = True
+                if not tokens[r]:  # an empty answer: its stop token is what it said
+                    lps[r].append(lp)
+                continue
+            tokens[r].append(t)
+            lps[r].append(lp)
+        if all(done):
+            break
+        x = chosen[:, None]  # (B, 1)
+    return tokens, lps, first
+
+
+def measure_question(lm, q: Question, params, key, stops) -> QuestionRow:
+    """One question's row: the greedy answer, whether it is right, every signal."""
+    ids = question_ids(lm, q.question)
+    t0 = time.perf_counter()
+    n, temp, most = params.samples, params.temperature, params.max_tokens
+    tokens, lps, (p_first, h_first) = answer_batch(lm, ids, n, temp, most, key, stops)
+    seconds = time.perf_counter() - t0
+    texts = [lm.tokenizer.decode(t).strip() for t in tokens]
+    greedy_lps = lps[0] or [0.0]
+    agreement, cluster_entropy, clusters = cluster_stats(texts[0], texts[1:])
+    return QuestionRow(
+        line=q.line,
+        question=q.question,
+        accepted=q.answers,
+        answer=texts[0],
+        correct=is_correct(texts[0], q.answers),
+        answer_ids=tuple(tokens[0]),
+        prompt_tokens=len(ids),
+        token_logprobs=tuple(lps[0]),
+        mean_logprob=sum(greedy_lps) / len(greedy_lps),
+        min_logprob=min(greedy_lps),
+        first_prob=p_first,
+        first_entropy=h_first,
+        samples=tuple(texts[1:]),
+        agreement=agreement,
+        cluster_entropy=cluster_entropy,
+        clusters=clusters,
+        topic=q.topic,
+        lang=q.lang,
+        level=q.level,
+        normalised=normalise(texts[0]),
+        seconds=seconds,
+    )
+
+
+def _left(done: int, total: int, elapsed: float) -> str:
+    """Time left in words, from the questions done so far."""
+    if done == 0:
+        return ""
+    s = elapsed / done * (total - done)
+    return f", about {s / 60:.0f} min left" if s >= 90 else f", about {s:.0f} s left"
+
+
+def calibrate(lm, name: str, params, progress=None) -> ConfidenceResult:
+    """Answer the question set on the loaded model and summarise (see the module).
+
+    Args:
+        lm: the LoadedModel.
+        name: the model's name, for the result.
+        params: CalibrateParams.
+        progress: a (message, fraction) callback or a LabReporter (cancel between questions).
+
+    Returns:
+        The ConfidenceResult (its rows so far and `cancelled` when stopped).
+    """
+    from engine.lab.questions import bundled_path, load_questions
+    from engine.lab.reporter import LabStep, reporter_of
+
+    reporter = reporter_of(progress)
+    questions = load_questions(params.questions)
+    if params.limit is not None:
+        questions = questions[: params.limit]
+    stops = stop_ids(lm)
+    key = mx.random.key(params.seed)
+    rows, cancelled, t0 = [], False, time.perf_counter()
+    for i, q in enumerate(questions):
+        if reporter.should_stop():
+            cancelled = True
+            break
+        left = _left(i, len(questions), time.perf_counter() - t0)
+        reporter(f"Question {i + 1} of {len(questions)}{left}", i / len(questions))
+        key, sub = mx.random.split(key)
+        row = measure_question(lm, q, params, sub, stops)
+        rows.append(row)
+        reporter.partial(LabStep("calibrate", i + 1, {"correct": row.correct, "line": q.line}))
+    seconds = time.perf_counter() - t0
+    return summarise(
+        rows,
+        model=name,
+        questions_file=str(params.questions or bundled_path().name),
+        samples=params.samples,
+        temperature=params.temperature,
+        asked=len(questions),
+        cancelled=cancelled,
+        seconds=seconds,
+        questions_per_minute=len(rows) / seconds * 60 if seconds > 0 and rows else 0.0,
+    )
+
+
+def calibrate_experiment(record, params, progress=None) -> ConfidenceResult:
+    """Load the model of `record` on the float32 path (as the lab runs) and calibrate."""
+    from pathlib import Path
+
+    from engine.backends.mlx.loader import load_model
+
+    lm = load_model(Path(record.path), prefer="speed")[0]
+    return calibrate(lm, Path(record.path).name, params, progress)

@@ -1,0 +1,216 @@
+"""Confidence against correctness: the question files, the correctness rule, the set's
+figures against NumPy written here, and the real model's per-question figures against a
+bare mlx-lm pass."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from engine.errors import SettingsError
+from engine.lab import confidence_metrics as cm
+from engine.lab.confidence import QuestionRow, cluster_stats, summarise
+from engine.lab.questions import bundled_path, is_correct, load_questions, normalise
+
+
+def _np_auroc(scores, correct) -> float:
+    s, c = np.asarray(scores, float), np.asarray(correct, bool)
+    pos, neg = s[c], s[~c]
+    greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return float(greater / (len(pos) * len(neg)))
+
+
+def _np_ece(conf, correct, bins=10) -> float:
+    conf, correct = np.asarray(conf, float), np.asarray(correct, float)
+    idx = np.clip(np.floor(conf * bins).astype(int), 0, bins - 1)
+    return float(
+        sum(
+            (idx == b).mean() * abs(correct[idx == b].mean() - conf[idx == b].mean())
+            for b in range(bins)
+            if (idx == b).any()
+        )
+    )
+
+
+def _np_risk_coverage(scores, correct):
+    order = np.lexsort((np.arange(len(scores)), -np.asarray(scores, float)))
+    c = np.asarray(correct, float)[order]
+    k = np.arange(1, len(c) + 1)
+    return k / len(c), np.cumsum(c) / k
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_set_figures_equal_numpy(seed):
+    rng = np.random.default_rng(seed)
+    n = 57
+    conf = np.round(rng.random(n), 2)  # rounded: ties happen, and count half
+    correct = rng.random(n) < conf  # a signal that means something
+    assert cm.auroc(conf.tolist(), correct.tolist()) == pytest.approx(_np_auroc(conf, correct))
+    bins, ece = cm.reliability(conf.tolist(), correct.tolist())
+    assert ece == pytest.approx(_np_ece(conf, correct), abs=1e-12)
+    assert sum(b.count for b in bins) == n and len(bins) == 10
+    cov, acc = _np_risk_coverage(conf, correct)
+    curve = cm.risk_coverage(conf.tolist(), correct.tolist())
+    assert np.allclose([c for c, _ in curve], cov) and np.allclose([a for _, a in curve], acc)
+
+
+def test_auroc_undefined_is_said_in_words():
+    assert cm.auroc([0.2, 0.9], [True, True]) is None
+    rows = [_row(i, True, -0.1 * i) for i in range(4)]
+    result = summarise(rows, model="m", questions_file="q", samples=0, temperature=1.0, asked=4)
+    assert all(s.auroc is None for s in result.signals)
+    assert "every answer was right" in result.sentence and "nan" not in result.sentence.lower()
+    json.dumps(result.to_dict(), allow_nan=False)  # no NaN anywhere
+    wrong = [_row(i, False, -0.1 * i) for i in range(3)]
+    none_right = summarise(
+        wrong, model="m", questions_file="q", samples=0, temperature=1.0, asked=3
+    )
+    assert "no answer was right" in none_right.sentence and none_right.accuracy == 0.0
+
+
+def _row(i: int, correct: bool, mean_lp: float, agreement=None) -> QuestionRow:
+    return QuestionRow(
+        line=i + 1,
+        question=f"q{i}",
+        accepted=("a",),
+        answer="a" if correct else "b",
+        correct=correct,
+        answer_ids=(1,),
+        prompt_tokens=5,
+        token_logprobs=(mean_lp,),
+        mean_logprob=mean_lp,
+        min_logprob=mean_lp,
+        first_prob=math.exp(mean_lp),
+        first_entropy=-mean_lp,
+        samples=(),
+        agreement=agreement,
+        cluster_entropy=None,
+        clusters=0,
+    )
+
+
+def test_the_sentence_names_the_best_signal_with_its_auroc():
+    rows = [_row(0, True, -0.1, 1.0), _row(1, False, -0.2, 0.0), _row(2, True, -0.3, 0.8)]
+    r = summarise(rows, model="m", questions_file="q", samples=5, temperature=1.0, asked=3)
+    assert r.accuracy == pytest.approx(2 / 3)
+    agree = next(s for s in r.signals if s.key == "agreement")
+    mean = next(s for s in r.signals if s.key == "mean_prob")
+    assert agree.auroc == 1.0 and mean.auroc == 0.5
+    assert "sample agreement separates right from wrong answers with AUROC 1.00" in r.sentence
+    assert "mean token probability with 0.50" in r.sentence
+
+
+def test_the_correctness_rule():
+    assert is_correct("The capital is Paris.", ("Paris",))
+    assert is_correct("  Zürich\nand more", ("Zurich",))  # accents, first line
+    assert not is_correct("Lyon\nParis", ("Paris",))  # only the first line counts
+    assert not is_correct("123", ("12",))  # whole words only
+    assert is_correct("twelve", ("12", "twelve"))
+    assert is_correct("La Paz", ("La Paz",)) and normalise("The Hague") == "hague"
+    assert is_correct("A", ("A",))  # a word that is only an article stays itself
+    assert not is_correct("", ("Paris",))
+
+
+def test_clusters_of_samples():
+    agree, entropy, k = cluster_stats("Paris", ["Paris", "paris.", "Lyon", "Paris!"])
+    assert agree == 0.75 and k == 2
+    assert entropy == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
+    assert cluster_stats("x", []) == (None, None, 0)
+
+
+def test_the_bundled_set():
+    qs = load_questions()
+    assert len(qs) >= 200 and bundled_path().suffix == ".jsonl"
+    assert len({q.lang for q in qs}) >= 3 and len({q.topic for q in qs}) >= 6
+    assert {1, 2, 3} <= {q.level for q in qs}
+    assert len({q.question for q in qs}) == len(qs)  # no duplicates
+    assert all(is_correct(q.answers[0], q.answers) for q in qs)  # its own answer is right
+
+
+@pytest.mark.parametrize(
+    "name, text, said",
+    [
+        (
+            "a.jsonl",
+            '{"question": "Q?", "answers": ["A"]}\n{"question": "Q2?"\n',
+            "line 2: not JSON",
+        ),
+        (
+            "a.jsonl",
+            '{"question": "Q?", "answers": ["A"]}\n\n{"question": "Q?", "answers": []}',
+            "line 3",
+        ),
+        ("a.jsonl", '{"question": "", "answers": ["A"]}', "line 1: question must be non-empty"),
+        ("a.jsonl", '["Q?", "A"]', "line 1: give an object"),
+        ("a.jsonl", "\n\n", "holds no questions"),
+        ("a.csv", "q,a\nWhat?,x\n", "line 1: the header needs the columns question and answers"),
+        ("a.csv", "question,answers\nWhat?,x\nWhere?,\n", "line 3"),
+        ("a.csv", "question,answers\nWhat?,x,extra\n", "line 2: more cells"),
+    ],
+)
+def test_a_bad_question_file_is_one_clear_sentence(tmp_path, name, text, said):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SettingsError, match=said.replace("?", r"\?")):
+        load_questions(path)
+
+
+def test_csv_and_jsonl_sets_load(tmp_path):
+    (tmp_path / "s.csv").write_text("Question,Answers\nWhat is 2+2?,4|four\n", encoding="utf-8")
+    (q,) = load_questions(tmp_path / "s.csv")
+    assert q.answers == ("4", "four") and q.line == 2
+    (tmp_path / "s.jsonl").write_text('{"question": "Capital of Peru?", "answers": "Lima"}\n')
+    assert load_questions(tmp_path / "s.jsonl")[0].answers == ("Lima",)
+    with pytest.raises(SettingsError, match="no such question file"):
+        load_questions(tmp_path / "missing.jsonl")
+    (tmp_path / "bin.jsonl").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(SettingsError, match="not UTF-8"):
+        load_questions(tmp_path / "bin.jsonl")
+
+
+QUESTIONS = [
+    {"question": "What is the capital of France?", "answers": ["Paris"]},
+    {"question": "What is the chemical symbol for gold?", "answers": ["Au"]},
+    {"question": "What is the capital of Burkina Faso?", "answers": ["Ouagadougou"]},
+]
+
+
+def test_real_model_figures_equal_a_bare_mlx_lm_pass(default_model_path, tmp_path):
+    import mlx.core as mx
+    from mlx_lm import load
+    from mlx_lm.utils import dequantize_model
+
+    from engine.backends.mlx.calibrate import calibrate, question_ids
+    from engine.backends.mlx.loader import load_model
+    from engine.lab.params import CalibrateParams
+
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join(json.dumps(q) for q in QUESTIONS), encoding="utf-8")
+    lm = load_model(default_model_path, prefer="speed")[0]
+    result = calibrate(lm, "smol", CalibrateParams(questions=str(path), samples=3, seed=1))
+    assert result.answered == result.asked == 3 and len(result.rows) == 3
+    # Bare mlx-lm: its own load, float32, the prompt and answer teacher-forced at once.
+    bare, _tok = load(str(default_model_path))
+    bare.set_dtype(mx.float32)
+    bare = dequantize_model(bare)
+    bare.set_dtype(mx.float32)
+    for row in result.rows:
+        ids = question_ids(lm, row.question)  # the prompt (checked against the count)
+        assert len(ids) == row.prompt_tokens and row.answer_ids
+        full = mx.array([ids + list(row.answer_ids)])
+        logits = bare(full)[0].astype(mx.float32)  # (L, V)
+        logp = np.array(logits - mx.logsumexp(logits, axis=-1, keepdims=True), dtype=np.float64)
+        steps = range(len(ids) - 1, len(ids) - 1 + len(row.answer_ids))
+        want = [logp[s, t] for s, t in zip(steps, row.answer_ids, strict=True)]
+        assert np.allclose(row.token_logprobs[: len(want)], want, atol=1e-4)
+        assert row.answer_ids[0] == int(np.argmax(logp[len(ids) - 1]))  # greedy
+        p0 = np.exp(logp[len(ids) - 1])
+        assert row.first_prob == pytest.approx(p0.max(), abs=1e-4)
+        assert row.first_entropy == pytest.approx(-(p0 * logp[len(ids) - 1]).sum(), abs=1e-4)
+        assert row.mean_logprob == pytest.approx(np.mean(want), abs=1e-4)
+        assert len(row.samples) == 3 and row.correct == is_correct(row.answer, row.accepted)
+    assert result.rows[0].correct  # SmolLM2 knows the capital of France
+    json.dumps(result.to_dict(), allow_nan=False)
