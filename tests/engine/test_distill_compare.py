@@ -123,3 +123,66 @@ def test_command_line(default_model_path, tmp_path):
     bad = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "--text-str" in bad.stderr
+
+
+REFERENCE = """
+import json, sys
+import numpy as np, mlx.core as mx, mlx.nn as nn
+from mlx_lm import load
+teacher, student, text_file = sys.argv[1:4]
+text = open(text_file, encoding="utf-8").read()
+def float32(model):
+    wide = [(k, v.astype(mx.float32)) for k, v in nn.utils.tree_flatten(model.parameters())
+            if v.dtype in (mx.float16, mx.bfloat16)]
+    model.load_weights(wide, strict=False)
+    return model
+(tm, tok), (sm, _) = load(teacher), load(student)
+ids = [tok.convert_tokens_to_ids("<|endoftext|>")] + tok.encode(text, add_special_tokens=False)
+def logp(m):
+    x = np.array(float32(m)(mx.array(ids[:-1])[None])[0].astype(mx.float32), dtype=np.float64)
+    x -= x.max(-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(-1, keepdims=True))
+t, s = logp(tm), logp(sm)
+print(json.dumps((np.exp(t) * (t - s)).sum(-1).tolist()))
+"""
+
+
+def test_command_line_against_an_independent_reference(default_model_path, tmp_path):
+    """`lab distill` against a 3-bit copy made by `mlx_lm convert`, equal to NumPy float64
+    on bare mlx-lm logits computed in a separate process that imports nothing of the
+    project (float32 scales and activations; the text read after <|endoftext|>, the start
+    token the engine reads SmolLM2's texts after). The default model is stored quantized:
+    `mlx_lm convert -q` on it keeps its 4-bit layers as they are (the copy is identical,
+    KL 0), so the copy is dequantized first (`-d`), then quantized to 3 bits."""
+    import json
+
+    py = [sys.executable, "-m", "mlx_lm", "convert"]
+    wide, small = tmp_path / "f16", tmp_path / "q3"
+    for args in (
+        ["--hf-path", str(default_model_path), "-d", "--mlx-path", str(wide)],
+        ["--hf-path", str(wide), "-q", "--q-bits", "3", "--q-group-size", "32"],
+    ):
+        out = [] if "-d" in args else ["--mlx-path", str(small)]
+        done = subprocess.run(py + args + out, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+    assert json.loads((small / "config.json").read_text())["quantization"]["bits"] == 3
+    text = tmp_path / "t.txt"
+    text.write_text("The quick brown fox jumps over the lazy dog while the farmer watches.")
+    cmd = [sys.executable, "-m", "engine", "lab", "distill", "--student", str(small)]
+    done = subprocess.run(
+        [*cmd, "--text", str(text), "--json"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    engine = json.loads(done.stdout)
+    ref = subprocess.run(
+        [sys.executable, "-c", REFERENCE, str(default_model_path), str(small), str(text)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert ref.returncode == 0, ref.stderr
+    kl = np.array(json.loads(ref.stdout))
+    assert len(engine["kl"]) == len(kl) and kl.mean() > 0.1  # 3 bits move it: not vacuous
+    np.testing.assert_allclose(engine["kl"], kl, atol=1e-3)
+    assert engine["mean_kl"] == pytest.approx(kl.mean(), abs=1e-4)
