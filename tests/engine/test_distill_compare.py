@@ -106,18 +106,26 @@ def test_across_tokenizers_per_byte(smollm, gemma):
     assert len(r.most) == 3 and set(r.top) == {"teacher", "student"}
 
 
-def test_command_line(default_model_path, tmp_path):
-    """`lab distill` with the model as its own stored student; bad input: one line, exit 2."""
+def _distill_json(student, tmp_path, words: str):
+    """`logitscope lab distill --student STUDENT --text FILE --json` on `words`: the text
+    file and the printed JSON (the command must succeed)."""
     import json
 
     text = tmp_path / "t.txt"
-    text.write_text("Paris is the capital of France.")
-    cmd = [sys.executable, "-m", "engine", "lab", "distill", "--student", str(default_model_path)]
+    text.write_text(words)
+    cmd = [sys.executable, "-m", "engine", "lab", "distill", "--student", str(student)]
     done = subprocess.run(
-        [*cmd, "--text", str(text), "--json"], capture_output=True, text=True, timeout=120
+        [*cmd, "--text", str(text), "--json"], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
+    return text, json.loads(done.stdout)
+
+
+def test_command_line(default_model_path, tmp_path):
+    """`lab distill` with the model as its own stored student; bad input: one line, exit 2."""
+
+    cmd = [sys.executable, "-m", "engine", "lab", "distill", "--student", str(default_model_path)]
+    text, out = _distill_json(default_model_path, tmp_path, "Paris is the capital of France.")
     assert out["same_tokenizer"] and "as stored" in out["student"]
     assert len(out["kl"]) == len(out["labels"]) and out["mean_kl"] < 1e-2
     bad = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=60)
@@ -166,14 +174,8 @@ def test_command_line_against_an_independent_reference(default_model_path, tmp_p
         done = subprocess.run(py + args + out, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
     assert json.loads((small / "config.json").read_text())["quantization"]["bits"] == 3
-    text = tmp_path / "t.txt"
-    text.write_text("The quick brown fox jumps over the lazy dog while the farmer watches.")
-    cmd = [sys.executable, "-m", "engine", "lab", "distill", "--student", str(small)]
-    done = subprocess.run(
-        [*cmd, "--text", str(text), "--json"], capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    engine = json.loads(done.stdout)
+    fox = "The quick brown fox jumps over the lazy dog while the farmer watches."
+    text, engine = _distill_json(small, tmp_path, fox)
     ref = subprocess.run(
         [sys.executable, "-c", REFERENCE, str(default_model_path), str(small), str(text)],
         capture_output=True,
