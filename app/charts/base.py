@@ -10,8 +10,9 @@ import weakref
 
 import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import QSizeF, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSizeF, Qt
 from PySide6.QtGui import QFont, QTextOption
+from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
 from app.core.repaint_registry import on_repaint
 from app.core.theme import AXIS, PLOT_BG, chart_colors
@@ -197,3 +198,35 @@ def short(text: str, limit: int = 14) -> str:
     lead, trail = len(shown) - len(shown.lstrip(" ")), len(shown) - len(shown.rstrip(" "))
     shown = "␣" * lead + body + "␣" * (trail if body else 0) or "∅"
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+class _WheelToPane(QObject):
+    """Event filter on a chart's viewport: a wheel turn over the chart (its plot or its
+    axes) goes to the scroll area around the chart, never to the chart (no zoom)."""
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        if event.type() != QEvent.Type.Wheel:
+            return False
+        pane = _pane_around(watched.parentWidget())
+        if pane is None:
+            event.ignore()  # Qt offers an ignored wheel turn to the widgets around
+        else:
+            QCoreApplication.sendEvent(pane.viewport(), event)  # it scrolls the pane
+        return True  # the chart never sees it: neither its view nor its axes zoom
+
+
+def _pane_around(chart: QWidget | None) -> QAbstractScrollArea | None:
+    """The nearest scroll area that holds `chart` (a chart is a scroll area itself)."""
+    widget = chart.parentWidget() if chart is not None else None
+    while widget is not None and not isinstance(widget, QAbstractScrollArea):
+        widget = widget.parentWidget()
+    return widget
+
+
+_WHEEL_TO_PANE = _WheelToPane()
+
+
+def scroll_not_zoom(chart: pg.GraphicsView) -> None:
+    """A chart inside a scrolling pane: the mouse wheel over it scrolls the pane and never
+    zooms the chart (a zoom made while scrolling leaves the axes far from the data)."""
+    chart.viewport().installEventFilter(_WHEEL_TO_PANE)

@@ -15,6 +15,7 @@ DistillTrainParams; `result` / `train_result` are the last results shown;
 
 from __future__ import annotations
 
+import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.charts.base import scroll_not_zoom
 from app.lab.distill_compare_view import DistillCompareView, default_text
 from app.lab.distill_train_view import DistillTrainView
 from engine.lab import DistillParams, DistillResult, DistillTrainParams, DistillTrainResult
@@ -57,6 +59,8 @@ class DistillView(QWidget):
             scroll.setWidget(part)
             scroll.setWidgetResizable(True)
             scroll.setFrameShape(QFrame.NoFrame)
+            for chart in part.findChildren(pg.PlotWidget):
+                scroll_not_zoom(chart)  # the wheel scrolls the part, never zooms a chart
             inner.addWidget(scroll)
             split.addWidget(box)
         split.setSizes([640, 640])
