@@ -54,8 +54,8 @@ def wire_branches(
         if ok and text and flow.branch(step, text=text):
             show_tree()
 
-    def sample(step: int) -> None:
-        if flow.sample(step):
+    def sample(step: int, n: int) -> None:
+        if flow.sample(step, n):
             show_tree()
 
     def meta(run_id: str, changes: dict) -> None:

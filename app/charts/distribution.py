@@ -175,7 +175,7 @@ class DistributionChart(pg.PlotWidget):
         """The menu for candidate `i` of the step shown: continue with it, or sample."""
         from PySide6.QtWidgets import QMenu
 
-        from app.widgets.branch_menu import SAMPLE_N
+        from app.widgets.branch_menu import add_sample_menu
 
         step, tid, text = self.record.step, self.token_ids[i], self.texts[i]
         reason = self.why_no_branch()
@@ -187,11 +187,10 @@ class DistributionChart(pg.PlotWidget):
         else:
             act = menu.addAction(f"{text!r} is the token chosen at step {step}")
             act.setEnabled(False)
-        sample = menu.addAction(f"Sample {SAMPLE_N} futures from step {step}")
-        sample.triggered.connect(lambda: self.branches.sample.emit(step))
+        add_sample_menu(menu, step, self.branches.sample.emit)
         if reason is not None:
             for a in menu.actions():
-                a.setEnabled(False)
+                a.setEnabled(False)  # a submenu's action disables the submenu
             menu.addAction(reason).setEnabled(False)
         return menu
 

@@ -2,8 +2,10 @@
 
 "Continue from step N with ' X'" for each candidate the model weighed there (the
 chosen one left out: it is the answer already), "another token…" for one of the
-person's own, and "Sample 8 futures from step N". Where branching cannot run
-(a server's run, a run in progress) the actions are disabled and say why.
+person's own, and "Sample futures from step N" with how many to sample (2, 4, 8 or 16;
+the person's last choice is remembered and checked, 8 until one is made). Where
+branching cannot run (a server's run, a run in progress) the actions are disabled and
+say why.
 """
 
 from __future__ import annotations
@@ -13,11 +15,15 @@ import math
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QActionGroup
 
+from app.core import settings_store
 from engine.continuation import SAMPLE_N
 from engine.records import TokenRecord
 
 MAX_CANDIDATES = 10
+SAMPLE_CHOICES = (2, 4, SAMPLE_N, 16)  # how many futures "Sample" offers to run
+SAMPLE_KEY = "branches/sample_n"  # the person's last choice, in the settings store
 
 
 class BranchRequests(QObject):
@@ -25,7 +31,7 @@ class BranchRequests(QObject):
 
     branch = Signal(int, int)  # (step, token id)
     own_token = Signal(int)  # step: ask the person for a token
-    sample = Signal(int)  # step
+    sample = Signal(int, int)  # (step, how many futures)
 
 
 def add_branch_actions(
@@ -43,12 +49,7 @@ def add_branch_actions(
     own = sub.addAction("Another token…")
     own.setToolTip("Type one token of the model's vocabulary to put at this step")
     own.triggered.connect(lambda: requests.own_token.emit(step))
-    sample = menu.addAction(f"Sample {SAMPLE_N} futures from step {step}")
-    sample.setToolTip(
-        f"Run {SAMPLE_N} continuations from this step at the current temperature, "
-        "seeds S … S+7: same prefix, different outputs"
-    )
-    sample.triggered.connect(lambda: requests.sample.emit(step))
+    sample = add_sample_menu(menu, step, requests.sample.emit)
     if reason is not None:
         for w in (sub, sample):
             w.setEnabled(False)
@@ -58,11 +59,47 @@ def add_branch_actions(
         note.setEnabled(False)
 
 
+def sample_count() -> int:
+    """How many futures to sample: the person's last choice, else SAMPLE_N."""
+    stored = settings_store.value(SAMPLE_KEY, str(SAMPLE_N))
+    n = int(stored) if stored.isdigit() else SAMPLE_N
+    return n if n in SAMPLE_CHOICES else SAMPLE_N
+
+
+def set_sample_count(n: int) -> None:
+    """Remember `n` (one of SAMPLE_CHOICES) as the count the menus check next time."""
+    settings_store.set_value(SAMPLE_KEY, str(n))
+
+
+def add_sample_menu(menu, step: int, sample: Callable[[int, int], None]):
+    """Add "Sample futures from step `step`" to `menu`: a submenu of SAMPLE_CHOICES, the
+    remembered count checked; a choice is remembered, then `sample(step, n)` runs it."""
+    chosen = sample_count()
+
+    def choose(n: int) -> None:
+        set_sample_count(n)
+        sample(step, n)
+
+    sub = menu.addMenu(f"Sample futures from step {step}")
+    sub.setToolTipsVisible(True)
+    group = QActionGroup(sub)
+    for n in SAMPLE_CHOICES:
+        act = group.addAction(f"{n} futures")
+        act.setCheckable(True)
+        act.setChecked(n == chosen)
+        act.setToolTip(
+            f"Run {n} continuations from this step at the current temperature, "
+            f"seeds S … S+{n - 1}: same prefix, different outputs"
+        )
+        act.triggered.connect(lambda _=False, k=n: choose(k))
+        sub.addAction(act)
+    return sub
+
+
 def branch_hint(record: TokenRecord) -> str:
     """The tooltip's last line: how to continue from this step."""
     return (
-        "<br><i>Right-click: continue from here with another token, "
-        f"or sample {SAMPLE_N} futures</i>"
+        "<br><i>Right-click: continue from here with another token, or sample futures</i>"
         if record.top
         else ""
     )
