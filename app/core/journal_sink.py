@@ -32,7 +32,7 @@ def open_journal(session, notify: Callable[[str], None]) -> Journal | None:
     """The session's journal, created at its first run; None (after `notify`) when the
     history cannot be written."""
     try:
-        return session.open_journal(Journal.create)
+        return session.open_journal(lambda: Journal.create(title=session.journal_title))
     except LogitscopeError as e:
         notify(str(e))
         return None

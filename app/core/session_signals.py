@@ -75,8 +75,20 @@ class SessionSignals(QObject):
     def switch_sibling(self, turn: int, sibling: int) -> RunState | None:
         return self.session.switch_sibling(turn, sibling)
 
-    def restore_raw(self, run, state: RunState, same_session_runs, state_of) -> None:
-        self.session.restore_raw(run, state, same_session_runs, state_of)
+    def restore_raw(self, run, state: RunState, same_session_runs, state_of, line="") -> None:
+        self.session.restore_raw(run, state, same_session_runs, state_of, line)
 
-    def restore(self, run, state: RunState, same_session_runs, state_of) -> None:
-        self.session.restore(run, state, same_session_runs, state_of)
+    def restore(self, run, state: RunState, same_session_runs, state_of, line="") -> None:
+        self.session.restore(run, state, same_session_runs, state_of, line)
+
+    def view(self, state: RunState, source: str, line: str, **guest) -> None:
+        self.session.view(state, source, line, **guest)
+
+    def leave_guest(self) -> bool:
+        return self.session.leave_guest()
+
+    def adopt(self) -> RunState | None:
+        return self.session.adopt()
+
+    def clear_conversation(self) -> None:
+        self.session.clear_conversation()

@@ -26,7 +26,8 @@ def session_name(s: SessionLog) -> str:
     when = f"{t.tm_mday} {time.strftime('%b', t)}{year} {time.strftime('%H:%M', t)}"
     runs = s.visible_runs
     first = " ".join(runs[0].prompt.split())[:60] if runs else ""
-    return f"{when} · {first or 'no runs yet'}"
+    lane = f"{s.title}: " if s.title else ""  # "Tour", "Server": a lane of its own
+    return f"{when} · {lane}{first or 'no runs yet'}"
 
 
 class RunTree(QTreeWidget):

@@ -10,6 +10,7 @@ window's attributes.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -63,6 +64,7 @@ class TurnFlow:
         the last turn's own message (still in the box) or an empty box runs it again."""
         if self.bridge.busy:
             return
+        self.model.leave_guest()  # a run always continues the person's own conversation
         text = self.prompt.toPlainText()
         if self.controls.reading():  # Mode: Read a text (app/playground/read_flow.py)
             start_read(self, text)
@@ -135,8 +137,22 @@ class TurnFlow:
             self.start_turn(text, turn, cold, drop=True, from_box=from_box)
 
     # -- turns ----------------------------------------------------------------------------
+    def _refuse_guest(self, what: str) -> bool:
+        """True (after saying why) when the run on screen is shown from elsewhere:
+        only Continue from here makes its conversation one to change."""
+        guest = self.session.guest
+        if guest is None:
+            return False
+        self.ui.show_error(
+            f"This conversation is shown from {guest.source}, read-only: choose Continue "
+            f"from here (above the answer) to {what} it, or Run to go on with your own."
+        )
+        return True
+
     def regenerate(self, turn: int | None = None, cold: bool = False) -> bool:
         """Run a turn's message again with the current settings (the last by default)."""
+        if self._refuse_guest("regenerate a turn of"):
+            return False
         turns = self.session.conversation.turns
         if not turns:
             self.ui.show_error("There is no turn to regenerate yet: type a message and run it.")
@@ -151,7 +167,7 @@ class TurnFlow:
         that turn (the earlier run and what followed it stay in the tree and History)."""
         session = self.session
         turns = session.conversation.turns
-        if self.bridge.busy or not 0 <= turn < len(turns):
+        if self.bridge.busy or not 0 <= turn < len(turns) or self._refuse_guest("edit"):
             return
         self.prompt.setPlainText(turns[turn].user)
         session.edit_turn(turn)
@@ -191,19 +207,33 @@ class TurnFlow:
         actions[kind](turn)
 
     def reopen(self, run, sessions) -> None:
-        """Show a past run (a RunLog) again, without the model: a chat run comes back as
-        its conversation (which the next message continues), any run with its branches
-        (from `sessions`, History's)."""
+        """Show a past run (a RunLog) again, without the model, as a guest (app/session/
+        guest.py): a chat run with its conversation, any run with its branches (from
+        `sessions`, History's), read-only; the next Run continues the person's own."""
         if self.bridge.busy:
             self.ui.show_error("Stop the current run before opening one from history.")
             return
         state = state_of(run)
         self.ui.hide_error()
         same = [s for s in sessions if s.session_id == run.session_id]
-        restore = self.model.restore if state.settings.chat_template else self.model.restore_raw
-        restore(run, state, same[0].runs if same else (), state_of)
+        chat = state.settings.chat_template and not state.reading  # a read is never a turn
+        restore = self.model.restore if chat else self.model.restore_raw
+        restore(run, state, same[0].runs if same else (), state_of, history_line(run, state))
         if run.error:
             self.ui.show_error(f"This run ended with an error: {run.error.message}")
+
+    def back_to_own(self) -> None:
+        """Back to your conversation: the guest leaves the screen, nothing runs."""
+        if not self.bridge.busy:
+            self.model.leave_guest()
+
+    def continue_here(self) -> RunState | None:
+        """Continue from here: the guest's conversation becomes the person's own; returns
+        the run whose settings and model the window then takes (None: nothing shown
+        from elsewhere, or a run is going)."""
+        if self.bridge.busy:
+            return None
+        return self.model.adopt()
 
     def on_run_ended(self) -> None:
         """A run that failed before its first token takes its turn back; its message
@@ -245,6 +275,15 @@ def ab_text(cold, cached) -> str:
         f"tokens prefilled) · cached TTFT {cached.ttft_s or 0:.2f} s ({cached.cached_tokens} "
         f"of {cached.prompt_tokens} tokens from cache){times}"
     )
+
+
+def history_line(run, state: RunState) -> str:
+    """The line above a run reopened from History: what it was, when, on which model."""
+    what = "A read" if state.reading else "A run"
+    model = state.model.name if state.model is not None else "an unknown model"
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.started)) if run.started else ""
+    title = " ".join(run.title.split())
+    return f"{what} from History ({when}, {model}): “{title}”, shown read-only"
 
 
 def state_of(run) -> RunState:

@@ -11,6 +11,7 @@ another run comes on screen every readout starts afresh.
 from __future__ import annotations
 
 import time
+from html import escape
 
 from PySide6.QtCore import QObject, QTimer
 
@@ -65,12 +66,7 @@ class RunView(QObject):
 
     def _on_shown(self, state) -> None:
         """Another run is on screen: every view starts from it, no readout stays."""
-        run = self.session.viewing
-        self.viewing_label.setText(
-            f"Viewing “{run.title}” from history ({run.run_id}). Prompt: {run.prompt[:200]}"
-            if run is not None
-            else ""
-        )
+        self.viewing_label.setText(guest_line(self.session.guest))
         self.answer.clear_tokens()
         if state.tokens:
             self.answer.append_tokens(state.tokens)
@@ -106,7 +102,13 @@ class RunView(QObject):
             self._draw_chart(name)
 
     def _draw_chart(self, name: str) -> None:
-        self.charts.draw(name, self.session.shown, self.temperature())
+        self.charts.draw(name, self.session.shown, self.marked_temperature())
+
+    def marked_temperature(self) -> float:
+        """The temperature the charts mark: the slider's for the person's own runs (it
+        shows what another temperature would do), a guest's own (it ran at that)."""
+        shown = self.session.shown
+        return shown.settings.temperature if self.session.guest else self.temperature()
 
     def refresh_status(self) -> None:
         """The status line describes the run on screen, with the model it ran with."""
@@ -117,3 +119,17 @@ class RunView(QObject):
     def cleanup(self) -> None:
         self.status_timer.stop()
         self.redraw_timer.stop()
+
+
+CONTINUE_LINK, BACK_LINK = "continue", "back"
+
+
+def guest_line(guest) -> str:
+    """The line above a run shown from elsewhere (rich text: its two ways on), or ""."""
+    if guest is None:
+        return ""
+    return (
+        f"{escape(guest.line)}. Run goes on with your own conversation · "
+        f"<a href='{BACK_LINK}'>Back to your conversation</a> · "
+        f"<a href='{CONTINUE_LINK}'>Continue from here</a> (takes its model and settings)"
+    )

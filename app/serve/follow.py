@@ -1,9 +1,12 @@
 """Follow requests: each request the server answers is shown live in the playground.
 
 A request that starts becomes a new RunState (its prompt, settings and model) put on
-screen through the session's own methods (`show`, `set_prefill`, `add_tokens`,
+screen through the session's own methods (`view`, `set_prefill`, `add_tokens`,
 `finish`), exactly as the window's own runs stream: the answer is shaded as it
-arrives and every chart follows. One request is shown at a time: while one streams,
+arrives and every chart follows. It is a guest (app/session/guest.py): shown in a lane
+of its own, the "Server", with the request's own conversation and its own settings
+(the charts mark the temperature it ran at), never under the person's conversation,
+which the next Run continues. One request is shown at a time: while one streams,
 or while the person's own run does, the next is left to History with a notice. If
 the person puts something else on screen, the request goes on (and is journaled by
 the server) but stops drawing here.
@@ -18,6 +21,8 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, QTimer
 
 from app.serve.feed import FeedReader
+from app.session.conversation import Conversation
+from app.session.guest import FROM_SERVER
 from app.session.run_state import RunState
 from app.session.session import Session
 from engine.records import record_from_dict
@@ -30,11 +35,10 @@ MAX_PER_FRAME = 512  # events handled per frame
 @dataclass(frozen=True)
 class FollowUi:
     """What following needs from the window: whether the person's own run is going, a
-    short notice, a line above the answer, and History's refresh after a request."""
+    short notice, and History's refresh after a request."""
 
     busy: Callable[[], bool]
     notice: Callable[[str], None]
-    describe: Callable[[str], None]
     request_ended: Callable[[], None]
 
 
@@ -61,6 +65,17 @@ def state_of(started: dict) -> RunState:
         model=record_from_dict(model) if model else None,
         sent=prompt if chat else None,
     )
+
+
+def request_conversation(state: RunState) -> tuple[Conversation | None, int | None]:
+    """A chat request's own conversation (its earlier messages, then this run) and the
+    run's turn in it; (None, None) for a completion."""
+    if not isinstance(state.sent, list):
+        return None, None
+    conv = Conversation.from_messages(None, state.sent[:-1])
+    turn = len(conv)
+    conv.add_run(turn, state.prompt, state)
+    return conv, turn
 
 
 class Following(QObject):
@@ -160,11 +175,12 @@ class Following(QObject):
             self.ui.notice(f"{who} is not shown: another request is on screen; History has it")
             return
         state = state_of(event)
-        self.model.show(state)
+        conversation, turn = request_conversation(state)
+        line = describe(event, state.prompt)
+        self.model.view(state, FROM_SERVER, line, conversation=conversation, turn=turn)
         Session.name_run(state, event.get("run_id"))
         self.request_id, self.state = event.get("request_id"), state
         self.shown_requests += 1
-        self.ui.describe(describe(event, state.prompt))
 
     def _on_record(self, record) -> None:
         if not self._on_screen():

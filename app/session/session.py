@@ -1,12 +1,13 @@
 """Session: the playground's whole state, without Qt, and the rules that change it.
 
 What it holds: the conversation tree, the run on screen (`shown`, with its selected
-step), which turn that is, a turn being edited, a past run reopened from History,
-the loaded model, the cold-vs-cached A/B in progress and its result, the journal
-handle, History's view of the journal (app/session/history.py) and Compare's lanes
-(app/session/comparison.py). Every view draws from it (through the Qt adapter in
-app/core/session_signals.py); its rules are plain methods, tested without widgets
-(tests/session/).
+step), which turn that is, a turn being edited, a run shown from elsewhere (a guest:
+app/session/guest.py says the rule, "what is shown from elsewhere never becomes
+yours") with the person's own workspace behind it, the loaded model, the
+cold-vs-cached A/B in progress and its result, the journal handle, History's view of
+the journal (app/session/history.py) and Compare's lanes (app/session/comparison.py).
+Every view draws from it (through the Qt adapter in app/core/session_signals.py); its
+rules are plain methods, tested without widgets (tests/session/).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from app.session.comparison import Comparison
 from app.session.conversation import Answer, Conversation, Turn
 from app.session.events import Announcer, announces
 from app.session.families import add_family, family  # noqa: F401 - family: for callers
+from app.session.guest import FROM_HISTORY, Guest, SetAside, Workspace
 from app.session.history import History
 from app.session.run_state import RunState
 
@@ -43,6 +45,8 @@ class Session:
         self.shown_turn: int | None = None  # its turn in the conversation, if it has one
         self.editing_turn: int | None = None  # a turn put back in the prompt box
         self.viewing = None  # a past run (RunLog) reopened from History
+        self.guest: Guest | None = None  # a run shown from elsewhere, with yours behind it
+        self.journal_title: str | None = None  # the next journal's session title ("Tour")
         self.model = None  # the loaded model's ModelRecord
         self.ab: ABTest | None = None
         self.ab_result: tuple | None = None  # (cold DoneRecord, cached DoneRecord)
@@ -155,7 +159,7 @@ class Session:
         the model it ran with."""
         changed = _load_key(self.model) != _load_key(record)  # each run re-announces it
         self.model = record
-        if self.shown.done is None and self.shown.error is None and self.viewing is None:
+        if self.shown.done is None and self.shown.error is None and self.guest is None:
             self.shown.model = record
         if changed:
             self.events.note("model_changed", record)
@@ -165,18 +169,112 @@ class Session:
     @announces
     def new_conversation(self) -> None:
         self.close_journal()  # the next run starts a new session in the history
+        self.clear_conversation()
+
+    @announces
+    def clear_conversation(self) -> None:
+        """An empty playground in the same History session (the tour's next lesson);
+        a guest on screen and the workspace behind it are both let go."""
         self.conversation = Conversation()
-        self.shown_turn = self.editing_turn = self.viewing = None
+        self.shown_turn = self.editing_turn = self.viewing = self.guest = None
         self.ab = None
         self.raw_turn = self.sampling = None
         self.show(RunState(model=self.model))
 
+    # -- yours and shown (app/session/guest.py) -----------------------------------------------
+    @property
+    def own_conversation(self) -> Conversation:
+        """The person's own conversation (the one behind a guest, if one is shown)."""
+        return self.guest.own.conversation if self.guest is not None else self.conversation
+
+    def _workspace(self) -> Workspace:
+        return Workspace(
+            self.conversation, self.raw_turn, self.shown, self.shown_turn, self.editing_turn
+        )
+
+    @announces
+    def view(
+        self,
+        state: RunState,
+        source: str,
+        line: str,
+        *,
+        run=None,
+        conversation: Conversation | None = None,
+        raw_turn: Turn | None = None,
+        turn: int | None = None,
+    ) -> None:
+        """Show `state`, a run from elsewhere, read-only under `line` (where it came
+        from); the person's own workspace waits behind it (only one: a guest shown over
+        a guest replaces it). `conversation`/`raw_turn`/`turn`: the guest's own, drawn
+        in the transcript and the Branches tree."""
+        own = self.guest.own if self.guest is not None else self._workspace()
+        self.guest = Guest(source, line, own, run)
+        self.conversation = conversation if conversation is not None else Conversation()
+        self.raw_turn = raw_turn
+        self.editing_turn = self.ab = self.sampling = None
+        self.show(state, turn, viewing=run)
+
+    @announces
+    def leave_guest(self) -> bool:
+        """Put the person's own workspace back (Run, or Back to your conversation);
+        False when no guest was on screen."""
+        guest = self.guest
+        if guest is None:
+            return False
+        own, self.guest = guest.own, None
+        self.conversation, self.raw_turn = own.conversation, own.raw_turn
+        self.editing_turn = own.editing_turn
+        self.show(own.shown, own.shown_turn)
+        return True
+
+    @announces
+    def adopt(self) -> RunState | None:
+        """Continue from here: the guest's conversation becomes the person's own (what
+        they had stays in History); returns the run whose model and settings the next
+        Run takes, None when no guest was on screen."""
+        if self.guest is None:
+            return None
+        self.guest = self.viewing = None
+        self.events.note("shown_changed", self.shown)
+        self.events.note("conversation_changed")
+        return self.shown
+
+    @announces
+    def set_aside(self, title: str) -> SetAside:
+        """Open a guest workspace (the tour): the person's conversation, what was on
+        screen and their History session are put aside whole, and the runs from now on
+        go to an empty conversation and a History session called `title`. `bring_back`
+        undoes it exactly."""
+        saved = SetAside(
+            self._workspace(), self.viewing, self.guest, self.journal, self.journal_title
+        )
+        self.journal, self.journal_title = None, title
+        self.clear_conversation()
+        self.events.note("journal_changed", None)
+        return saved
+
+    @announces
+    def bring_back(self, saved: SetAside) -> None:
+        """Close the guest workspace and put back what `set_aside` took, as it was."""
+        self.close_journal()
+        own = saved.own
+        self.conversation, self.raw_turn = own.conversation, own.raw_turn
+        self.editing_turn, self.guest = own.editing_turn, saved.guest
+        self.journal, self.journal_title = saved.journal, saved.journal_title
+        self.ab = self.sampling = None
+        self.show(own.shown, own.shown_turn, viewing=saved.viewing)
+        self.events.note("journal_changed", self.journal)
+
     def next_turn(self, text: str) -> int:
-        """The turn Run would give `text`: the turn being edited, the last turn again
-        (its own message, or an empty box), or a new turn."""
-        turns = self.conversation.turns
-        if self.editing_turn is not None:
-            return min(self.editing_turn, len(turns))
+        """The turn Run would give `text` in the person's own conversation: the turn
+        being edited, the last turn again (its own message, or an empty box), or a new
+        turn."""
+        own = self.guest.own if self.guest is not None else None
+        turns = self.own_conversation.turns
+        editing = own.editing_turn if own is not None else self.editing_turn
+        if editing is not None:
+            return min(editing, len(turns))
         if turns and text in ("", turns[-1].user):
             return len(turns) - 1
         return len(turns)
@@ -185,8 +283,8 @@ class Session:
         """(turn number shown to the person, what Run would send) for `text`."""
         if not chat:
             return 1, text
-        turn = self.next_turn(text)
-        return self.conversation.dropped + turn + 1, self.conversation.prompt(text, turn)
+        turn, conv = self.next_turn(text), self.own_conversation
+        return conv.dropped + turn + 1, conv.prompt(text, turn)
 
     def fit_by_dropping(self, text: str, upto: int, overflows: Callable[[object], bool]) -> int:
         """Drop the oldest turns until `text` after turns[:upto] fits; returns how many.
@@ -202,7 +300,10 @@ class Session:
     def begin(self, text: str, turn: int, state: RunState) -> tuple[object, dict | None]:
         """Start `state` as turn `turn` answering `text`: a new sibling run there (the
         runs it replaces stay in the tree and in History). Returns (what the engine
-        is sent, the journal's conversation field); raw completion is single-turn."""
+        is sent, the journal's conversation field); raw completion is single-turn.
+        A guest on screen gives way first: a run always continues the person's own."""
+        if self.leave_guest():
+            turn = min(turn, len(self.conversation))
         chat = state.settings.chat_template
         if not chat:
             if self.conversation.root is not None:
@@ -272,9 +373,10 @@ class Session:
         return answer.state
 
     @announces
-    def restore(self, run, state: RunState, same_session_runs, state_of) -> None:
-        """Reopen `run` (a RunLog) from History as the conversation it ended; earlier
-        turns get their own runs back from the same session's runs when recorded."""
+    def restore(self, run, state: RunState, same_session_runs, state_of, line: str = "") -> None:
+        """Reopen `run` (a RunLog) from History, as a guest, with the conversation it
+        ended; earlier turns get their own runs back from the same session's runs when
+        recorded. The next Run continues the person's own conversation, not this one."""
         info = run.conversation or {}
         messages = run.messages
         users = sum(m["role"] == "user" for m in messages)
@@ -288,21 +390,22 @@ class Session:
             if same and turns[j].user == other.prompt and other.done is not None:
                 turns[j].state = state_of(other)
         answer = conv.add_run(len(turns), run.prompt, state)
-        self.conversation = conv
         turn = len(turns)
         state.earlier = conv.earlier_spans(turn)
         state.kv_growth = conv.kv_growth(turn)
         add_family(conv.turn_at(turn), answer, run, same_session_runs, state_of)
-        self.show(state, turn, viewing=run)
+        self.view(state, FROM_HISTORY, line, run=run, conversation=conv, turn=turn)
 
     @announces
-    def restore_raw(self, run, state: RunState, same_session_runs, state_of) -> None:
-        """Reopen a raw-completion run from History, with its branches."""
-        self.new_conversation()
+    def restore_raw(
+        self, run, state: RunState, same_session_runs, state_of, line: str = ""
+    ) -> None:
+        """Reopen a raw-completion run or a read from History, as a guest, with its
+        branches (a read is never a chat turn)."""
         answer = Answer(run.prompt, state)
-        self.raw_turn = Turn([answer])
-        add_family(self.raw_turn, answer, run, same_session_runs, state_of)
-        self.show(state, None, viewing=run)
+        raw = Turn([answer])
+        add_family(raw, answer, run, same_session_runs, state_of)
+        self.view(state, FROM_HISTORY, line, run=run, raw_turn=raw)
 
     # -- branches -----------------------------------------------------------------------------
     def home(self) -> Turn | None:
@@ -334,6 +437,8 @@ class Session:
         its turn with the parent's prompt, made current and shown. Returns (what the
         engine is sent, the journal's conversation field)."""
         home = self.home_of(parent)
+        if self.guest is not None:
+            raise ValueError("the run on screen is shown from elsewhere, read-only")
         if home is None:
             raise ValueError("the run to branch from is not in this conversation")
         ps = parent.state

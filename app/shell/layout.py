@@ -223,9 +223,12 @@ def build_center(prompt_panel) -> Center:
         banner, lambda: box_css("error", "#errorBanner", "border-radius: 4px; padding: 6px;")
     )
     banner.hide()
-    viewing = QLabel()
+    viewing = QLabel()  # where a run shown from elsewhere came from, and its two ways on
     themed_style(viewing, lambda: f"color: {note_color()}; font-style: italic;")
     viewing.setWordWrap(True)
+    viewing.setTextFormat(Qt.RichText)
+    viewing.setTextInteractionFlags(Qt.TextBrowserInteraction)
+    viewing.setOpenExternalLinks(False)
     output, thinking = TokenView(), ThinkingBlock()
     transcript, turn_label = ConversationView(), TurnLabel()
     ab_label = QLabel()

@@ -27,7 +27,6 @@ def wire_serve(window) -> ServeMenu:
     follow = FollowUi(
         busy=lambda: window.bridge.busy,
         notice=window.show_notice,
-        describe=window.viewing_label.setText,
         request_ended=window.history.refresh,
     )
     ui = ServeUi(

@@ -27,7 +27,7 @@ from app.core.session_signals import SessionSignals
 from app.playground.conversation_flow import FlowUi, TurnFlow
 from app.playground.prompt_panel import PromptPanel
 from app.playground.read_flow import start_engine_run
-from app.playground.run_view import RunView
+from app.playground.run_view import BACK_LINK, CONTINUE_LINK, RunView
 from app.session import Session
 from app.shell import tour_wiring, window_state
 from app.shell.child_windows import ChildWindows
@@ -255,11 +255,14 @@ class PlaygroundWindow(QMainWindow):
         self.follow_button.clicked.connect(lambda: self.select_step(None))
         self.answer.step_clicked.connect(self.select_step)
         self.answer.inspect_requested.connect(lambda step: self.open_inside(step))
-        self.controls.temperature_changed.connect(self.temp_chart.set_temperature)
+        self.controls.temperature_changed.connect(  # a guest's chart keeps the T it ran at
+            lambda _t: self.temp_chart.set_temperature(self.run_view.marked_temperature())
+        )
         self.picker.model_chosen.connect(self.load_model)
         self.picker.use_sampling(self.controls)  # sampling presets in Load settings…
         self.journal_failed.connect(self._on_journal_failed)
         self.history.open_run.connect(self.show_run)
+        self.viewing_label.linkActivated.connect(self._on_guest_link)
         self.history.message.connect(self.show_notice)
         QShortcut(QKeySequence("Ctrl+Enter"), self, activated=self.run)  # keypad Enter
 
@@ -295,9 +298,39 @@ class PlaygroundWindow(QMainWindow):
         comes back as its conversation, which the next message continues."""
         self.flow.reopen(run, self.session.history.sessions)
 
-    def show_state(self, state) -> None:
-        """Show a finished run (not part of the conversation) in the answer and charts."""
-        self.model.show(state)
+    def _on_guest_link(self, link: str) -> None:
+        if link == BACK_LINK:
+            self.flow.back_to_own()
+        elif link == CONTINUE_LINK:
+            self.continue_here()
+
+    def continue_here(self) -> None:
+        """Continue from here: the run shown from elsewhere becomes the person's own, and
+        its settings, mode and model are taken (the notice says which)."""
+        if self.bridge.busy:
+            self.show_error("Stop the current run before continuing another one.")
+            return
+        state = self.flow.continue_here()
+        if state is None:
+            return
+        self.controls.apply(state.settings)
+        self.controls.set_reading(state.reading)
+        model, loaded = state.model, self.model_record
+        switch = model is not None and (loaded is None or model.path != loaded.path)
+        if switch:
+            self.load_model(model.path)
+        s = state.settings
+        what = "reading" if state.reading else f"T {s.temperature:g}, max {s.max_tokens}"
+        name = model.name if model is not None else "the loaded model"
+        self.show_notice(
+            f"Continuing from here: {name}{' (loading)' if switch else ''}, {what}; "
+            "the conversation you had is in History"
+        )
+
+    def show_state(self, state, source: str = "Compare", line: str = "") -> None:
+        """Show a finished run (not part of the conversation) in the answer and charts,
+        read-only, under `line` (where it came from)."""
+        self.model.view(state, source, line or f"A run from {source}, shown read-only")
 
     def open_compare(self):
         return self.windows.open_compare()
@@ -340,8 +373,9 @@ class PlaygroundWindow(QMainWindow):
         self.transcript.show_conversation(conv, shown)
         self.turn_label.show_turn(conv, shown)
         idle, turns = not self._busy, len(conv)
-        self.regen_button.setEnabled(turns > 0 and idle)
-        self.ab_button.setEnabled(turns > 0 and idle and not self.state.remote)
+        own = self.session.guest is None  # a guest's turns are not the person's to rerun
+        self.regen_button.setEnabled(turns > 0 and idle and own)
+        self.ab_button.setEnabled(turns > 0 and idle and own and not self.state.remote)
         self.prompt_panel.timer.start()  # the count beside the prompt includes the conversation
 
     # -- engine events ---------------------------------------------------------------

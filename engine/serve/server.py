@@ -71,7 +71,7 @@ def prepare(options: ServeOptions, progress=None) -> Served:
     # float32 on the BLAS, as the lab runs: a batch's matrix products pay for it
     backend.prefer = environment.text("LOGITSCOPE_COMPUTE") or "speed"
     record = backend.load(options.model, progress or (lambda message, fraction: None))
-    journal = Journal.create() if options.journal else None
+    journal = Journal.create(title="Server") if options.journal else None
     lm = backend.lm
     scheduler = Scheduler(lm, model_dict(record), journal, options.max_batch, options.max_queue)
     scheduler.start()

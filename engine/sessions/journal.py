@@ -4,7 +4,7 @@ One JSON Lines file per session under `data_dir()/sessions/`. Each line is one
 entry, written with a single `write`, so a crash or kill -9 loses at most the
 line being written:
 
-    {"kind": "session", "session_id", "started", "app_version"}
+    {"kind": "session", "session_id", "started", "app_version", "title"?}
     {"kind": "run", "run_id", "started", "prompt", "settings", "model",
      "conversation"?, "comparison"?, "branch"?}
     {"kind": "record", "run_id", "record": {...engine record...}}
@@ -50,6 +50,7 @@ from engine.sessions.session_log import (  # noqa: F401 - re-exported for caller
 from engine.sessions.session_schema import is_session_id, run_number
 
 ENDING_RECORDS = ("done", "error")  # the record types that end a run
+TITLE_CHARS = 40  # a session's title is cut to this
 
 
 class JournalError(LogitscopeError):
@@ -90,11 +91,13 @@ class Journal:
         self._known_size = -1  # file size after our last write; another writer changes it
 
     @classmethod
-    def create(cls, folder: Path | None = None) -> Journal:
+    def create(cls, folder: Path | None = None, title: str | None = None) -> Journal:
         """Start a new session file and write its `session` entry.
 
         Args:
             folder: where to put it; None: `sessions_dir()`.
+            title: what History calls the session before its first prompt ("Tour",
+                "Server": a lane of its own); None: none.
 
         Returns:
             The journal, named `<new session id>.jsonl`.
@@ -108,14 +111,11 @@ class Journal:
             raise JournalError(f"the history could not be saved: {e}") from e
         sid = new_session_id()
         journal = cls(Path(folder) / f"{sid}.jsonl", sid)
-        journal._write(
-            {
-                "kind": "session",
-                "session_id": sid,
-                "started": time.time(),
-                "app_version": __version__,
-            }
-        )
+        head = {"kind": "session", "session_id": sid, "started": time.time()}
+        head["app_version"] = __version__
+        if title:
+            head["title"] = str(title)[:TITLE_CHARS]
+        journal._write(head)
         journal._changed("session")
         return journal
 

@@ -350,6 +350,8 @@ def _create(
         "started": _time(session.get("started")),
         "app_version": _short(session.get("app_version")),
     }
+    if session.get("title"):
+        head["title"] = _short(session.get("title"))
     # Not *.jsonl: the history never lists a half-written import.
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.importing")
     journal = Journal(tmp, sid)

@@ -178,6 +178,7 @@ class SessionLog:
         started: seconds since the epoch (the file's mtime if it does not say).
         runs: every run, deleted ones included.
         bad_lines: torn or unreadable lines skipped.
+        title: the session's own name ("Tour", "Server"), "" when it has none.
     """
 
     session_id: str
@@ -185,6 +186,7 @@ class SessionLog:
     started: float
     app_version: str = ""
     runs: list[RunLog] = field(default_factory=list)
+    title: str = ""  # a lane of its own ("Tour", "Server"); "" for the person's sessions
     bad_lines: int = 0
 
     @property
@@ -238,6 +240,7 @@ def _apply(session: SessionLog, runs: dict, e: dict) -> None:
             session.session_id = e["session_id"]
         session.started = _number(e.get("started"), session.started)
         session.app_version = str(e.get("app_version", ""))[:40]
+        session.title = str(e.get("title") or "")[:40]
     elif kind == "run":
         run_id = e["run_id"]
         if not isinstance(run_id, str) or not isinstance(e["prompt"], str):

@@ -56,7 +56,7 @@ def test_runs_are_journaled_and_reopen_exactly(qtbot, window, engine_client):
         np.testing.assert_allclose(
             np.array(again[key], dtype=float), np.array(live[key], dtype=float), err_msg=key
         )
-    assert "Viewing" in viewer.viewing_label.text()
+    assert "from History" in viewer.viewing_label.text() and viewer.session.guest is not None
     viewer.cleanup()
 
 

@@ -80,9 +80,10 @@ def test_serve_follow_a_request_then_stop(qtbot, window):
     assert sum(batches) == len(state.tokens)  # they arrived through the session, as a run's
     assert state.done.text == "".join(e.token for e in got)
     assert state.model.name == name and state.run_id
-    label = window.viewing_label.text()
+    label = window.session.guest.line  # a guest in the Server's lane, its line above it
     assert label.startswith("Request from 127.0.0.1:") and "OpenAI/Python" in label
-    assert label.endswith(". Prompt: Say hi")
+    assert label.endswith(". Prompt: Say hi") and window.session.guest.source == "Server"
+    assert "Continue from here" in window.viewing_label.text()
     # the server journaled it in the same data folder: History lists it
     qtbot.waitUntil(
         lambda: window.session.history.find_run(state.run_id)[1] is not None, timeout=10_000
@@ -174,8 +175,8 @@ def test_one_request_at_a_time_and_never_over_the_persons_run(qtbot):
     from app.core.session_signals import SessionSignals
     from app.serve.follow import Following, FollowUi
 
-    model, notices, labels, busy = SessionSignals(), [], [], [False]
-    ui = FollowUi(lambda: busy[0], notices.append, labels.append, lambda: None)
+    model, notices, busy = SessionSignals(), [], [False]
+    ui = FollowUi(lambda: busy[0], notices.append, lambda: None)
     following = Following(model, ui)
 
     class Reader:
@@ -192,7 +193,7 @@ def test_one_request_at_a_time_and_never_over_the_persons_run(qtbot):
     state = model.session.shown
     assert state.prompt == "hello" and state.settings.temperature == 0.5
     assert state.run_id == "run-a" and [t.text for t in state.tokens] == ["Hi"]
-    assert labels == ["Request from 10.0.0.2:5000 · curl/8. Prompt: hello"]
+    assert model.session.guest.line == "Request from 10.0.0.2:5000 · curl/8. Prompt: hello"
     assert "another request is on screen" in notices[-1]
     feed(rec("a", _tok(1, "!")), rec("a", _done("Hi!", 2)), {"kind": "ended", "request_id": "a"})
     assert state.text == "Hi!" and state.done.generated_tokens == 2

@@ -180,7 +180,87 @@ def test_a_reopened_run_brings_its_conversation_and_its_own_model():
     alone = RunState(prompt="Solo", settings=CHAT)
     alone.done = done(4, 1, kv=2048)
     s.restore(Log("Solo", [], 0, alone, "c2"), alone, [], lambda log: log.state)
-    assert alone.kv_growth == [] and s.next_prompt("Next", chat=True)[0] == 2
+    assert alone.kv_growth == [] and s.guest.source == "History"
+    assert s.next_prompt("Next", chat=True)[0] == 1  # the person's own, empty, goes on
+
+
+class _Log:  # the fields of a journal's RunLog the session reads
+    def __init__(self, prompt, messages, turn, state, cid="c1"):
+        self.prompt, self.messages, self.done = prompt, messages, state.done
+        self.conversation = {"conversation_id": cid, "turn": turn, "messages": messages}
+        self.state, self.name, self.started = state, "", 0.0
+        self.run_id, self.branch, self.deleted = f"s/{turn}-{prompt}", None, False
+
+
+def _their_run() -> tuple[_Log, RunState]:
+    """A two-turn chat run of someone else's session, as History reopens it."""
+    theirs = RunState(prompt="Who?", settings=CHAT.with_(temperature=1.3))
+    theirs.add_tokens([token(0, "Me")])
+    theirs.done = done(40, 1)
+    earlier = [{"role": "user", "content": "Long ago"}, {"role": "assistant", "content": "Yes"}]
+    return _Log("Who?", earlier, 1, theirs), theirs
+
+
+def test_a_run_shown_from_history_is_a_guest_and_never_becomes_yours():
+    s = Session()
+    s.set_model(model())
+    mine = answer(s, "Hello", 0, ("Hi", "!"))
+    run, theirs = _their_run()
+    s.restore(run, theirs, [], lambda log: log.state, "From History")
+    # Drawn in full, with its own conversation, read-only under its line.
+    assert s.shown is theirs and [t.user for t in s.conversation.turns] == ["Long ago", "Who?"]
+    assert s.guest.line == "From History" and s.viewing is run
+    # What Run would send is the person's own conversation, not the guest's.
+    number, prompt = s.next_prompt("Next", chat=True)
+    assert number == 2 and [m["content"] for m in prompt] == ["Hello", "Hi!", "Next"]
+    # Run: the person's conversation comes back and grows by one turn.
+    state = RunState(prompt="Next", settings=CHAT)
+    sent, info = s.begin("Next", s.next_turn("Next"), state)
+    assert [m["content"] for m in sent] == ["Hello", "Hi!", "Next"]
+    assert [t.user for t in s.conversation.turns] == ["Hello", "Next"]
+    assert s.conversation.turns[0].state is mine and s.guest is None and s.viewing is None
+    assert state.earlier == s.conversation.earlier_spans(1) and s.shown_turn == 1
+    # Branching a guest is refused; Back to your conversation puts yours back unchanged.
+    s.restore(run, theirs, [], lambda log: log.state, "From History")
+    try:
+        s.begin_branch(s.shown_answer(), 0, "forced", RunState(prompt="Who?", settings=CHAT))
+        raise AssertionError("a guest was branched")
+    except ValueError as e:
+        assert "read-only" in str(e)
+    assert s.leave_guest() and s.shown is state and s.shown_turn == 1
+    assert not s.leave_guest()  # nothing from elsewhere is on screen any more
+
+
+def test_continue_from_here_is_the_one_way_a_guest_becomes_yours():
+    s = Session()
+    s.set_model(model())
+    answer(s, "Hello", 0)
+    run, theirs = _their_run()
+    s.restore(run, theirs, [], lambda log: log.state, "From History")
+    assert s.adopt() is theirs and s.guest is None and s.viewing is None
+    number, prompt = s.next_prompt("Then?", chat=True)
+    assert number == 3 and [m["content"] for m in prompt] == [
+        "Long ago", "Yes", "Who?", "Me", "Then?"
+    ]  # fmt: skip
+    assert s.adopt() is None  # nothing left to adopt
+
+
+def test_a_read_reopened_is_never_a_chat_turn_and_your_conversation_stays():
+    s = Session()
+    s.set_model(model())
+    mine = answer(s, "Hello", 0)
+    read = RunState(prompt="Rain falls.", settings=RAW, reading=True)
+    read.add_tokens([token(0, "Rain"), token(1, " falls.")])
+    run = _Log("Rain falls.", [], 0, read)
+    run.conversation = None
+    s.restore_raw(run, read, [run], lambda log: log.state, "A read from History")
+    assert s.shown is read and s.shown_turn is None and len(s.conversation) == 0
+    assert s.home().answer.state is read  # its branches' turn, not a conversation turn
+    assert s.own_conversation.turns[0].state is mine
+    state = RunState(prompt="Again", settings=CHAT)
+    sent, _info = s.begin("Again", s.next_turn("Again"), state)
+    assert [m["content"] for m in sent] == ["Hello", "Hi!", "Again"]
+    assert "Rain" not in str(sent) and s.raw_turn is None
 
 
 def test_raw_completion_is_single_turn():
