@@ -64,6 +64,11 @@ class BranchFlow:
             )
         if not state.remote and any(t.token_id < 0 for t in state.tokens):
             return "This run's token ids are unknown, so it cannot be continued from a step."
+        if s.guest is not None:
+            return (
+                f"This run is shown from {s.guest.source}, read-only: choose Continue from "
+                "here (above the answer) to make it yours and branch it."
+            )
         if s.shown_answer() is None:
             return "This run is not part of the conversation on screen: reopen it from History."
         loaded, own = s.model, state.model

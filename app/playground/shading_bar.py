@@ -1,7 +1,9 @@
 """The answer's legend and its shading switch: tokens shaded by the probability the
 model gave them (the gradient legend), or by their rank under the model in GLTR's
-four buckets (top 10 / top 100 / top 1,000 / beyond), with that legend instead. The
-choice is remembered."""
+four buckets (top 10 / top 100 / top 1,000 / beyond), with that legend instead. Rank
+shading is a reading setting: it is offered, and applied, only while a read is on
+screen (a chat answer is always shaded by probability); the choice is remembered for
+reads."""
 
 from __future__ import annotations
 
@@ -49,11 +51,24 @@ class ShadingBar(QWidget):
         row.addWidget(self.rank_legend, 1)
         row.addWidget(self.by_rank)
         self.rank_legend.hide()
-        self.by_rank.toggled.connect(self._on_toggled)
+        self.reading = False  # whether the run on screen is a read (rank shading applies)
         self.by_rank.setChecked(settings_store.value(SHADING_KEY, "false") == "true")
+        self.by_rank.toggled.connect(self._on_toggled)
+        self.show_run(False)
+
+    def show_run(self, reading: bool) -> None:
+        """Another run is on screen: a read may be shaded by rank, anything else by
+        probability (the reading setting never greys a chat answer)."""
+        self.reading = bool(reading)
+        self.by_rank.setVisible(self.reading)
+        self._apply()
 
     def _on_toggled(self, on: bool) -> None:
         settings_store.set_value(SHADING_KEY, "true" if on else "false")
-        self.prob_legend.setVisible(not on)  # a hidden legend takes no room in the row
-        self.rank_legend.setVisible(on)
-        self.view.set_shading("rank" if on else "prob")
+        self._apply()
+
+    def _apply(self) -> None:
+        rank = self.reading and self.by_rank.isChecked()
+        self.prob_legend.setVisible(not rank)  # a hidden legend takes no room in the row
+        self.rank_legend.setVisible(rank)
+        self.view.set_shading("rank" if rank else "prob")

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QMessageBox
 
 from app.shell.menus import add_help_action
+from app.shell.tour_guest import TourGuest, place_beside
 from app.tour.highlight import Highlighter
 from app.tour.panel import TourPanel
 from app.widgets.controls import CHAT_MODE, RAW_MODE, READ_MODE
@@ -28,6 +29,7 @@ class WindowTourHost:
 
     def __init__(self, window):
         self.w = window
+        self.panel = None  # the tour's panel: windows a lesson opens sit beside it
         self.lab_results: dict[str, object] = {}
         self._lab_bridge = None
         self.highlighter = Highlighter(window)
@@ -85,7 +87,8 @@ class WindowTourHost:
         if self.w.bridge.busy:
             self.w.show_error("Wait for the current run to finish (or stop it) first.")
             return False
-        self.w.new_conversation()
+        self.w.hide_error()
+        self.w.model.clear_conversation()  # each lesson afresh, in the tour's one session
         self._settings(mode, temperature, max_tokens, seed)
         self.w.prompt.setPlainText(prompt)
         self.w.run(cold=cold)
@@ -128,6 +131,7 @@ class WindowTourHost:
             win.tabs.blockSignals(False)
         self.w.select_step(step)
         win = self.w.open_inside()
+        self._beside(win)
         self._watch(win.bridge)
         if win.tabs.currentIndex() != TABS.index(tab):
             win.tabs.setCurrentIndex(TABS.index(tab))
@@ -148,6 +152,7 @@ class WindowTourHost:
     # -- the Lab ---------------------------------------------------------------------
     def _lab(self):
         lab = self.w.open_lab()
+        self._beside(lab)
         if self._lab_bridge is not lab.bridge:  # a new Lab window: listen to its results
             self._lab_bridge = lab.bridge
             self._watch(lab.bridge)
@@ -188,6 +193,11 @@ class WindowTourHost:
         lab = self._lab()
         lab.tabs.setCurrentWidget(lab.views[kind])
 
+    def _beside(self, window) -> None:
+        """A window a lesson opens goes beside the tour's panel, never over it."""
+        if self.panel is not None:
+            place_beside(window, self.panel)
+
     # -- highlighting ------------------------------------------------------------------
     def target_widget(self, target: str):
         """The widget a lesson's `target` names, brought on screen (its tab, its window)."""
@@ -222,6 +232,8 @@ class WindowTourHost:
     def highlight(self, target: str) -> None:
         widget = self.target_widget(target)
         top = widget.window()
+        if top is not self.w:
+            self._beside(top)
         top.show()
         top.raise_()
         top.activateWindow()
@@ -230,10 +242,13 @@ class WindowTourHost:
 
 
 class Tour:
-    """Help ▸ Tour… and the panel it opens (made on first use)."""
+    """Help ▸ Tour… and the panel it opens (made on first use). The tour is a guest
+    (app/shell/tour_guest.py): opening it sets the person's playground aside, closing
+    it puts it back."""
 
     def __init__(self, window):
         self.window, self.host, self.panel = window, WindowTourHost(window), None
+        self.guest = TourGuest(window)
         self.action = add_help_action(
             window.menuBar(),
             "&Tour…",
@@ -244,12 +259,23 @@ class Tour:
     def open(self, index: int | None = None) -> TourPanel:
         if self.panel is None:
             self.panel = TourPanel(self.host, self.window)
+            self.panel.closed.connect(self.close)
+            self.host.panel = self.panel
             self.window.addDockWidget(Qt.RightDockWidgetArea, self.panel)
+        self.guest.enter()
         if index is not None:
             self.panel.show_lesson(index)
         self.panel.show()
         self.panel.raise_()
         return self.panel
+
+    def close(self) -> None:
+        """The tour's panel closed: the person's playground comes back as it was."""
+        if self.panel is not None and self.panel.isVisible():
+            self.panel.hide()
+        if self.panel is not None:
+            self.panel.cleanup()
+        self.guest.leave()
 
 
 def wire_tour(window) -> Tour:

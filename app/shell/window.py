@@ -263,6 +263,7 @@ class PlaygroundWindow(QMainWindow):
         self.journal_failed.connect(self._on_journal_failed)
         self.history.open_run.connect(self.show_run)
         self.viewing_label.linkActivated.connect(self._on_guest_link)
+        self.model.shown_changed.connect(lambda state: self.shading.show_run(state.reading))
         self.history.message.connect(self.show_notice)
         QShortcut(QKeySequence("Ctrl+Enter"), self, activated=self.run)  # keypad Enter
 
@@ -420,8 +421,13 @@ class PlaygroundWindow(QMainWindow):
             self.picker.refresh(select=self.model_record.path if self.model_record else None)
         self._progress_idle()
 
-    def _save(self) -> None:
-        path = self.model_record.path if self.model_record else None
+    def _save(self, model_path: str | None = None) -> None:
+        """Remember the person's settings, prompt and model (never the tour's: while it
+        is open, what it set aside is what is theirs); `model_path` in place of the
+        loaded model's."""
+        if self.tour.guest.active:
+            return
+        path = model_path or (self.model_record.path if self.model_record else None)
         window_state.save(
             self.store,
             self.prompt,
@@ -433,7 +439,9 @@ class PlaygroundWindow(QMainWindow):
         )
 
     def closeEvent(self, event) -> None:
-        self._save()
+        mine = self.tour.guest.model_path  # the person's model, when the tour switched it
+        self.tour.guest.leave(load_model=False)
+        self._save(mine)
         self.cleanup()
         super().closeEvent(event)
 

@@ -31,6 +31,7 @@ NEEDS_LOCAL = (
 
 class TourPanel(QDockWidget):
     finished = Signal(str, object, object)  # lesson key, ctx dict, Sentence
+    closed = Signal()  # the person closed the tour: their playground comes back
 
     def __init__(self, host, parent=None, lessons: tuple[Lesson, ...] = LESSONS):
         super().__init__("Tour", parent)
@@ -174,6 +175,11 @@ class TourPanel(QDockWidget):
 
     def cleanup(self) -> None:
         self._stop()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        self._stop()
+        super().closeEvent(event)
+        self.closed.emit()
 
 
 def _sentence_css() -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -21,6 +22,18 @@ from PySide6.QtWidgets import (
 from engine.settings import MAX_TEMPERATURE, SamplingSettings
 
 SLIDER_STEPS = 200  # temperature slider: 0.01 per step
+
+
+@dataclass(frozen=True)
+class ControlsState:
+    """Every value the sampling panel holds, to put back exactly (the tour's guest)."""
+
+    settings: SamplingSettings  # the seed shown, drawn or not
+    seed_locked: bool
+    mode: int
+    slide: bool
+
+
 CHAT_MODE, RAW_MODE, READ_MODE = 0, 1, 2  # the Mode box's items
 SYSTEM_HINTS = {
     CHAT_MODE: "System prompt (chat mode; empty = model default)",
@@ -201,6 +214,21 @@ class SamplingPanel(QWidget):
             system_prompt=self.system.toPlainText().strip() or None,
             chat_template=self.mode.currentIndex() == CHAT_MODE,
         )
+
+    def snapshot(self) -> ControlsState:
+        """What the panel holds now (no seed drawn)."""
+        return ControlsState(
+            self.settings(draw_seed=False),
+            self.seed_lock.isChecked(),
+            self.mode.currentIndex(),
+            self.slide.isChecked(),
+        )
+
+    def put_back(self, state: ControlsState) -> None:
+        """Hold `state` again, field by field, the mode included."""
+        self.apply(state.settings, state.seed_locked)
+        self.mode.setCurrentIndex(state.mode)
+        self.slide.setChecked(state.slide)
 
     def apply(self, s: SamplingSettings, seed_locked: bool | None = None) -> None:
         self.temp_spin.setValue(s.temperature)

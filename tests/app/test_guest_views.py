@@ -146,3 +146,19 @@ def test_a_reopened_read_stays_a_read_and_run_continues_your_conversation(qtbot,
     assert state.done.prompt_tokens == len(ids)
     assert state.earlier == window.conversation.earlier_spans(1)
     assert state.model.path == window.model_record.path
+
+
+def test_rank_shading_is_a_reading_setting_and_never_greys_a_chat_answer(qtbot, playground):
+    window, bar = playground, playground.shading
+    read = RunState(prompt="Rain.", settings=SamplingSettings(chat_template=False), reading=True)
+    window.model.view(read, "History", "A read from History")
+    assert bar.by_rank.isVisibleTo(window) and bar.reading
+    bar.by_rank.setChecked(True)
+    assert window.output.shading == "rank" and bar.rank_legend.isVisibleTo(window)
+    window._on_guest_link("back")  # the person's own (chat) playground: probability shading
+    assert window.output.shading == "prob" and not bar.by_rank.isVisibleTo(window)
+    assert bar.prob_legend.isVisibleTo(window) and not bar.rank_legend.isVisibleTo(window)
+    assert bar.by_rank.isChecked()  # remembered for the next read
+    window.model.view(read, "History", "A read from History")
+    assert window.output.shading == "rank"
+    bar.by_rank.setChecked(False)
