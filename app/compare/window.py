@@ -9,6 +9,8 @@ person's clicks into its methods, and starts each lane's run on its engine."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -41,15 +43,31 @@ from app.compare.summary import SUMMARY_ROWS, draw_overlay, fill_summary
 from app.core.bridge import EngineBridge
 from app.core.child_window import ChildWindow
 from app.core.journal_sink import start_journaled_run
-from app.session.comparison import MAX_LANES, MIN_LANES, Comparison, lane_name
+from app.session.comparison import (
+    LANE_MAX_TOKENS,
+    MAX_LANES,
+    MIN_LANES,
+    Comparison,
+    Lane,
+    lane_name,
+)
 from engine.compare_stats import summarize
+from engine.errors import SettingsError
 from engine.sessions.journal import Journal
+from engine.settings import SamplingSettings
 
 LANE_MIN_WIDTH = 330  # px per lane side by side; below, two lanes a row
 LANE_MIN_HEIGHT = 330  # a lane in a second row keeps this height (the area scrolls)
 TABLE_MIN_WIDTH = 430  # four lanes' columns beside the row names, no scrollbars
 DEFAULT_SIZE = (1500, 950)  # shrunk to fit the screen (app/core/window_fit.py)
 GEOMETRY_KEY = "compare"
+
+
+def untouched(lane: Lane) -> bool:
+    """Lane `lane` is as the comparison made it: its default settings, nothing run."""
+    made = SamplingSettings(max_tokens=LANE_MAX_TOKENS, seed=lane.index)
+    state = lane.state
+    return lane.settings == made and not lane.runs and not state.tokens and state.done is None
 
 
 class CompareWindow(ChildWindow, QMainWindow):
@@ -61,10 +79,14 @@ class CompareWindow(ChildWindow, QMainWindow):
         bridge: EngineBridge | None = None,
         journal: Journal | None = None,
         parent=None,
+        playground_settings: Callable[[], SamplingSettings] | None = None,
     ):
         """`comparison`: the lanes it shows (the session's; a new one by default).
-        `parent`: the playground; Compare is a window of its own, closed with it."""
+        `parent`: the playground; Compare is a window of its own, closed with it.
+        `playground_settings`: the playground's sampling settings now; a lane still on
+        the comparison's defaults starts from them (its own seed kept)."""
         super().__init__(parent)
+        self.playground_settings = playground_settings
         self.setWindowTitle("Logitscope — Compare")
         self.start_child(GEOMETRY_KEY, DEFAULT_SIZE, bridge)  # app/core/child_window.py
         self.comparison = comparison if comparison is not None else Comparison()
@@ -230,6 +252,7 @@ class CompareWindow(ChildWindow, QMainWindow):
             lane.setParent(None)
             lane.deleteLater()
         while len(self.lanes) < n:
+            self._start_from_playground(self.comparison.lanes[len(self.lanes)])
             lane = CompareLane(self.comparison, len(self.lanes))
             lane.stop_requested.connect(self.stop_lane)
             self.lanes.append(lane)
@@ -238,6 +261,17 @@ class CompareWindow(ChildWindow, QMainWindow):
         self.table.setColumnCount(n)
         self.table.setHorizontalHeaderLabels([f"Lane {lane_name(i)}" for i in range(n)])
         self._refresh_summary()
+
+    def _start_from_playground(self, lane: Lane) -> None:
+        """A lane on the comparison's defaults (never set, never run) takes the
+        playground's settings, with its own seed: lanes start as the person's runs do."""
+        if self.playground_settings is None or not untouched(lane):
+            return
+        try:
+            settings = self.playground_settings().with_(seed=lane.settings.seed).validate()
+        except SettingsError:  # the playground's boxes hold something invalid: as it was
+            return
+        self.comparison.set_settings(lane.index, settings)
 
     def _on_prompt_changed(self, text: str, same: bool) -> None:
         def draw():

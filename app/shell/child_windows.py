@@ -21,19 +21,26 @@ class ChildWindows:
         model: the session adapter (SessionSignals) Inside follows.
         journal: () -> the session's Journal (created when needed) or None.
         prompt_text: () -> the prompt box's text (Compare starts from it).
-        lab_source: () -> (model record, prompt text, settings) the lab runs on.
+        lab_source: () -> the playground's (model record, prompt text, settings): the lab
+            runs on them, and Compare's new lanes take the settings.
         """
         self.parent, self.model, self.journal = parent, model, journal
         self.prompt_text, self.lab_source = prompt_text, lab_source
         self.compare = self.inside = self.lab = None
 
     def open_compare(self):
-        """Compare: its own engine process, this session's journal."""
+        """Compare: its own engine process, this session's journal; new lanes start from
+        the playground's settings."""
         from app.compare.window import CompareWindow
 
         if self.compare is None or self.compare.closed:
             comparison = self.model.session.comparison  # its lanes outlive the window
-            self.compare = CompareWindow(comparison, journal=self.journal(), parent=self.parent)
+            self.compare = CompareWindow(
+                comparison,
+                journal=self.journal(),
+                parent=self.parent,
+                playground_settings=lambda: self.lab_source()[2],
+            )
             comparison.set_shared_prompt(self.prompt_text())
         return self.compare.bring_back()
 

@@ -2,15 +2,20 @@
 edits into its methods, on a stand-in engine bridge (no model): with one prompt for
 all lanes every lane box shows it; runs opened in Compare bring their own settings and
 seeds; Run all clears the last divergence and says which model loads; a Compare window
-opened again shows the comparison as it was left."""
+opened again shows the comparison as it was left; new lanes take the playground's
+settings."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QWidget
 
 from app.compare.window import CompareWindow
+from app.core.session_signals import SessionSignals
 from app.session.comparison import Comparison
 from app.session.run_state import RunState
+from app.session.session import Session
+from app.shell.child_windows import ChildWindows
 from engine.records import DoneRecord, ModelRecord, TokenRecord
 from engine.settings import SamplingSettings
 
@@ -200,3 +205,27 @@ def test_compare_opened_again_shows_the_comparison_as_it_was(qtbot):
     c.set_shared_prompt("new", same=True)
     assert again.shared_prompt.toPlainText() == "new"
     assert win.shared_prompt.toPlainText() == "Q"  # the closed window follows no more
+
+
+def test_new_lanes_start_from_the_playground_settings(qtbot):
+    """Opened from the playground, lanes on the comparison's defaults take its settings
+    (each its own seed); a lane the person set keeps its own, also when opened again."""
+    playground = SamplingSettings(temperature=0.3, top_p=0.9, max_tokens=200, seed=99)
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    model = SessionSignals(Session(), parent)
+    c = model.session.comparison
+    c.set_settings(1, c.lanes[1].settings.with_(temperature=1.5))  # lane B: the person's
+    windows = ChildWindows(
+        parent, model, lambda: None, lambda: "Q", lambda: (None, "Q", playground)
+    )
+    win = windows.open_compare()
+    assert c.lanes[0].settings == playground.with_(seed=0)
+    assert (c.lanes[1].settings.temperature, c.lanes[1].settings.max_tokens) == (1.5, 48)
+    assert win.lanes[0].more.text() == "T 0.30 · top-p 0.90 · seed 0 · max 200"
+    win.lane_count.setValue(3)  # a lane added now
+    assert c.lanes[2].settings == playground.with_(seed=2)
+    win.close()
+    playground = playground.with_(temperature=1.0)
+    windows.open_compare().close()  # opened again: the lanes keep what they took
+    assert [lane.settings.temperature for lane in c.lanes] == [0.3, 1.5, 0.3]
