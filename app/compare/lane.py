@@ -2,13 +2,17 @@
 prompt, model and sampling settings, its streamed tokens (shaded by probability) and a
 probability/entropy strip. It holds nothing of its own: it draws the model's lane, and
 a person's edits in its widgets call the model's methods (the lane then redraws from
-the announcement; `_drawing` keeps its own redraw from echoing back)."""
+the announcement; `_drawing` keeps its own redraw from echoing back).
+
+Results whose prompt, settings or model the person changed since are greyed under a
+line that says so, until the lane runs again."""
 
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -19,10 +23,12 @@ from PySide6.QtWidgets import (
     QPushButton,
     QToolButton,
     QVBoxLayout,
+    QWidget,
 )
 
 from app.charts.base import pen, track
-from app.core.theme import ENTROPY, RAW
+from app.core.appearance import themed_style
+from app.core.theme import ENTROPY, RAW, note_color
 from app.session.comparison import MAX_LANES, Comparison, Lane, lane_name
 from app.widgets.controls import SamplingPanel
 from app.widgets.model_picker import fill_models
@@ -44,6 +50,13 @@ PANEL_FIELDS = (
     "system_prompt",
     "chat_template",
 )
+STALE_VEIL_ALPHA = 150  # of 255: how far stale results fade into the window's colour
+
+
+def stale_text(changed: list[str]) -> str:
+    """The line over results made before the lane's `changed` parts were edited."""
+    what = " and ".join([", ".join(changed[:-1]), changed[-1]] if len(changed) > 1 else changed)
+    return f"These results are for the earlier {what}: Run all to update them."
 
 
 def settings_summary(s: SamplingSettings) -> str:
@@ -72,6 +85,33 @@ def read_summary(s: SamplingSettings) -> str:
     return "Read a text" + (" · after a context" if s.system_prompt else "")
 
 
+class Veil(QWidget):
+    """A layer of the window's colour over `target`, half see-through: what it shows is
+    greyed; clicks and the wheel go through to it. Hidden until `show()`."""
+
+    def __init__(self, target: QWidget):
+        super().__init__(target)
+        self.setAttribute(Qt.WA_TransparentForMouseEvents)
+        self.setAttribute(Qt.WA_NoSystemBackground)
+        target.installEventFilter(self)
+        self.hide()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        self.setGeometry(self.parentWidget().rect())
+        self.raise_()  # over the target's own children (a scroll area's viewport)
+        super().showEvent(event)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Resize:
+            self.setGeometry(watched.rect())
+        return False
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 - Qt's name
+        color = self.palette().color(QPalette.Window)
+        color.setAlpha(STALE_VEIL_ALPHA)
+        QPainter(self).fillRect(self.rect(), color)
+
+
 class CompareLane(QFrame):
     stop_requested = Signal(int)  # this lane's index
 
@@ -83,6 +123,7 @@ class CompareLane(QFrame):
         self._drawn_state = None  # the RunState the token view shows
         self._drawn_divergence: int | None = None
         self._drawn_n = -1  # tokens the strip shows
+        self._ran_model: str | None = None  # the model spec the lane had for its run
         self.setFrameShape(QFrame.StyledPanel)
         self.base_height = 0
         self._build()
@@ -134,6 +175,10 @@ class CompareLane(QFrame):
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #8a1c1c; background: #fde2e1; padding: 4px;")
         self.error.hide()
+        self.stale = QLabel()
+        self.stale.setWordWrap(True)
+        themed_style(self.stale, lambda: f"color: {note_color()}; font-style: italic;")
+        self.stale.hide()
         self.tokens = TokenView()
         self.strip = pg.PlotWidget()
         self.strip.setFixedHeight(90)
@@ -153,11 +198,13 @@ class CompareLane(QFrame):
         layout.addLayout(form)
         layout.addWidget(self.sampling)
         layout.addWidget(self.error)
+        layout.addWidget(self.stale)
         layout.addWidget(self.tokens, 1)
         layout.addWidget(
             QLabel("<small>p(chosen) — entropy (scaled) — red: divergence or selection</small>")
         )
         layout.addWidget(self.strip)
+        self.veils = (Veil(self.tokens), Veil(self.strip))  # over stale results
 
     def _connect(self) -> None:
         self.more.toggled.connect(self._toggle_sampling)
@@ -231,6 +278,7 @@ class CompareLane(QFrame):
 
     def _on_prompt_changed(self, _text: str, _same: bool) -> None:
         self._guarded(self._draw_prompt)
+        self._draw_stale()
 
     def _on_lanes_changed(self, n: int) -> None:
         if self.index < n:
@@ -269,6 +317,7 @@ class CompareLane(QFrame):
         self.error.setVisible(lane.error is not None)
         if self._drawn_state is not lane.state:  # another run: its tokens from the start
             self._drawn_state = lane.state
+            self._ran_model = lane.model_path
             self.tokens.clear_tokens()
             self.tokens.append_tokens(list(lane.state.tokens))
             self._drawn_divergence = None
@@ -281,6 +330,36 @@ class CompareLane(QFrame):
         self.div_line.setVisible(marked is not None)
         if marked is not None:
             self.div_line.setValue(marked)
+        self._draw_stale()
+
+    def stale_parts(self) -> list[str]:
+        """What changed since the results shown were made: prompt, settings, model
+        (empty: they are the lane's, or it shows none)."""
+        lane, state = self.lane, self.lane.state
+        if not state.tokens and state.done is None and state.error is None:
+            return []
+        changed = []
+        if state.prompt != self.comparison.prompt_of(self.index):
+            changed.append("prompt")
+        ran, now = state.settings, lane.settings
+        if (
+            ran.with_(prompt_cache=False) != now.with_(prompt_cache=False)
+            or state.reading != lane.reading
+        ):
+            changed.append("settings")
+        if self._ran_model != lane.model_path:
+            changed.append("model")
+        return changed
+
+    def _draw_stale(self) -> None:
+        """Grey the results and say why while they are not for what the lane now holds."""
+        if self.index >= len(self.comparison.lanes):
+            return
+        changed = self.stale_parts()
+        self.stale.setText(stale_text(changed) if changed else "")
+        self.stale.setVisible(bool(changed))
+        for veil in self.veils:
+            veil.setVisible(bool(changed))
 
     @staticmethod
     def _shown_settings(lane: Lane) -> SamplingSettings:

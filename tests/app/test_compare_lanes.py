@@ -3,7 +3,8 @@ edits into its methods, on a stand-in engine bridge (no model): with one prompt 
 all lanes every lane box shows it; runs opened in Compare bring their own settings and
 seeds; Run all clears the last divergence and says which model loads; a Compare window
 opened again shows the comparison as it was left; new lanes take the playground's
-settings."""
+settings; results under a changed prompt, settings or model are marked until run
+again."""
 
 from __future__ import annotations
 
@@ -229,3 +230,29 @@ def test_new_lanes_start_from_the_playground_settings(qtbot):
     playground = playground.with_(temperature=1.0)
     windows.open_compare().close()  # opened again: the lanes keep what they took
     assert [lane.settings.temperature for lane in c.lanes] == [0.3, 1.5, 0.3]
+
+
+def test_results_under_a_changed_prompt_settings_or_model_are_marked(qtbot):
+    win, bridge, c = window(qtbot)
+    a, b = win.lanes
+    c.set_shared_prompt("Q", same=True)
+    win.run_all()
+    play(bridge, "/models/a", [1, 2, 3], 0)
+    play(bridge, "/models/a", [1, 2, 4], 1)
+    assert not any(lane.stale_parts() for lane in win.lanes)
+    assert a.stale.isHidden() and a.veils[0].isHidden()
+    type_into(qtbot, win.shared_prompt, "Another question")
+    assert not a.stale.isHidden() and not a.veils[0].isHidden() and not b.veils[1].isHidden()
+    assert a.stale.text() == "These results are for the earlier prompt: Run all to update them."
+    c.set_shared_prompt("Q", same=True)  # back to the prompt they ran on: theirs again
+    assert a.stale.isHidden() and a.veils[0].isHidden()
+    a.temperature.setValue(1.3)
+    b.model.setCurrentIndex(b.model.findData("/models/b"))
+    assert a.stale.text() == "These results are for the earlier settings: Run all to update them."
+    assert b.stale.text() == "These results are for the earlier model: Run all to update them."
+    assert a.tokens.plain_text() == "t1t2t3"  # still shown, greyed
+    win.run_all()
+    play(bridge, "/models/a", [5], 0)
+    play(bridge, "/models/b", [6], 1)
+    assert a.stale.isHidden() and b.stale.isHidden()
+    assert all(veil.isHidden() for lane in win.lanes for veil in lane.veils)
