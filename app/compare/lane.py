@@ -5,7 +5,8 @@ a person's edits in its widgets call the model's methods (the lane then redraws 
 the announcement; `_drawing` keeps its own redraw from echoing back).
 
 Results whose prompt, settings or model the person changed since are greyed under a
-line that says so, until the lane runs again."""
+line that says so, until the lane runs again; while its model loads, the lane shows
+the engine's progress (the window passes it on: `show_load`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QProgressBar,
     QPushButton,
     QToolButton,
     QVBoxLayout,
@@ -30,6 +32,7 @@ from app.charts.base import pen, track
 from app.core.appearance import themed_style
 from app.core.theme import ENTROPY, RAW, note_color
 from app.session.comparison import MAX_LANES, Comparison, Lane, lane_name
+from app.shell.layout import show_progress
 from app.widgets.controls import SamplingPanel
 from app.widgets.model_picker import fill_models
 from app.widgets.token_view import TokenView
@@ -51,6 +54,7 @@ PANEL_FIELDS = (
     "chat_template",
 )
 STALE_VEIL_ALPHA = 150  # of 255: how far stale results fade into the window's colour
+LOAD_BAR_WIDTH = 160  # px: the loading bar beside the engine's words
 
 
 def stale_text(changed: list[str]) -> str:
@@ -179,6 +183,13 @@ class CompareLane(QFrame):
         self.stale.setWordWrap(True)
         themed_style(self.stale, lambda: f"color: {note_color()}; font-style: italic;")
         self.stale.hide()
+        self.load_bar = QProgressBar()
+        self.load_bar.setMaximumWidth(LOAD_BAR_WIDTH)
+        self.load_note = QLabel()  # the engine's words: downloading, converting, loading
+        self.load_note.setWordWrap(True)
+        load = QHBoxLayout()
+        load.addWidget(self.load_bar)
+        load.addWidget(self.load_note, 1)
         self.tokens = TokenView()
         self.strip = pg.PlotWidget()
         self.strip.setFixedHeight(90)
@@ -198,6 +209,7 @@ class CompareLane(QFrame):
         layout.addLayout(form)
         layout.addWidget(self.sampling)
         layout.addWidget(self.error)
+        layout.addLayout(load)
         layout.addWidget(self.stale)
         layout.addWidget(self.tokens, 1)
         layout.addWidget(
@@ -205,6 +217,7 @@ class CompareLane(QFrame):
         )
         layout.addWidget(self.strip)
         self.veils = (Veil(self.tokens), Veil(self.strip))  # over stale results
+        self._show_loading(False)
 
     def _connect(self) -> None:
         self.more.toggled.connect(self._toggle_sampling)
@@ -315,6 +328,7 @@ class CompareLane(QFrame):
         self.status.setText(lane.status)
         self.error.setText(lane.error or "")
         self.error.setVisible(lane.error is not None)
+        self._show_loading(lane.status.startswith("loading"))
         if self._drawn_state is not lane.state:  # another run: its tokens from the start
             self._drawn_state = lane.state
             self._ran_model = lane.model_path
@@ -360,6 +374,21 @@ class CompareLane(QFrame):
         self.stale.setVisible(bool(changed))
         for veil in self.veils:
             veil.setVisible(bool(changed))
+
+    def _show_loading(self, on: bool) -> None:
+        """The loading row: a busy bar until the engine reports how far it is."""
+        if on and self.load_bar.isHidden():
+            self.load_bar.setRange(0, 0)
+            self.load_note.clear()
+        self.load_bar.setVisible(on)
+        self.load_note.setVisible(on)
+
+    def show_load(self, message: str, fraction: float) -> None:
+        """The engine's progress while this lane's model loads (downloads, converts)."""
+        if self.lane.status.startswith("loading"):
+            show_progress(self.load_bar, message, fraction)
+            self.load_note.setText(message)
+            self.load_note.show()
 
     @staticmethod
     def _shown_settings(lane: Lane) -> SamplingSettings:

@@ -199,6 +199,7 @@ class CompareWindow(ChildWindow, QMainWindow):
         self.bridge.finished.connect(self._on_finished)
         self.bridge.failed.connect(self._on_failed)
         self.bridge.busy_changed.connect(self._on_busy)
+        self.bridge.progress.connect(self._on_progress)
         self.bridge.model_loaded.connect(self._on_model)
         self.journal_failed.connect(
             lambda m: self.statusBar().showMessage(f"Runs are shown but not saved: {m}", 15000)
@@ -376,6 +377,11 @@ class CompareWindow(ChildWindow, QMainWindow):
     def _on_model(self, record) -> None:
         if not self.closed:
             self.comparison.model_loaded(record)
+
+    def _on_progress(self, message: str, fraction: float) -> None:
+        """The load of the lane in flight's model: on that lane (it can take minutes)."""
+        if not self.closed and self.comparison.running is not None:
+            self.lanes[self.comparison.running].show_load(message, fraction)
 
     def _on_tokens(self, records) -> None:
         if not self.closed:

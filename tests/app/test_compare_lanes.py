@@ -4,7 +4,7 @@ all lanes every lane box shows it; runs opened in Compare bring their own settin
 seeds; Run all clears the last divergence and says which model loads; a Compare window
 opened again shows the comparison as it was left; new lanes take the playground's
 settings; results under a changed prompt, settings or model are marked until run
-again."""
+again; a lane shows its model's load progress."""
 
 from __future__ import annotations
 
@@ -256,3 +256,19 @@ def test_results_under_a_changed_prompt_settings_or_model_are_marked(qtbot):
     play(bridge, "/models/b", [6], 1)
     assert a.stale.isHidden() and b.stale.isHidden()
     assert all(veil.isHidden() for lane in win.lanes for veil in lane.veils)
+
+
+def test_a_lane_shows_its_models_load_progress(qtbot):
+    win, bridge, c = window(qtbot)
+    a, b = win.lanes
+    c.set_shared_prompt("Q", same=True)
+    assert a.load_bar.isHidden()
+    win.run_all()
+    assert a.status.text() == "loading Model A · Q4_1…"
+    assert not a.load_bar.isHidden() and a.load_bar.maximum() == 0  # busy until told
+    bridge.progress.emit("Converting Model A to MLX", 0.5)
+    assert a.load_note.text() == "Converting Model A to MLX"
+    assert (a.load_bar.maximum(), a.load_bar.value()) == (1000, 500)
+    assert b.load_bar.isHidden()  # the lane waiting shows nothing of it
+    bridge.model_loaded.emit(model("/models/a"))
+    assert a.load_bar.isHidden() and a.load_note.isHidden()
