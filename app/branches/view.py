@@ -109,9 +109,12 @@ class BranchesView(QWidget):
         self.tree.clear()
         self.items: dict = {}
         self.summaries: dict = {}  # answer -> (node, summary)
+        self.points: list[QTreeWidgetItem] = []  # the branch points' rows
         roots = build_tree(nodes_of(answers))
         for root in roots:
             self.tree.addTopLevelItem(self._item(root))
+        for point in self.points:  # in the tree now: a point's words take the whole row
+            point.setFirstColumnSpanned(True)  # ("at step 15" cut to "at step 1…" in one column)
         self.tree.expandAll()
         shown = session.shown_answer()
         if shown in self.items:
@@ -156,6 +159,7 @@ class BranchesView(QWidget):
             point = QTreeWidgetItem([f"at step {step}, after “…{before}”"])
             point.setFlags(Qt.ItemIsEnabled)  # a place, not a run: not selectable
             point.setToolTip(0, f"{len(children)} branch(es) continue from step {step}")
+            self.points.append(point)
             for child in children:
                 point.addChild(self._item(child))
             item.addChild(point)
