@@ -77,7 +77,7 @@ class RunTree(QTreeWidget):
 
 
 FAILED_MARK = "✗ failed · "
-BRANCH_MARK = "⑂ "  # a run that continued another from a step (a branch or a sample)
+BRANCH_MARK = "↳ "  # a run that continued another from a step (a branch or a sample)
 FAILED_COLOR = "#c0392b"  # readable on light and dark rows (>= 4.5:1 on white)
 
 

@@ -1,12 +1,16 @@
 """History's rows: a session's Tokens are tokens (not its count of runs), a branch run
-is marked, and a model is named as the picker names it."""
+is marked (with a glyph the app's font has), and a model is named as the picker names
+it."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from app.history.tree import BRANCH_MARK, run_item, session_item
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QApplication
+
+from app.history.tree import BRANCH_MARK, FAILED_MARK, run_item, session_item
 from engine.records import ModelRecord, TokenRecord, to_dict
 from engine.sessions.session_log import RunLog, SessionLog
 
@@ -39,3 +43,11 @@ def test_history_rows_count_tokens_mark_branches_and_name_models(qtbot, tmp_path
     assert folder.name in first.toolTip(1)  # the full name stays in the tooltip
     assert BRANCH_MARK not in first.text(0) and f"{BRANCH_MARK}Q" in second.text(0)
     assert "branch of run s/1 at step 2 (a chosen token)" in second.toolTip(0)
+
+
+def test_the_rows_marks_are_in_the_apps_font(qtbot):
+    """A mark the font lacks is drawn as an empty box ('⑂' was, in DejaVu Sans)."""
+    font = QFontMetrics(QApplication.font())
+    for mark in (BRANCH_MARK, FAILED_MARK):
+        missing = [c for c in mark if not c.isascii() and not font.inFontUcs4(ord(c))]
+        assert missing == [], f"{QApplication.font().family()} lacks {missing}"
