@@ -31,7 +31,7 @@ from engine.sessions.branch_tree import BranchNode, build_tree, summarise
 COLUMNS = ("Branch", "p", "tok", "log p", "mean p")
 EMPTY = (
     "No branches yet. Right-click a token of the answer (or click a bar of the "
-    "distribution) to continue from there with another token, or to sample 8 futures."
+    "distribution) to continue from there with another token, or to sample futures."
 )
 
 
