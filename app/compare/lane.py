@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.charts.base import pen, track
+from app.charts.base import pen, scroll_not_zoom, track
 from app.core.appearance import themed_style
 from app.core.theme import ENTROPY, RAW, note_color
 from app.session.comparison import MAX_LANES, Comparison, Lane, lane_name
@@ -195,6 +195,7 @@ class CompareLane(QFrame):
         self.strip.setFixedHeight(90)
         self.strip.setMenuEnabled(False)
         self.strip.setMouseEnabled(x=False, y=False)
+        scroll_not_zoom(self.strip)  # the wheel over it, its axes too, scrolls the lanes
         self.strip.setYRange(0, 1.02, padding=0)
         self.strip.getAxis("left").setWidth(28)
         track(self.strip.getPlotItem())  # the theme's background and axes

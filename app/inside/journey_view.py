@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.charts.base import pen, set_title, short, style_plot, view_point
+from app.charts.base import pen, scroll_not_zoom, set_title, short, style_plot, view_point
 from app.core.theme import CHOSEN, OUTPUT, RAW
 from app.inside.funnel_table import FunnelChart, FunnelTable
 
@@ -55,6 +55,7 @@ def _plot(title: str, left: str, bottom: str, height: int = 190) -> pg.PlotWidge
     w = pg.PlotWidget()
     style_plot(w.getPlotItem(), title, left=left, bottom=bottom)
     w.getPlotItem().setMouseEnabled(x=False, y=False)
+    scroll_not_zoom(w)  # the wheel over it, its axes too, scrolls the journey
     w.setMinimumHeight(height)
     w.setMaximumHeight(height + 40)
     return w
