@@ -34,6 +34,7 @@ from app.core.theme import CHOSEN, OUTPUT, RAW, tint
 from app.widgets.model_picker import fill_models
 from engine.errors import SettingsError
 from engine.lab import DistillParams, DistillResult
+from engine.lab.params import QUICK_STUDENT_BITS
 
 TEXT_FILE = Path(__file__).resolve().parents[2] / "resources" / "distill_text.txt"
 TOP_SHOWN = 8  # candidates per bar chart
@@ -153,8 +154,12 @@ class DistillCompareView(QWidget):
             self.teacher.setText("Teacher: load a local model in the playground.")
             return
         self.teacher.setText(f"Teacher: {model.name} (the playground's model)")
+        quick = QUICK_STUDENT_BITS
         self.student.insertItem(
             0, f"{model.name}, as stored (the teacher's own weights)", model.path
+        )
+        self.student.insertItem(  # first: a student that differs, quick to make
+            0, f"{model.name}, re-quantized to {quick}-bit (quick)", (model.path, quick)
         )
         self.student.setCurrentIndex(0)
 
@@ -163,7 +168,8 @@ class DistillCompareView(QWidget):
         spec = self.student.currentData()
         if spec is None:
             raise SettingsError("pick a student model that is installed")
-        return DistillParams(student=str(spec), text=self.text.toPlainText())
+        path, bits = spec if isinstance(spec, tuple) else (spec, None)
+        return DistillParams(student=str(path), text=self.text.toPlainText(), student_bits=bits)
 
     def _on_compare(self) -> None:
         try:

@@ -180,11 +180,13 @@ class WindowTourHost:
     def distill_quick(self):
         from app.lab.distill_compare_view import default_text
         from engine.lab import DistillParams
+        from engine.lab.params import QUICK_STUDENT_BITS
 
         text, n = default_text(), TINY_DISTILL_CHARS if self.tiny else DISTILL_CHARS
         if len(text) > n and " " in text[n:]:
             text = text[: text.index(" ", n)]  # cut between words
-        return DistillParams(student=self.w.model_record.path, text=text)
+        path, bits = self.w.model_record.path, QUICK_STUDENT_BITS  # a student that differs
+        return DistillParams(student=path, text=text, student_bits=bits)
 
     def lab_tabs(self) -> tuple[str, ...]:
         return tuple(self._lab().views)

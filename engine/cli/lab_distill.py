@@ -34,6 +34,14 @@ def add_parsers(kinds) -> None:
     d.add_argument("--text", default=None, metavar="FILE", help="a UTF-8 text file ('-': stdin)")
     d.add_argument("--text-str", default=None, metavar="TEXT", help="the text itself")
     d.add_argument("--most", type=int, default=12, help="tokens listed where they disagree most")
+    d.add_argument(
+        "--student-bits",
+        type=int,
+        default=None,
+        metavar="BITS",
+        help="re-quantize the student to BITS bits first (2-8; the teacher's own folder "
+        "then gives a student that differs)",
+    )
     t = kinds.add_parser("distill-train", help="distil a small student: soft vs hard targets")
     _teacher(t)
     t.add_argument("--text", default=None, metavar="FILE", help="training text (default: shipped)")
@@ -66,7 +74,7 @@ def params_of(args) -> DistillParams | DistillTrainParams:
         if (args.text is None) == (args.text_str is None):
             raise SettingsError("give --text FILE ('-' for stdin) or --text-str TEXT, not both")
         text, _name = read_text(SimpleNamespace(file=args.text, text=args.text_str))
-        return DistillParams(args.student, text, most=args.most)
+        return DistillParams(args.student, text, most=args.most, student_bits=args.student_bits)
     text = None
     if args.text is not None:
         text = read_text(SimpleNamespace(file=args.text, text=None))[0]

@@ -166,6 +166,9 @@ class DistillParams:
         top: candidates kept per token for the side-by-side distributions (1..50).
         most: tokens (or words) listed where the two disagree most (1..100).
         chunk_tokens: tokens per forward pass; None: chosen from the vocabulary size.
+        student_bits: re-quantize the student's weights to this many bits after loading
+            (one of BIT_WIDTHS): the teacher's own folder then gives a student that
+            really differs (QUICK_STUDENT_BITS); None: the student as stored.
     """
 
     student: str
@@ -173,6 +176,7 @@ class DistillParams:
     top: int = 10
     most: int = 12
     chunk_tokens: int | None = None
+    student_bits: int | None = None
     kind: ClassVar[str] = "distill"
 
     def __post_init__(self):
@@ -183,6 +187,13 @@ class DistillParams:
         _whole(self.most, 1, 100, "tokens listed where they disagree most")
         if self.chunk_tokens is not None:
             _whole(self.chunk_tokens, 1, 4096, "tokens per chunk")
+        if self.student_bits is not None:
+            _bits((self.student_bits,), "the student's bits")
+
+
+# The quick distillation default (the Lab's first student, the tour's lesson): the
+# teacher re-quantized to 3 bits, a student that differs (its own stored weights do not).
+QUICK_STUDENT_BITS = 3
 
 
 @dataclass(frozen=True)
@@ -340,6 +351,7 @@ def params_from(kind: str, values: dict | None = None) -> LabParams:
 
 
 __all__ = [
+    "QUICK_STUDENT_BITS",
     "COMMAND_CACHE",
     "COMMAND_SPECULATIVE",
     "KINDS",

@@ -1,5 +1,6 @@
 """The lab's Distillation tab on the real default model (the teacher): Compare against
-its own weights as stored, a tiny student distilled live (3 steps), and a cancelled run.
+its quick default, the teacher re-quantized to 3 bits (a student that differs), a tiny
+student distilled live (3 steps), and a cancelled run.
 What the charts and the list show must be the engine's result, number for number."""
 
 from __future__ import annotations
@@ -32,16 +33,18 @@ def _done(qtbot, lab):
     return got, lambda: qtbot.waitUntil(lambda: bool(got) and not lab.bridge.busy, timeout=RUN_MS)
 
 
-def test_compare_teacher_with_itself_as_stored(qtbot, window):
+def test_compare_teacher_with_its_quick_student(qtbot, window):
     lab, view = _lab(qtbot, window)
     part = view.compare
-    assert part.student.currentData() == window.model_record.path  # the quick default
+    assert part.student.currentData() == (window.model_record.path, 3)  # the quick default
+    assert part.student.itemData(1) == window.model_record.path  # as stored, offered next
     part.text.setPlainText(TEXT)
     got, wait = _done(qtbot, lab)
     part.run.click()
     wait()
     r = got[0].result
     assert view.result is r and r.same_tokenizer and len(r.kl) == len(r.labels) > 5
+    assert r.mean_kl > 0.05 and r.agreement < 1  # a student that differs, not the teacher
     xs, ys = part.kl_curve.getData()
     assert list(xs) == list(range(len(r.kl))) and list(ys) == pytest.approx(r.kl, abs=0)
     assert np.mean(ys) == pytest.approx(r.mean_kl)

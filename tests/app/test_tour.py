@@ -164,8 +164,9 @@ def check_quantization(window, ctx, s):
 
 
 def check_distillation(window, ctx, s):
-    lab, r = _lab(window, ctx, "distill")  # the teacher against its own weights as stored
+    lab, r = _lab(window, ctx, "distill")  # the teacher against its 3-bit copy
     assert lab.distill.result is r and r.same_tokenizer
+    assert r.mean_kl > 0.05 and r.student.endswith("re-quantized to 3-bit")
     t_lp = np.array(r.teacher_logprob, dtype=np.float64)
     s_lp = np.array(r.student_logprob, dtype=np.float64)
     assert s.numbers["tokens"] == len(r.kl) == len(t_lp) > 5

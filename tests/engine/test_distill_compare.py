@@ -188,3 +188,22 @@ def test_command_line_against_an_independent_reference(default_model_path, tmp_p
     assert len(engine["kl"]) == len(kl) and kl.mean() > 0.1  # 3 bits move it: not vacuous
     np.testing.assert_allclose(engine["kl"], kl, atol=1e-3)
     assert engine["mean_kl"] == pytest.approx(kl.mean(), abs=1e-4)
+
+
+def test_the_quick_student_is_the_teacher_requantized_and_differs(default_model_path, three_bit):
+    """The Lab's and the tour's quick default: the teacher's own folder re-quantized to
+    QUICK_STUDENT_BITS equals the bare mlx-lm 3-bit copy, and is a real student (KL > 0)."""
+    from engine.backends.mlx.distill_runs import compare_experiment
+    from engine.backends.mlx.loader import load_model
+    from engine.lab.params import QUICK_STUDENT_BITS
+
+    assert QUICK_STUDENT_BITS == 3
+    teacher = load_model(default_model_path, prefer="speed")[0]
+    params = DistillParams(str(default_model_path), TEXT, student_bits=QUICK_STUDENT_BITS)
+    r = compare_experiment(teacher, default_model_path, params, lambda *a: None)
+    bare = compare_models(teacher, three_bit, DistillParams("s", TEXT))
+    np.testing.assert_allclose(r.kl, bare.kl, atol=1e-4)
+    assert r.mean_kl > 0.05 and r.agreement < 1.0  # not the teacher against itself
+    assert r.student.endswith("re-quantized to 3-bit")
+    with pytest.raises(Exception, match="2, 3, 4, 5, 6 or 8 bits"):
+        DistillParams("s", TEXT, student_bits=7)

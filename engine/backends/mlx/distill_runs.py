@@ -35,7 +35,8 @@ def run_distill(record, params, progress=None) -> DistillResult | DistillTrainRe
 
 
 def compare_experiment(teacher, folder: Path, params: DistillParams, reporter) -> DistillResult:
-    """Load the student (the teacher's own folder: its weights as stored) and compare."""
+    """Load the student (another model; the teacher's own folder: its weights as stored;
+    either re-quantized to `params.student_bits`) and compare."""
     from engine.backends.mlx.distill_compare import compare_models
     from engine.backends.mlx.loader import load_model, resolve_model
     from engine.models.catalogue import inspect_model
@@ -43,8 +44,32 @@ def compare_experiment(teacher, folder: Path, params: DistillParams, reporter) -
     reporter("Loading the student…", 0.05)
     path = resolve_model(params.student)
     itself = path.resolve() == folder.resolve()
-    student = load_model(path, prefer=None if itself else "speed")[0]
+    bits = params.student_bits
+    student = load_model(path, prefer=None if itself and not bits else "speed")[0]
+    if bits:
+        student = requantized(student, bits)
     t_info = inspect_model(folder)
     t_name = f"{t_info.name} ({teacher.compute.split(':')[0] or t_info.quantization})"
-    s_name = f"{path.name} (as stored, {inspect_model(path).quantization})" if itself else path.name
+    if bits:
+        s_name = f"{path.name} re-quantized to {bits}-bit"
+    elif itself:
+        s_name = f"{path.name} (as stored, {inspect_model(path).quantization})"
+    else:
+        s_name = path.name
     return compare_models(teacher, student, params, (t_name, s_name), reporter)
+
+
+def requantized(lm, bits: int):
+    """`lm` (a LoadedModel) with its weights dequantized to float32 and quantized again
+    to `bits` bits (group size 64, as mlx_lm convert -q): a student of its own."""
+    import mlx.core as mx
+    import mlx.nn as nn
+
+    from engine.backends.mlx.compute_path import dequantize_float32
+
+    model = dequantize_float32(lm.model)
+    nn.quantize(model, group_size=64, bits=bits)
+    mx.eval(model.parameters())
+    lm.model = model
+    lm.compute = f"{bits}-bit: re-quantized from the stored weights"
+    return lm
