@@ -2,12 +2,15 @@
 
 Bytes are shown in decimal units (1 MB = 10^6 bytes, as the OS file managers of
 macOS and most Linux desktops do), and a value an engine did not report is
-written "not reported", never 0.
+written "not reported", never 0. A limit set in powers of two (20 * 2**20 bytes) is
+said in binary units, "20 MiB" (`binary_size`): a unit names its divisor, never the
+other's.
 """
 
 from __future__ import annotations
 
 NOT_REPORTED = "not reported"
+BINARY_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
 
 
 def human_bytes(n: float | None) -> str:
@@ -19,6 +22,15 @@ def human_bytes(n: float | None) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
         n /= 1000
     return f"{n:.2f} GB"
+
+
+def binary_size(n: int) -> str:
+    """A limit set in powers of two, in binary units: 20 * 2**20 -> '20 MiB',
+    2**30 -> '1 GiB', 1024 -> '1 KiB' (below that, bytes)."""
+    for unit, size in BINARY_UNITS:
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n:,} bytes"
 
 
 def to_mb(n: float | None) -> float | None:

@@ -39,7 +39,7 @@ def add_parser(sub) -> None:
         "import",
         help="add an exported JSON session to the history",
         description="Add an exported JSON session to the history, never replacing what is "
-        "there. The file must be a regular file of at most 1 GB; anything else (a folder, a "
+        "there. The file must be a regular file of at most 1 GiB; anything else (a folder, a "
         "device, a FIFO, a larger file, a damaged export) is refused with exit status 2.",
     )
     i.add_argument("path")

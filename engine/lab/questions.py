@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import SettingsError
+from engine.units import binary_size
 
 MAX_QUESTIONS = 10_000
 MAX_FILE_BYTES = 20 * 2**20
@@ -85,7 +86,7 @@ def load_questions(path: str | Path | None = None) -> list[Question]:
         if not p.is_file():
             raise SettingsError(f"{p}: no such question file (give a .jsonl or .csv file)")
         if p.stat().st_size > MAX_FILE_BYTES:
-            raise SettingsError(f"{p}: over {MAX_FILE_BYTES // 2**20} MB: not a question set")
+            raise SettingsError(f"{p}: over {binary_size(MAX_FILE_BYTES)}: not a question set")
         text = p.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise SettingsError(f"{p}: not UTF-8 text: save the question set as UTF-8") from None

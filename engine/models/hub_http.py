@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from urllib.parse import urljoin, urlsplit
 
 from engine.models.hub_names import HubError, shown
+from engine.units import binary_size
 
 DEADLINE_S = 30.0  # seconds one hub answer (headers, and a listing's body) may take
 CONNECT_S = 5.0  # seconds to connect before saying the hub cannot be reached
@@ -100,7 +101,7 @@ def _read_json(r, what: str, end: float):
     for chunk in r.iter_bytes():
         body += chunk
         if len(body) > MAX_JSON_BYTES:
-            raise HubError(f"{what}: the hub's answer is larger than {MAX_JSON_BYTES >> 20} MB")
+            raise HubError(f"{what}: the hub's answer is larger than {binary_size(MAX_JSON_BYTES)}")
         if time.monotonic() > end:
             raise TimeoutError
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.errors import SettingsError
+from engine.units import binary_size
 
 MAX_FILE_BYTES = 20 * 2**20  # a larger text is refused: split it
 SNIFF_BYTES = 8192  # a NUL byte in the first 8 KiB: a binary file
@@ -27,7 +28,7 @@ def read_text_file(path: Path, label: str | None = None) -> str:
             what = "a folder" if path.is_dir() else "not found"
             raise SettingsError(f"{label}: {what}; give a text file")
         if path.stat().st_size > MAX_FILE_BYTES:
-            raise SettingsError(f"{label} is over {MAX_FILE_BYTES // 2**20} MB: split it")
+            raise SettingsError(f"{label} is over {binary_size(MAX_FILE_BYTES)}: split it")
         data = path.read_bytes()
     except OSError as e:
         raise SettingsError(f"{label}: cannot be read ({e.strerror or e})") from None

@@ -39,6 +39,7 @@ from engine.sessions.session_schema import (
     is_session_id,
     run_number,
 )
+from engine.units import binary_size
 
 # The largest export `import` reads (the whole file is parsed in memory); documented
 # in the README and `logitscope import --help`.
@@ -153,7 +154,7 @@ def _read_capped(path: Path) -> bytes:
             raise SessionImportError(f"{path} is not a regular file: not a session export")
         if info.st_size > MAX_IMPORT_BYTES:
             raise SessionImportError(
-                f"{path} is larger than {MAX_IMPORT_BYTES // 1024**3} GB, the most "
+                f"{path} is larger than {binary_size(MAX_IMPORT_BYTES)}, the most "
                 "`import` reads: not a session export"
             )
         chunks, left = [], MAX_IMPORT_BYTES + 1  # a file growing while read stops here too
@@ -164,7 +165,7 @@ def _read_capped(path: Path) -> bytes:
             chunks.append(chunk)
             left -= len(chunk)
         if left <= 0:
-            raise SessionImportError(f"{path} grew past {MAX_IMPORT_BYTES // 1024**3} GB")
+            raise SessionImportError(f"{path} grew past {binary_size(MAX_IMPORT_BYTES)}")
         return b"".join(chunks)
     except OSError as e:
         raise SessionImportError(f"cannot read {path}: {e.strerror or 'unreadable'}") from e

@@ -90,7 +90,7 @@ def test_a_file_over_the_cap_is_refused_before_reading(data, tmp_path, capsys):
     with open(big, "wb") as f:  # sparse: nothing is really written
         f.truncate(MAX_IMPORT_BYTES + 1)
     assert main(["import", str(big)]) == 2
-    assert "larger than 1 GB" in _one_line(capsys)
+    assert "larger than 1 GiB" in _one_line(capsys)
     assert not data.exists() or not list(data.iterdir())
 
 

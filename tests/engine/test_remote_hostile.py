@@ -104,14 +104,14 @@ def test_nothing_but_keep_alives_is_a_clear_error(server, tmp_path):
 def test_an_endless_event_is_bounded(server, tmp_path):
     server.stream = lambda write: (write(token("a") + b"data: "), forever(write, b"x" * 2**16))
     shown, _ = journaled_run(server, tmp_path)
-    ends_with_error(shown, "one event of more than 16 MB", 1)
+    ends_with_error(shown, "one event of more than 16 MiB", 1)
 
 
 def test_a_token_over_1_mb_is_refused_with_its_size(server, tmp_path):
     server.stream = lambda write: (write(token("a")), write(token("x" * (2**20 + 1))))
     shown, _ = journaled_run(server, tmp_path)
     message = ends_with_error(shown, "a token of 1,048,577 characters (at most 1,048,576", 1)
-    assert "partial answer is kept" in message
+    assert "(at most 1,048,576, 1 MiB)" in message and "partial answer is kept" in message
 
 
 def test_a_5_mb_token_in_a_10_mb_event_is_refused(server, tmp_path):
@@ -404,7 +404,7 @@ def test_a_model_list_that_drips_forever_ends_at_its_deadline(server):
 
 def test_a_model_list_over_16_mb_is_refused(server):
     server.models = lambda write: (write(b'{"data": ['), forever(write, b" " * 2**20))
-    with pytest.raises(ServerError, match="answered with more than 16 MB"):
+    with pytest.raises(ServerError, match="answered with more than 16 MiB"):
         list_models(server, 60.0)
 
 

@@ -44,10 +44,11 @@ from engine.prompt import as_messages, check_text
 from engine.records import ModelRecord, ProgressRecord, Record
 from engine.sessions.sanitize import scrub, scrub_record
 from engine.settings import SamplingSettings
+from engine.units import binary_size
 
 BASE_CAPS = ("chosen_logprob", "raw_top", "entropy_top_k")
 MODELS_TIMEOUT_S = 10.0  # for /v1/models: a slow listing is skipped, not waited for
-MAX_TOKEN_CHARS = 2**20  # one token's (or chunk's) text from a server: 1 MB, beyond is refused
+MAX_TOKEN_CHARS = 2**20  # one token's (or chunk's) text from a server: 1 MiB, beyond is refused
 END_GRACE_S = 5.0  # after max_tokens, how long the usage and finish chunks may take
 CAPABILITIES = {
     "llama.cpp": (*BASE_CAPS, "sampled_top", "timings", "token_ids", "context"),
@@ -374,7 +375,8 @@ def _check_size(text: str, reasoning: str, infos: list) -> None:
     if max(sizes) > MAX_TOKEN_CHARS:
         raise ServerError(
             f"the server sent a token of {max(sizes):,} characters (at most "
-            f"{MAX_TOKEN_CHARS:,}, 1 MB) and the request was stopped; the partial answer is kept"
+            f"{MAX_TOKEN_CHARS:,}, {binary_size(MAX_TOKEN_CHARS)}) and the request was stopped; "
+            "the partial answer is kept"
         )
 
 

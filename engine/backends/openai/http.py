@@ -13,6 +13,7 @@ import httpx
 from engine import environment
 from engine.errors import ServerError, SettingsError
 from engine.sessions.sanitize import clean_text, scrub
+from engine.units import binary_size
 
 CONNECT_S = 10.0
 STALL_S = 120.0  # silence allowed from a server mid-request (env LOGITSCOPE_SERVER_TIMEOUT)
@@ -170,7 +171,7 @@ def _read(r: httpx.Response, url: str, limit: int, deadline: float, cut: bool) -
             if cut:
                 break
             raise RequestFailed(
-                f"{url} answered with more than {limit / 2**20:g} MB: is it an "
+                f"{url} answered with more than {binary_size(limit)}: is it an "
                 "OpenAI-compatible server?",
                 r.status_code,
             )

@@ -21,7 +21,7 @@ from engine.sessions.sanitize import clean_text
 
 POLL_S = 0.05
 HEARTBEAT_S = 5.0
-MAX_EVENT_BYTES = 16 * 2**20  # one SSE event: room for a 1 MB token, its text and bytes twice
+MAX_EVENT_BYTES = 16 * 2**20  # one SSE event: room for a 1 MiB token, its text and bytes twice
 QUEUE_EVENTS = 256  # events read ahead of the consumer; a flooding server waits
 ERROR_BODY_BYTES = 64 * 1024  # of an HTTP error's body, enough for its message
 

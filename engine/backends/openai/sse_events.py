@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from engine.errors import ServerError
+from engine.units import binary_size
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class SSEEvent:
 def too_large(max_bytes: int) -> ServerError:
     """The error for an event (or line) over `max_bytes`."""
     return ServerError(
-        f"the server sent one event of more than {max_bytes / 2**20:g} MB and the "
+        f"the server sent one event of more than {binary_size(max_bytes)} and the "
         "request was stopped; the partial answer is kept"
     )
 
