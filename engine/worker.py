@@ -258,8 +258,13 @@ def worker_main(requests, events, warm: str | None = None) -> None:
         warm: a backend kind whose libraries to import before the first request is
             served (a process started while the window builds); None: on demand.
     """
+    import signal
+
     from engine.backends.base import prepare_process, warm_up
 
+    # Ctrl-C reaches the whole process group: the client decides (cancel, then close);
+    # the engine never dies of it mid-record, nor prints a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     prepare_process()  # e.g. an optimised BLAS for MLX's CPU build, before MLX loads
     worker = _Worker(events)
     work: queue.Queue = queue.Queue()

@@ -57,6 +57,7 @@ def add_parser(sub) -> None:
 
 def cmd_generate(args) -> int:
     """Run `logitscope generate`: stream one answer and journal it; the exit status."""
+    from engine.cli.interrupt import CancelOnInterrupt
     from engine.client import EngineClient
     from engine.records import to_dict
 
@@ -75,6 +76,7 @@ def cmd_generate(args) -> int:
     bar = ProgressDisplay(plain=args.json)
     chunks = ChunkWriter(uuid.uuid4().hex[:24]) if args.format == "openai" else None
     steps = JsonSteps(settings.top_n) if args.json else None  # each step once
+    ctrl_c = CancelOnInterrupt(client).__enter__()  # Ctrl-C: cancelled, journaled, no traceback
     try:
         for record in client.generate(prompt, settings, spec, api_key=key):
             log.record(record)
@@ -100,10 +102,11 @@ def cmd_generate(args) -> int:
                     print(f"logitscope: error: {record.error or 'the run failed'}", file=sys.stderr)
                 status = 1
     finally:
+        ctrl_c.__exit__()
         bar.close()
         client.close()
         log.close()
-    return status
+    return ctrl_c.status(status)
 
 
 def _print_json(record, revision: bool, chunks) -> None:

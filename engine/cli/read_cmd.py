@@ -82,6 +82,7 @@ def read_text(args) -> tuple[str, str]:
 
 def cmd_read(args) -> int:
     """Run `logitscope read`; the exit status (0, 1 for a failed read, 2 for bad input)."""
+    from engine.cli.interrupt import CancelOnInterrupt
     from engine.cli.run_log import RunLogger
     from engine.client import EngineClient
     from engine.records import to_dict
@@ -114,6 +115,7 @@ def cmd_read(args) -> int:
     bar = ProgressDisplay(plain=args.json)
     client = EngineClient()
     status, model, done = 0, None, None
+    ctrl_c = CancelOnInterrupt(client).__enter__()  # Ctrl-C: cancelled, journaled, no traceback
     try:
         for record in client.read(request, spec, api_key=key):
             log.record(record)
@@ -131,9 +133,12 @@ def cmd_read(args) -> int:
                 print(f"logitscope: error: {record.message}", file=sys.stderr)
                 status = 2 if record.kind in ("settings", "model") else 1
     finally:
+        ctrl_c.__exit__()
         bar.close()
         client.close()
         log.close()
+    if ctrl_c.pressed:
+        return ctrl_c.status(status)
     if done is not None and not args.json:
         print(report(done.reading, name, model.name if model else "the model", args.surprising))
     if done is not None and done.finish_reason == "cancelled":
