@@ -32,9 +32,9 @@ from app.charts.base import pen, scroll_not_zoom, track
 from app.core.appearance import themed_style
 from app.core.theme import ENTROPY, RAW, note_color
 from app.session.comparison import MAX_LANES, Comparison, Lane, lane_name
-from app.shell.layout import show_progress
 from app.widgets.controls import SamplingPanel
 from app.widgets.model_picker import fill_models
+from app.widgets.progress_bar import show_progress
 from app.widgets.token_view import TokenView
 from engine.settings import SamplingSettings
 

@@ -30,6 +30,12 @@ from app.playground.shading_bar import ShadingBar
 from app.playground.thinking_view import AnswerViews, ThinkingBlock
 from app.widgets.controls import SamplingPanel
 from app.widgets.fitting_label import FittingLabel
+from app.widgets.progress_bar import (  # noqa: F401 - the shell's callers import them here
+    DOWNLOAD_DONE,
+    progress_idle,
+    show_prefill,
+    show_progress,
+)
 from app.widgets.rendered_view import RenderedView
 from app.widgets.token_view import TokenView
 
@@ -116,38 +122,6 @@ def build_status(status_bar) -> tuple[QLabel, QProgressBar]:
     status_bar.addWidget(label, 1)
     status_bar.addPermanentWidget(progress)
     return label, progress
-
-
-def progress_idle(bar: QProgressBar) -> None:
-    """Hidden with its space kept (retainSizeWhenHidden): no empty box, no re-layout."""
-    bar.setRange(0, 1000)
-    bar.setValue(0)
-    bar.setFormat("")
-    bar.setVisible(False)
-
-
-def show_prefill(bar: QProgressBar, record) -> None:
-    if record.processed < record.total:
-        bar.setVisible(True)
-        bar.setValue(int(1000 * record.processed / max(record.total, 1)))
-        bar.setFormat(f"Prefill {record.processed}/{record.total}")
-    else:
-        progress_idle(bar)
-
-
-DOWNLOAD_DONE = 0.1  # below this fraction the model is still downloading (no byte count)
-
-
-def show_progress(bar: QProgressBar, message: str, fraction: float) -> None:
-    """A progress record on the status bar's bar; the download itself reports no
-    fraction, so the bar is a busy one until unpacking starts."""
-    bar.setVisible(True)
-    bar.setRange(0, 0 if fraction < DOWNLOAD_DONE else 1000)
-    bar.setValue(int(fraction * 1000))
-    # The words go whole in the status line beside it; the narrow bar shows its share
-    # (a model's name in 260 px read "Loading Sm…").
-    bar.setFormat(f"{fraction:.0%}" if fraction >= DOWNLOAD_DONE else "")
-    bar.setToolTip(message)
 
 
 def box_css(kind: str, selector: str, extra: str = "") -> str:
