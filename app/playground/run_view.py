@@ -4,8 +4,9 @@ run on screen.
 It subscribes to the session adapter (a run shown, a step selected, a run ended)
 and is fed the stream's token batches; charts redraw one per timer tick while
 streaming (each at most every STREAM_REFRESH_S: paint is what costs), all at once
-when the run or the step changes; the status line at most 4 times a second. When
-another run comes on screen every readout starts afresh.
+when the run or the step changes; the status line at most 4 times a second (a
+narrow window drops its other figures before the prompt's share from the cache).
+When another run comes on screen every readout starts afresh.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from PySide6.QtCore import QObject, QTimer
 from app.charts.panel import CHARTS
 from app.core.session_signals import SessionSignals
 from app.playground.status_line import status_text
+from app.widgets.fitting_label import FittingLabel
 
 STATUS_MS = 250
 REDRAW_MS = 33  # one chart per tick while streaming: each chart ~6 Hz, no long paint stalls
@@ -40,6 +42,8 @@ class RunView(QObject):
         super().__init__(parent)
         self.model, self.session = model, model.session
         self.answer, self.charts, self.status_label = answer, charts, status_label
+        if isinstance(status_label, FittingLabel):  # a narrow window keeps the cache figure
+            status_label.keep_first_detail()  # "TTFT 0.12 s (75 of 76 tokens from cache)"
         self.follow_button, self.viewing_label = follow_button, viewing_label
         self.temperature = temperature
         self.dirty: list[str] = []  # charts waiting for a redraw, oldest first

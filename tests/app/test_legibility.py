@@ -157,6 +157,38 @@ def test_the_status_line_drops_details_rather_than_cut_words(qtbot):
     assert label.shown_text() == STATUS
 
 
+def test_shorter_forms_can_keep_the_first_parts_detail():
+    forms = shorter_forms("a (x) · b · c (y)", keep_first_detail=True)
+    assert forms == ["a (x) · b · c (y)", "a (x) · b · c", "a (x) · b", "a (x)", "a"]
+
+
+CACHED = "TTFT 0.12 s (75 of 76 tokens from cache)"
+
+
+CACHED_STATUS = STATUS.replace("TTFT 0.60 s (17 of 38 from cache)", CACHED)
+AT_1024 = (  # the other details go first, then the last part (energy)
+    f"{CACHED} · prefill 68.0 tok/s · decode 7.0 tok/s · 12 tokens · peak 553.1 MB · CPU · "
+    "stopped at max tokens"
+)
+
+
+@pytest.mark.parametrize("width, expected", [(1024, AT_1024), (1440, CACHED_STATUS)])
+def test_the_status_line_keeps_the_cache_figure_at_common_widths(qtbot, width, expected):
+    """The playground's status line (RunView asks its label to keep the first detail)
+    drops the other details and the last parts before "(75 of 76 tokens from cache)"."""
+    bar = QStatusBar()
+    qtbot.addWidget(bar)
+    from app.shell.layout import build_status
+
+    label, _progress = build_status(bar)
+    label.keep_first_detail()
+    label.setText(CACHED_STATUS)
+    _settle(qtbot, bar, (width, 24))
+    assert label.shown_text() == expected
+    assert label.fontMetrics().horizontalAdvance(expected) <= label.contentsRect().width()
+    assert label.text() == CACHED_STATUS and label.toolTip() == CACHED_STATUS  # on hover
+
+
 def test_the_chart_hint_keeps_whole_words_in_a_narrow_chart(qtbot):
     panel = ChartsPanel()
     qtbot.addWidget(panel)

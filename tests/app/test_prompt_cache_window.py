@@ -14,6 +14,13 @@ def test_rerun_reuses_the_cache_and_cold_run_does_not(qtbot, replay_window):
         replay_window.status_label.text()
     )
     assert [t.token_id for t in again.tokens] == [t.token_id for t in first.tokens]
+    cache = f"({again.done.cached_tokens} of {again.done.prompt_tokens} tokens from cache)"
+    for width, height in ((1024, 700), (1440, 900)):  # the figure stays at common widths
+        replay_window.resize(width, height)
+        qtbot.waitUntil(lambda w=width: replay_window.width() == w, timeout=5_000)
+        qtbot.wait(50)
+        shown = replay_window.status_label.shown_text()
+        assert shown.startswith(f"TTFT {again.done.ttft_s:.2f} s {cache} · prefill"), shown
     replay_window.prompt.setPlainText("Name two rivers.")
     replay_window.run(cold=True)
     qtbot.waitUntil(lambda: replay_window.state.done is not None, timeout=120_000)
