@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from engine import bounded_json
 from engine.errors import SettingsError
 from engine.prompt import encode_prompt
 from engine.serve import events_feed
@@ -73,9 +74,11 @@ async def _read_json(request: Request):
         data += part
         if len(data) > MAX_BODY:
             raise _too_large(None)
-    try:
-        return json.loads(bytes(data).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    try:  # nesting and number literals bounded before the parser recurses or overflows
+        return bounded_json.loads(bytes(data), what="the request body")
+    except bounded_json.JsonLimitError as e:
+        raise ApiError(400, str(e), code="invalid_json") from None
+    except ValueError:  # not JSON, or bytes that do not decode
         raise ApiError(400, "the request body is not valid JSON", code="invalid_json") from None
 
 

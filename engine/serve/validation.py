@@ -4,6 +4,8 @@ Each bad field gives one ApiError (400) naming it, in OpenAI's words where OpenA
 has them. Fields a client sends that change nothing here (`user`, `metadata`…)
 are ignored; fields that would change the answer and are not supported (n > 1,
 tools, non-zero frequency or presence penalties) are refused rather than ignored.
+Every check looks at a value's type before using it: a list where text belongs, or
+a 400-digit whole number where a float belongs, is a 400, never an exception.
 """
 
 from __future__ import annotations
@@ -46,14 +48,16 @@ def _number(body: dict, key: str, default, lo, hi, lo_open=False, hi_open=False)
     v = body.get(key)
     if v is None:
         return default
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise _bad(key, f"'{key}' must be a finite number, got {json_repr(v)}")
+    if isinstance(v, float) and not math.isfinite(v):  # a whole number compares exactly
         raise _bad(key, f"'{key}' must be a finite number, got {json_repr(v)}")
     low_ok = v > lo if lo_open else v >= lo
     high_ok = v < hi if hi_open else v <= hi
     if not (low_ok and high_ok):
         a, b = "(" if lo_open else "[", ")" if hi_open else "]"
-        raise _bad(key, f"'{key}' must be in {a}{lo:g}, {hi:g}{b}, got {v}")
-    return float(v)
+        raise _bad(key, f"'{key}' must be in {a}{lo:g}, {hi:g}{b}, got {json_repr(v)}")
+    return float(v)  # in range: a whole number this small converts
 
 
 def _int(body: dict, key: str, default, lo: int, hi: int) -> int | None:
@@ -63,7 +67,7 @@ def _int(body: dict, key: str, default, lo: int, hi: int) -> int | None:
     if isinstance(v, bool) or not isinstance(v, int):
         raise _bad(key, f"'{key}' must be a whole number, got {json_repr(v)}")
     if not lo <= v <= hi:
-        raise _bad(key, f"'{key}' must be from {lo} to {hi}, got {v}")
+        raise _bad(key, f"'{key}' must be from {lo} to {hi}, got {json_repr(v)}")
     return v
 
 
@@ -78,7 +82,10 @@ def _bool(body: dict, key: str, default: bool) -> bool:
 
 def json_repr(v) -> str:
     """A short, safe rendering of a bad value for an error message."""
-    text = repr(v)
+    try:
+        text = repr(v)
+    except ValueError:  # a whole number past Python's digit limit for text
+        return "a number too long to show"
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -99,13 +106,14 @@ def _messages(body: dict) -> list[dict]:
         raise _bad("messages", "'messages' must be a non-empty list of {role, content}")
     out = []
     for i, m in enumerate(msgs):
-        if not isinstance(m, dict) or m.get("role") not in ROLES:
+        role = m.get("role") if isinstance(m, dict) else None
+        if not isinstance(role, str) or role not in ROLES:
             raise _bad(
                 f"messages[{i}].role",
                 f"messages[{i}] must be an object with a role of system, developer, "
                 "user or assistant",
             )
-        out.append({"role": ROLES[m["role"]], "content": _content(m, i)})
+        out.append({"role": ROLES[role], "content": _content(m, i)})
     return out
 
 
