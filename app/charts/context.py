@@ -12,8 +12,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from app.charts.base import NOT_REPORTED, empty_text, set_title, show_empty, style_plot, view_point
+from app.core.appearance import on_theme
 from app.core.theme import (
-    AXIS,
     CHOSEN,
     EARLIER_ANSWER,
     EARLIER_USER,
@@ -43,9 +43,8 @@ class ContextChart(pg.PlotWidget):
         # The whole window's tokens, beside its row (row 0, on top); no axis label: the row's
         # own "whole window" label names it, and a chart ~120 px high has no line to spare.
         plot.showAxis("top")
-        top = plot.getAxis("top")
+        top = plot.getAxis("top")  # its colours follow the theme with the others (base.py)
         top.setTickFont(plot.getAxis("bottom").style["tickFont"])
-        top.setTextPen(AXIS)
         top.enableAutoSIPrefix(False)
         plot.setMouseEnabled(x=False, y=False)
         self.bars = {
@@ -67,8 +66,9 @@ class ContextChart(pg.PlotWidget):
             height=0.8,
             width=[0],
             brush=None,
-            pen=pg.mkPen("#222", width=2, style=Qt.DashLine),
         )
+        self._paint_outline()
+        on_theme(self, ContextChart._paint_outline)  # a dark outline vanishes on a dark chart
         for bar in self.bars.values():
             plot.addItem(bar)
         # The selected step's token in the used row: a short upright tick across row 1.
@@ -94,6 +94,10 @@ class ContextChart(pg.PlotWidget):
         self.zoom = 1.0
         self.used_ticks: list[tuple[float, str]] = []  # (x in the plot, used-row token)
         self.update_from(RunState())
+
+    def _paint_outline(self) -> None:
+        """The cached prompt's outline in the theme's axis colour (readable on its chart)."""
+        self.bars["cached"].setOpts(pen=pg.mkPen(chart_colors()[1], width=1, style=Qt.DashLine))
 
     def update_from(self, state: RunState) -> None:
         ctx = (state.model.context_length or 0) if state.model else 0

@@ -6,11 +6,14 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtWidgets import QApplication
 
+from app.charts.context import ContextChart
 from app.charts.distribution import DistributionChart
 from app.core import appearance, theme
 from app.widgets.token_view import TokenView
 from engine.prob_scale import SCALES, contrast_ratio, prob_rgb, text_rgb
 from engine.records import TokenRecord
+
+MIN_CONTRAST = 4.5  # WCAG AA for text
 
 
 def _colors(chart: pg.PlotWidget) -> tuple[str, str, str]:
@@ -44,6 +47,49 @@ def test_switching_theme_repaints_existing_charts(qtbot, restore_palette):
     assert chart.getPlotItem().titleLabel.opts["color"] == theme.DARK_AXIS
     appearance.apply_theme("light")
     assert _colors(chart) == ("#ffffff", theme.AXIS, theme.AXIS)
+
+
+def _rgb(color) -> tuple[int, int, int]:
+    return color.red(), color.green(), color.blue()
+
+
+def _context_contrasts(chart: ContextChart) -> dict[str, float]:
+    """Contrast against the chart's background of each axis's text, ticks and title
+    (the whole window's axis on top, the rows on the left, the used part's below) and
+    of the cached prompt's outline."""
+    from PySide6.QtGui import QColor
+
+    bg = _rgb(chart.backgroundBrush().color())
+    plot = chart.getPlotItem()
+    ratios = {}
+    for name in ("top", "left", "bottom"):
+        axis = plot.getAxis(name)
+        ratios[f"{name} text"] = contrast_ratio(_rgb(axis.textPen().color()), bg)
+        ratios[f"{name} ticks"] = contrast_ratio(_rgb(axis.tickPen().color()), bg)
+        ratios[f"{name} title"] = contrast_ratio(_rgb(QColor(axis.labelStyle["color"])), bg)
+    outline = chart.bars["cached"].opts["pen"].color()
+    ratios["cached outline"] = contrast_ratio(_rgb(outline), bg)
+    return ratios
+
+
+def test_context_chart_axes_are_readable_when_made_under_the_dark_theme(qtbot, restore_palette):
+    appearance.apply_theme("dark")
+    chart = ContextChart()
+    qtbot.addWidget(chart)
+    assert chart.backgroundBrush().color().name() == theme.DARK_PLOT_BG
+    assert chart.getPlotItem().getAxis("top").textPen().color().name() == theme.DARK_AXIS
+    for part, ratio in _context_contrasts(chart).items():
+        assert ratio >= MIN_CONTRAST, f"{part}: {ratio:.2f}:1 on the dark chart"
+
+
+def test_context_chart_axes_follow_a_change_of_theme(qtbot, restore_palette):
+    appearance.apply_theme("light")
+    chart = ContextChart()
+    qtbot.addWidget(chart)
+    for mode in ("dark", "light"):
+        appearance.apply_theme(mode)
+        for part, ratio in _context_contrasts(chart).items():
+            assert ratio >= MIN_CONTRAST, f"{part}: {ratio:.2f}:1 in {mode}"
 
 
 @pytest.mark.parametrize("scale", sorted(SCALES))
