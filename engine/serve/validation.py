@@ -3,7 +3,8 @@
 Each bad field gives one ApiError (400) naming it, in OpenAI's words where OpenAI
 has them. Fields a client sends that change nothing here (`user`, `metadata`…)
 are ignored; fields that would change the answer and are not supported (n > 1,
-tools, non-zero frequency or presence penalties) are refused rather than ignored.
+tools, non-zero frequency or presence penalties; on /v1/completions `echo`,
+`best_of` other than 1 and a non-empty `suffix`) are refused rather than ignored.
 Every check looks at a value's type before using it: a list where text belongs, or
 a 400-digit whole number where a float belongs, is a 400, never an exception.
 """
@@ -91,10 +92,14 @@ def json_repr(v) -> str:
 
 def _content(m: dict, i: int) -> str:
     c = m.get("content")
-    if isinstance(c, list):  # content parts: only text ones
+    if isinstance(c, list):  # content parts: only text ones, each with its text
         if not all(isinstance(p, dict) and p.get("type") == "text" for p in c):
             raise _bad(f"messages[{i}].content", "only text content parts are supported")
-        c = "".join(str(p.get("text", "")) for p in c)
+        for j, p in enumerate(c):
+            if not isinstance(p.get("text"), str):
+                where = f"messages[{i}].content[{j}].text"
+                raise _bad(where, f"{where} must be text, got {json_repr(p.get('text'))}")
+        c = "".join(p["text"] for p in c)
     if not isinstance(c, str):
         raise _bad(f"messages[{i}].content", f"messages[{i}].content must be text")
     return c
@@ -150,6 +155,23 @@ def _logprobs(body: dict, chat: bool) -> tuple[bool, int]:
     return top is not None, top or 0
 
 
+def _refuse_completions_only(body: dict) -> None:
+    """/v1/completions' own fields that would change the answer: refused, never ignored."""
+    if _bool(body, "echo", False):
+        raise _bad(
+            "echo",
+            "'echo' is not supported: this server returns neither the prompt nor its "
+            "tokens' log-probabilities, only the completion's",
+        )
+    if _int(body, "best_of", 1, 1, 1_000_000) != 1:
+        raise _bad("best_of", "only best_of=1 is supported: send one request per answer")
+    suffix = body.get("suffix")
+    if suffix is not None and not isinstance(suffix, str):
+        raise _bad("suffix", f"'suffix' must be text, got {json_repr(suffix)}")
+    if suffix:
+        raise _bad("suffix", "'suffix' is not supported: the answer only continues the prompt")
+
+
 def _refuse_unsupported(body: dict) -> None:
     n = _int(body, "n", 1, 1, 1_000_000)
     if n != 1:
@@ -177,6 +199,8 @@ def parse_request(body, chat: bool) -> ServeRequest:
     if model is not None and not isinstance(model, str):
         raise _bad("model", "'model' must be text")
     prompt = _messages(body) if chat else _prompt(body)
+    if not chat:
+        _refuse_completions_only(body)
     _refuse_unsupported(body)
     max_tokens = _int(body, "max_completion_tokens", None, 1, 10**9)
     max_tokens = _int(body, "max_tokens", max_tokens, 1, 10**9)

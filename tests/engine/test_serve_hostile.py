@@ -13,6 +13,7 @@ import pytest
 from engine.serve.errors import ApiError
 from engine.serve.server import ServeOptions, start
 from engine.serve.validation import parse_request
+from engine.sessions.journal import read_session
 
 HI = [{"role": "user", "content": "hi"}]
 DIGITS_400 = "9" * 400  # past float's range: float() overflows, and past the body's limit
@@ -141,3 +142,68 @@ def test_a_client_retrying_bad_input_is_answered_the_same_and_good_input_still_r
     assert r.status_code == 200, r.text
     assert r.json()["usage"]["completion_tokens"] == 1
     assert "Traceback" not in capfd.readouterr().err
+
+
+def _completion(**fields) -> bytes:
+    return json.dumps({"prompt": "The sky is", "max_tokens": 1, **fields}).encode()
+
+
+def _parts(*texts) -> bytes:
+    content = [{"type": "text", "text": t} for t in texts]
+    return _chat(messages=[{"role": "user", "content": content}])
+
+
+REFUSED_FIELDS = [
+    # (id, route, body, param, words in the message)
+    ("echo-and-logprobs", "/completions", _completion(echo=True, logprobs=2), "echo",
+     "'echo' is not supported"),
+    ("echo-alone", "/completions", _completion(echo=True), "echo", "'echo' is not supported"),
+    ("echo-not-bool", "/completions", _completion(echo="yes"), "echo",
+     "'echo' must be true or false"),
+    ("best-of-2", "/completions", _completion(best_of=2), "best_of",
+     "only best_of=1 is supported"),
+    ("best-of-text", "/completions", _completion(best_of="1"), "best_of",
+     "'best_of' must be a whole number"),
+    ("suffix", "/completions", _completion(suffix=" and the sea"), "suffix",
+     "'suffix' is not supported"),
+    ("suffix-not-text", "/completions", _completion(suffix=3), "suffix", "'suffix' must be text"),
+    ("part-text-object", "/chat/completions", _parts({"a": 1}), "messages[0].content[0].text",
+     "messages[0].content[0].text must be text, got {'a': 1}"),
+    ("part-text-missing", "/chat/completions",
+     _chat(messages=[{"role": "user", "content": [{"type": "text"}]}]),
+     "messages[0].content[0].text", "must be text, got None"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("route", "body", "param", "words"),
+    [f[1:] for f in REFUSED_FIELDS],
+    ids=[f[0] for f in REFUSED_FIELDS],
+)
+def test_fields_that_would_change_the_answer_are_refused_by_name(
+    server, capfd, route, body, param, words
+):
+    journal_before = server.journal.path.read_bytes()
+    err = _error(_post(server, route, body), 400)
+    assert (err["param"], err["code"]) == (param, "invalid_value")
+    assert words in err["message"]
+    assert server.journal.path.read_bytes() == journal_before
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_their_neutral_values_are_accepted_and_text_parts_are_joined_exactly(server):
+    plain = _post(server, "/completions", _completion(temperature=0))
+    neutral = _post(
+        server,
+        "/completions",
+        _completion(temperature=0, echo=False, best_of=1, suffix="", logprobs=None),
+    )
+    assert plain.status_code == neutral.status_code == 200, neutral.text
+    text = plain.json()["choices"][0]["text"]
+    assert neutral.json()["choices"][0]["text"] == text  # no prompt echoed in front
+    assert _post(server, "/completions", _completion(suffix=None)).status_code == 200
+    r = _post(server, "/chat/completions", _parts("Name a ", "", "colour."))
+    assert r.status_code == 200, r.text
+    run = read_session(server.journal.path).runs[-1]
+    assert run.prompt == "Name a colour."
+    assert len(run.tokens) == 1
