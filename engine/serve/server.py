@@ -1,4 +1,9 @@
-"""Starting the server: load the model, open the "server" session, run uvicorn.
+"""Starting the server: claim the port, load the model, open the "server" session,
+run uvicorn.
+
+The port is bound before anything else is done, so a port in use (or an address
+that is not this machine's) is one sentence naming --port or --host, with no model
+loaded and no empty session left in History; uvicorn is handed the bound socket.
 
 `serve()` runs in the foreground until Ctrl-C (the CLI); `start()` runs it on a
 thread and returns a handle with the bound port (tests, benchmarks, and a GUI
@@ -7,6 +12,8 @@ that starts it from a menu). Listening beyond the loopback needs an API key.
 
 from __future__ import annotations
 
+import errno
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -18,6 +25,7 @@ from engine.serve.scheduler import DEFAULT_BATCH, DEFAULT_QUEUE, Scheduler
 from engine.sessions.journal import Journal
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+LISTEN_BACKLOG = 2048  # connections the kernel queues before accepting (uvicorn's default)
 
 
 @dataclass(frozen=True)
@@ -49,10 +57,59 @@ def check_options(options: ServeOptions) -> None:
         raise SettingsError(f"--port must be from 0 to 65535, got {options.port}")
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to `host`:`port` and listening (port 0: any free port).
+
+    Raises:
+        SettingsError: the port is in use or reserved, or the host is not this
+            machine's; one sentence saying which option to change.
+    """
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except (socket.gaierror, UnicodeError):
+        raise SettingsError(
+            f"{host} is not an address this machine can listen on: give one of its "
+            "addresses with --host (127.0.0.1: this machine only)"
+        ) from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+        sock.bind(address)
+        sock.listen(LISTEN_BACKLOG)
+    except OSError as e:
+        sock.close()
+        raise SettingsError(_listen_error(host, port, e)) from None
+    return sock
+
+
+def _listen_error(host: str, port: int, e: OSError) -> str:
+    if e.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} on {host} is in use: another program (perhaps another "
+            "logitscope serve) listens there; choose another with --port"
+        )
+    if e.errno == errno.EACCES:
+        return (
+            f"port {port} on {host} is reserved for the administrator: choose one from "
+            "1024 up with --port"
+        )
+    if e.errno == errno.EADDRNOTAVAIL:
+        return (
+            f"{host} is not an address of this machine: give one of its addresses with "
+            "--host (127.0.0.1: this machine only)"
+        )
+    reason = e.strerror or str(e)
+    return f"cannot listen on port {port} of {host} ({reason}): choose another with --port"
+
+
 @dataclass
 class Served:
-    """A prepared server: the app, its scheduler, the journal and the model's record."""
+    """A prepared server: its listening socket, the app, its scheduler, the journal and
+    the model's record."""
 
+    socket: socket.socket
     app: object
     scheduler: Scheduler
     journal: Journal | None
@@ -60,13 +117,27 @@ class Served:
 
 
 def prepare(options: ServeOptions, progress=None) -> Served:
-    """Load the model and build the app and scheduler (the model thread is started)."""
+    """Claim the port, load the model and build the app and scheduler (the model thread
+    is started). Nothing is loaded or journaled when the port cannot be had.
+
+    Raises:
+        SettingsError: bad options, or the port cannot be listened on.
+    """
+    check_options(options)
+    sock = listen(options.host, options.port)
+    try:
+        return _load(options, sock, progress)
+    except BaseException:
+        sock.close()
+        raise
+
+
+def _load(options: ServeOptions, sock: socket.socket, progress) -> Served:
     import mlx_lm.generate  # noqa: F401 - its MLX stream made on this thread, not the model's
 
     from engine.backends.mlx.backend import MLXBackend
     from engine.serve.runs import model_dict
 
-    check_options(options)
     backend = MLXBackend()
     # float32 on the BLAS, as the lab runs: a batch's matrix products pay for it
     backend.prefer = environment.text("LOGITSCOPE_COMPUTE") or "speed"
@@ -76,7 +147,8 @@ def prepare(options: ServeOptions, progress=None) -> Served:
     scheduler = Scheduler(lm, model_dict(record), journal, options.max_batch, options.max_queue)
     scheduler.start()
     state = ServeState(record.name, lm.context_length, lm.tokenizer, scheduler, options.api_key)
-    return Served(make_app(state, list(options.cors) or None), scheduler, journal, record)
+    app = make_app(state, list(options.cors) or None)
+    return Served(sock, app, scheduler, journal, record)
 
 
 def _config(served: Served, options: ServeOptions):
@@ -102,7 +174,7 @@ def serve(options: ServeOptions, progress=None, ready=None) -> None:
     if ready is not None:
         threading.Thread(target=_announce, args=(server, ready), daemon=True).start()
     try:
-        server.run()
+        server.run(sockets=[served.socket])
     finally:
         served.scheduler.stop()
 
@@ -140,7 +212,9 @@ def start(options: ServeOptions, progress=None, timeout_s: float = 120) -> Handl
     served = prepare(options, progress)
     server = uvicorn.Server(_config(served, options))
     server.install_signal_handlers = lambda: None  # not the main thread
-    thread = threading.Thread(target=server.run, name="serve-http", daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [served.socket]}, name="serve-http", daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + timeout_s
     while not server.started:
