@@ -7,6 +7,7 @@ import os
 import sys
 
 from engine.errors import SettingsError
+from engine.reading.request import MAX_TEXT_CHARS
 from engine.settings import SamplingSettings
 
 API_KEY_HELP = "name of the environment variable holding the server's API key"
@@ -99,14 +100,7 @@ def read_prompt(value: str) -> str:
         SettingsError: undecodable bytes or a lone surrogate in the prompt.
     """
     if value == "-":
-        raw = sys.stdin.buffer.read()
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise SettingsError(
-                f"the prompt on standard input is not valid UTF-8 (byte {e.start}): "
-                "save it as UTF-8 text"
-            ) from None
+        return read_stdin_text()
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as e:
@@ -115,6 +109,52 @@ def read_prompt(value: str) -> str:
             "check the terminal's encoding, or pass the prompt on stdin with --prompt -"
         ) from None
     return value
+
+
+STDIN_CHUNK_BYTES = 1 << 16  # standard input is read this much at a time
+
+
+def read_stdin_text(max_chars: int = MAX_TEXT_CHARS) -> str:
+    """Standard input as UTF-8 text, read in chunks and refused as soon as it passes
+    `max_chars` characters or holds a NUL byte: an endless stream (/dev/zero, `yes`)
+    costs one chunk of memory and Ctrl-C works while it is read.
+
+    Raises:
+        SettingsError: a NUL byte (binary data), invalid UTF-8 or over `max_chars`.
+    """
+    import codecs
+
+    stream = sys.stdin.buffer
+    read = getattr(stream, "read1", stream.read)  # read1: what is there, without waiting for more
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    parts: list[str] = []
+    chars = offset = 0
+    while True:
+        chunk = read(STDIN_CHUNK_BYTES)
+        if b"\x00" in chunk:
+            raise SettingsError(
+                f"standard input holds a NUL byte (byte {offset + chunk.index(0)}): it is "
+                "binary data, not a text; give UTF-8 text"
+            )
+        pending = len(decoder.getstate()[0])
+        try:
+            piece = decoder.decode(chunk, final=not chunk)
+        except UnicodeDecodeError as e:
+            at = offset - pending + e.start
+            raise SettingsError(
+                f"the prompt on standard input is not valid UTF-8 (byte {at}): "
+                "save it as UTF-8 text"
+            ) from None
+        chars += len(piece)
+        if chars > max_chars:
+            raise SettingsError(
+                f"standard input is over {max_chars:,} characters, the most read at once: "
+                "split the text"
+            )
+        parts.append(piece)
+        if not chunk:
+            return "".join(parts)
+        offset += len(chunk)
 
 
 def settings_from(args) -> SamplingSettings:
