@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.continuation import own_choices
+from engine.run_kind import generated
+
 TPS_WINDOW = 8  # tokens in the moving average
 
 
@@ -49,3 +52,22 @@ def rolling_tps(elapsed) -> np.ndarray:
     np.divide(np.arange(n) - j, dt, out=out, where=dt > 0)
     out[0] = np.nan
     return out
+
+
+def streaming_figures(tokens, branch: dict | None) -> tuple[float | None, float | None]:
+    """A run's TTFT and decode tokens/s before its DoneRecord, counted as the engine
+    counts them there: over the steps the model sampled in this run. A branch's
+    inherited prefix (engine/run_kind.py) and a token chosen by the person are left
+    out: the first sampled step is the first token, the rest are decode steps.
+
+    Args:
+        tokens: the run's token records so far, by step.
+        branch: the run's branch field, or None.
+
+    Returns:
+        (seconds to the first sampled token, decode tokens/s per `decode_tps`); None
+        where not measurable yet.
+    """
+    timed = own_choices(generated(tokens, branch))
+    ttft = timed[0].elapsed_s if timed else None
+    return ttft, decode_rate([t.elapsed_s for t in timed])

@@ -165,8 +165,12 @@ class DistributionChart(pg.PlotWidget):
 
     def _clicked(self, event) -> None:
         """A click on a candidate's bar: a menu to continue the answer with it."""
+        from app.widgets.branch_menu import offers_branches
+
         i = self.bar_at(event.scenePos())
         if self.branches is None or self.record is None or i is None:
+            return
+        if not offers_branches(self.record):  # a token of a text read: nothing to branch
             return
         self.branch_menu(i).popup(event.screenPos().toPoint())
         event.accept()

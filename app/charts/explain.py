@@ -10,7 +10,7 @@ from app.session.run_state import RunState
 from engine import temperature as temp_curve
 from engine.costs import money
 from engine.run_cost import api_label, run_cost
-from engine.series import decode_rate
+from engine.series import streaming_figures
 from engine.units import fmt_or_na, human_bytes
 
 EMPTY = "Run a prompt to see this chart with real numbers."
@@ -102,7 +102,7 @@ def throughput(state: RunState, _t: float = 0.0) -> str:
     if d is None and not state.n:
         return f"{lead}\n\n{EMPTY}"
     if d is None:
-        rate = decode_rate(state.elapsed[: state.n])
+        _ttft, rate = streaming_figures(state.tokens, state.branch)  # a branch's own steps
         return f"{lead}\n\nSo far: decode {fmt_or_na(rate, '.1f', 'tok/s')}."
     return (
         f"{lead}\n\nThis run: TTFT {fmt_or_na(d.ttft_s, '.2f', 's')}, prefill "

@@ -1,7 +1,10 @@
 """Throughput over the run: decode tokens/s against time, the prefill phase
 shaded, time to first token marked, and the selected step's time (a vertical
 line; its rolling rate in the title) so the chart follows the step the person
-clicked, like every other chart."""
+clicked, like every other chart.
+
+A branch (or a sampled future) draws only the steps it generated: the steps it
+inherited from its parent (engine/run_kind.py) were copied in at 0 s, not timed."""
 
 from __future__ import annotations
 
@@ -12,7 +15,8 @@ from PySide6.QtCore import Qt
 from app.charts.base import empty_text, pen, set_title, show_empty, style_plot, view_point
 from app.core.theme import CHOSEN, OUTPUT, PROMPT
 from app.session.run_state import RunState
-from engine.series import decode_rate, rolling_tps
+from engine.run_kind import first_generated_step
+from engine.series import rolling_tps, streaming_figures
 from engine.units import fmt_or_na
 
 
@@ -41,6 +45,7 @@ class ThroughputChart(pg.PlotWidget):
         self.empty = empty_text(plot, "Run a prompt to see prefill and decode speed")
         self.tps = np.zeros(0)
         self.times = np.zeros(0)
+        self.first = 0  # the step `times[0]` is: a branch's first generated step
         self.update_from(RunState())
 
     def update_from(self, state: RunState) -> None:
@@ -51,9 +56,10 @@ class ThroughputChart(pg.PlotWidget):
         empty = n == 0 and state.prefill is None
         show_empty(self.getPlotItem(), self.empty, empty, x=(0, 1), y=(0, 10))
         self.prefill_label.setVisible(not empty)
+        live_ttft, live_tps = streaming_figures(state.tokens, state.branch)
         ttft = state.done.ttft_s if state.done else None
-        if ttft is None and n:
-            ttft = state.tokens[0].elapsed_s
+        if ttft is None:
+            ttft = live_ttft
         prefill_end = (
             ttft if ttft is not None else (state.prefill.elapsed_s if state.prefill else 0)
         )
@@ -62,19 +68,20 @@ class ThroughputChart(pg.PlotWidget):
         if ttft is not None:
             self.ttft_line.setValue(ttft)
             self.ttft_line.label.setFormat(f"TTFT {ttft:.2f}s")
-        t = state.elapsed[:n]
+        self.first = min(first_generated_step(state.branch), n)
+        t = state.elapsed[self.first : n]  # the steps this run generated
         self.times = np.array(t)
         self.tps = rolling_tps(t)
         self.curve.setData(t, self.tps, connect="finite")
         finite = np.isfinite(self.tps).any()
-        top = float(np.nanmax(self.tps)) * 1.2 if n > 1 and finite else 10.0
+        top = float(np.nanmax(self.tps)) * 1.2 if len(t) > 1 and finite else 10.0
         self.prefill_label.setPos(0, top)
         if not empty:
-            right = max(float(t[-1]) if n else 0, prefill_end, 1.0)
+            right = max(float(t[-1]) if len(t) else 0, prefill_end, 1.0)
             self.getPlotItem().setRange(xRange=(0, right), yRange=(0, top), padding=0.03)
             # A short prefill leaves no room for its word beside the TTFT label.
             self.prefill_label.setVisible(ttft is None or prefill_end > 0.2 * right)
-        tps = state.done.decode_tps if state.done else decode_rate(t)
+        tps = state.done.decode_tps if state.done else live_tps
         detail = "no run yet" if empty else f"decode {fmt_or_na(tps, '.1f', 'tok/s')}"
         if state.done is not None and state.done.timings_from == "client":
             detail += " · curve as received"  # the server reports no timings of its own
@@ -105,12 +112,15 @@ class ThroughputChart(pg.PlotWidget):
         """The selected step's time marked; ' · step N at t s: R tok/s' for the title
         ('' when following the latest token)."""
         step = state.selected if state.selected is not None and state.selected < state.n else None
-        self.step_line.setVisible(step is not None)
+        own = step is not None and step >= self.first
+        self.step_line.setVisible(own)
         if step is None:
             return ""
-        t = float(self.times[step])
+        if not own:
+            return f" · step {step}: the parent run's, not timed in this branch"
+        t = float(self.times[step - self.first])
         self.step_line.setValue(t)
-        rate = self.tps[step]
+        rate = self.tps[step - self.first]
         speed = "first token" if np.isnan(rate) else f"{rate:.1f} tok/s"
         return f" · step {step} at {t:.2f} s: {speed}"
 
@@ -122,4 +132,4 @@ class ThroughputChart(pg.PlotWidget):
         k = int(np.argmin(np.abs(self.times - p.x())))
         rate = self.tps[k]
         speed = "first token (no speed yet)" if np.isnan(rate) else f"{rate:.1f} tok/s (last 8)"
-        return f"t={self.times[k]:.2f} s · step {k} · {speed}"
+        return f"t={self.times[k]:.2f} s · step {self.first + k} · {speed}"

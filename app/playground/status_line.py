@@ -1,7 +1,8 @@
 """The status line's text: TTFT, prefill and decode tok/s, tokens, peak memory, device.
 
 Every figure comes from the one definition in `engine.series` / the DoneRecord;
-a figure the engine did not report says so.
+a figure the engine did not report says so. A branch's speed counts only the tokens
+it generated (engine/run_kind.py), never the prefix it inherited from its parent.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 from app.session.run_state import RunState
 from engine.hardware_timeline import cache_reuse, versus
 from engine.run_cost import run_cost, short
-from engine.series import decode_rate
+from engine.run_kind import first_generated_step, generated
+from engine.series import streaming_figures
 from engine.sessions.run_outcome import finish_words
 from engine.units import fmt_mb, fmt_or_na
 
@@ -26,20 +28,29 @@ def status_text(state: RunState, model) -> str | None:
             f"TTFT {fmt_or_na(d.ttft_s, '.2f', 's')}{reuse} · "
             f"prefill {fmt_or_na(d.prefill_tps, '.1f', 'tok/s')}{_flops(d, model)} · "
             f"decode {fmt_or_na(d.decode_tps, '.1f', 'tok/s')}{_bandwidth(d, model)} · "
-            f"{d.generated_tokens} tokens{_thinking(d)} · "
+            f"{d.generated_tokens} tokens{_new_tokens(state)}{_thinking(d)} · "
             f"peak {fmt_mb(d.peak_memory_bytes)} · {device} · "
             f"{finish_words(d.finish_reason)}{_energy(d)}"
         )
     if state.n:
-        ttft = state.tokens[0].elapsed_s
-        tps = decode_rate(state.elapsed[: state.n])
+        ttft, tps = streaming_figures(state.tokens, state.branch)
+        first = "…" if ttft is None else f"{ttft:.2f} s"  # a branch's prefix came first
         return (
-            f"TTFT {ttft:.2f} s · decode {fmt_or_na(tps, '.1f', 'tok/s')} · "
-            f"{state.n} tokens · {device} · generating…"
+            f"TTFT {first} · decode {fmt_or_na(tps, '.1f', 'tok/s')} · "
+            f"{state.n} tokens{_new_tokens(state)} · {device} · generating…"
         )
     if model is not None:
         return f"Ready · {model.name} on {device}"
     return None
+
+
+def _new_tokens(state: RunState) -> str:
+    """' (12 new from step 4)' for a branch: the answer's tokens past its parent's
+    prefix ('' for a run that is not a branch)."""
+    if not state.branch:
+        return ""
+    new = sum(1 for t in generated(state.tokens, state.branch) if not t.eos)
+    return f" ({new} new from step {first_generated_step(state.branch)})"
 
 
 def _bandwidth(d, model) -> str:

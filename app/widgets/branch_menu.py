@@ -5,7 +5,8 @@ chosen one left out: it is the answer already), "another token…" for one of th
 person's own, and "Sample futures from step N" with how many to sample (2, 4, 8 or 16;
 the person's last choice is remembered and checked, 8 until one is made). Where
 branching cannot run (a server's run, a run in progress) the actions are disabled and
-say why.
+say why. A token of a text read through the model (engine/reading) was read, not
+chosen: it offers none.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ class BranchRequests(QObject):
     branch = Signal(int, int)  # (step, token id)
     own_token = Signal(int)  # step: ask the person for a token
     sample = Signal(int, int)  # (step, how many futures)
+
+
+def offers_branches(record: TokenRecord) -> bool:
+    """Whether `record`'s step offers branch actions: not a token of a text read
+    through the model (there was no choice to branch from)."""
+    return not record.read
 
 
 def add_branch_actions(
@@ -97,10 +104,11 @@ def add_sample_menu(menu, step: int, sample: Callable[[int, int], None]):
 
 
 def branch_hint(record: TokenRecord) -> str:
-    """The tooltip's last line: how to continue from this step."""
+    """The tooltip's last line: how to continue from this step ('' where it cannot:
+    no candidates, or a token that was read)."""
     return (
         "<br><i>Right-click: continue from here with another token, or sample futures</i>"
-        if record.top
+        if record.top and offers_branches(record)
         else ""
     )
 

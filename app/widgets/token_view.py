@@ -52,7 +52,12 @@ def _shown(text: str, limit: int = 60) -> str:
 
 
 def alternatives_html(record: TokenRecord, limit: int = 8) -> str:
-    """Tooltip: the chosen token and its top alternatives, raw and sampled-from."""
+    """Tooltip: the chosen token and its top alternatives, raw and sampled-from.
+
+    A token of a text read through the model (`record.read`) was read, not chosen,
+    and nothing was sampled: the tooltip says "read", gives its rank and shows the
+    model's one distribution.
+    """
     import math
 
     rows = []
@@ -61,23 +66,27 @@ def alternatives_html(record: TokenRecord, limit: int = 8) -> str:
         mark = "▶ " if c.token_id == record.token_id else ""
         sampled = record.sampled_prob_of(c.token_id)
         raw = f"{math.exp(c.logprob):.1%}" if raw_known else "—"
-        rows.append(
-            f"<tr><td>{mark}<code>{_shown(c.text)}</code></td>"
-            f"<td align='right'>{raw}</td>"
-            f"<td align='right'>{'—' if sampled is None else f'{sampled:.1%}'}</td></tr>"
-        )
+        cells = f"<td align='right'>{raw}</td>"
+        if not record.read:
+            cells += f"<td align='right'>{'—' if sampled is None else f'{sampled:.1%}'}</td>"
+        rows.append(f"<tr><td>{mark}<code>{_shown(c.text)}</code></td>{cells}</tr>")
     what = "end of sequence " if record.eos else ""
     p = "not reported" if record.prob is None else f"{record.prob:.1%}"
     h = "not reported" if record.entropy is None else f"{record.entropy:.2f} nats"
+    columns = "<th>p</th>" if record.read else "<th>raw</th><th>sampled</th>"
     table = (
-        f"<table><tr><th></th><th>raw</th><th>sampled</th></tr>{''.join(rows)}</table>"
+        f"<table><tr><th></th>{columns}</tr>{''.join(rows)}</table>"
         if rows
         else "<br><i>no candidates reported by this server</i>"
     )
-    who = "<b>you</b> chose (not sampled)" if record.forced else "chose"
+    if record.read:
+        who = "read"
+    else:
+        who = "<b>you</b> chose (not sampled)" if record.forced else "chose"
+    rank = f" · rank {record.rank:,}" if record.read and record.rank is not None else ""
     return (
         f"<b>step {record.step}</b> · {who} {what}<code>{_shown(record.label)}"
-        f"</code> p={p} · entropy {h}{_size_note(record)}{table}"
+        f"</code> p={p}{rank} · entropy {h}{_size_note(record)}{table}"
     )
 
 
@@ -215,11 +224,11 @@ class TokenView(QTextEdit):
                     self.inspect_requested.emit(step),
                 )
             )
-            if self.branches is not None:
-                from app.widgets.branch_menu import add_branch_actions
+            from app.widgets.branch_menu import add_branch_actions, offers_branches
 
+            record = self._records[step]
+            if self.branches is not None and offers_branches(record):
                 menu.addSeparator()
-                record = self._records[step]
                 add_branch_actions(menu, record, self.branches, self.why_no_branch)
         add_copy_actions(menu, self.plain_text())  # Copy answer / Copy as Markdown
         menu.exec(event.globalPos())

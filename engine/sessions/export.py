@@ -15,8 +15,9 @@ import json
 import math
 
 from engine.models.display_name import model_name
+from engine.run_kind import is_inherited, is_read
 from engine.sessions.journal import RunLog, SessionLog
-from engine.sessions.report_rows import cost_rows, problems
+from engine.sessions.report_rows import cost_rows, problems, read_rows
 from engine.sessions.session_schema import SCHEMA, SCHEMA_VERSION
 from engine.units import fmt_or_na as _unit
 from engine.units import to_mb
@@ -43,6 +44,7 @@ def to_json(session: SessionLog, runs: list[RunLog] | None = None) -> str:
             "session_id": session.session_id,
             "started": session.started,
             "app_version": session.app_version,
+            **({"title": session.title} if session.title else {}),
         },
         "runs": [{**r.header(), "records": r.records} for r in runs],
     }
@@ -67,6 +69,7 @@ def to_jsonl(session: SessionLog, runs: list[RunLog] | None = None) -> str:
             "session_id": session.session_id,
             "started": session.started,
             "app_version": session.app_version,
+            **({"title": session.title} if session.title else {}),
         }
     ]
     for r in runs:
@@ -92,6 +95,7 @@ CSV_COLUMNS = (
     "elapsed_s",
     "context_tokens",
     "top",
+    "inherited",
 )
 FORMULA_LEAD = ("=", "+", "-", "@", "\t", "\r")
 
@@ -116,6 +120,13 @@ def to_csv(session: SessionLog, runs: list[RunLog] | None = None) -> str:
     `token` is never empty: a partial UTF-8 token is shown as its bytes, as in the app.
     Values not recorded are empty cells, never 0.
 
+    A branch (or a sampled future) holds its parent's answer up to its branch step:
+    those rows are kept, so every run's steps read as its whole answer, and flagged
+    `inherited` = 1 (engine/run_kind.py); their `latency_s` and `elapsed_s` are empty,
+    since this run copied them and did not time them. Rows the run generated have
+    `inherited` = 0, so a speed worked out in the spreadsheet from the rows with
+    `inherited` = 0 is the run's own.
+
     Args:
         session: the session.
         runs: the runs to export; None: its visible runs.
@@ -129,6 +140,7 @@ def to_csv(session: SessionLog, runs: list[RunLog] | None = None) -> str:
     writer.writerow(CSV_COLUMNS)
     for r in runs:
         for t in r.tokens:
+            inherited = is_inherited(t.step, r.branch)
             # The same keys as a token record's `top` in --json and JSONL (one naming).
             top = [
                 {
@@ -153,10 +165,11 @@ def to_csv(session: SessionLog, runs: list[RunLog] | None = None) -> str:
                     _fmt(_p(t.sampled_logprob)),
                     _fmt(t.entropy),
                     _fmt(t.sampled_entropy),
-                    f"{t.latency_s:.6f}",
-                    f"{t.elapsed_s:.6f}",
+                    "" if inherited else f"{t.latency_s:.6f}",
+                    "" if inherited else f"{t.elapsed_s:.6f}",
                     t.context_tokens,
                     csv_cell(json.dumps(top, ensure_ascii=False)),
+                    int(inherited),
                 ]
             )
     return out.getvalue()
@@ -187,6 +200,10 @@ def _fence(text: str) -> str:
 def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
     """A readable transcript: settings, prompt, answer and statistics per run.
 
+    A read (engine/reading) is written as one: its context, the text and the read's
+    figures (tokens read, perplexity, bits per byte…), without the sampling settings,
+    which did not apply.
+
     Args:
         session: the session.
         runs: the runs to export; None: its visible runs.
@@ -198,11 +215,16 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
     lines = [f"# Logitscope session {session.session_id}", ""]
     for r in runs:
         s, d, m = r.settings_used, r.done, r.model or {}
-        lines += [
-            f"## {'★ ' if r.starred else ''}{_md_escape(r.title)}",
-            "",
+        head = (
             f"Run {_code(r.run_id)} · model {_code(model_name(m))} "
             f"({_code(m.get('quantization', '?'))}, {_code(m.get('device', '?'))})"
+        )
+        lines += [f"## {'★ ' if r.starred else ''}{_md_escape(r.title)}", ""]
+        if is_read(r.tokens, d):
+            lines += _read_markdown(r, head)
+            continue
+        lines += [
+            head
             + (
                 f" · branch of run {_code(r.branch['parent'])} at step {r.branch['step']} "
                 f"({'a chosen token' if r.branch.get('kind') == 'forced' else 'sampled'})"
@@ -270,6 +292,27 @@ def to_markdown(session: SessionLog, runs: list[RunLog] | None = None) -> str:
 
     lines += branches_markdown(runs, _code)
     return "\n".join(lines)
+
+
+def _read_markdown(r: RunLog, head: str) -> list[str]:
+    """A read's Markdown lines after its title: what it is, its context, the text and
+    the read's statistics (report_rows.read_rows)."""
+    lines = [head + " · a text read through the model"]
+    context = r.settings_used.get("system_prompt")
+    for title, text in (
+        ("Context (read before the text, not scored)", context),
+        ("Text", r.prompt),
+    ):
+        if text:
+            fence = _fence(text)
+            lines += ["", f"**{title}**", "", fence + "text", text, fence]
+    # No cost rows: they price generated tokens, and a read generated none.
+    rows = (*read_rows(r), *((k, v) for k, v in problems(r) if v))
+    lines += ["", "| statistic | value |", "| --- | --- |"]
+    lines += [f"| {_md_escape(k)} | {_code(v)} |" for k, v in rows]
+    if r.error:
+        lines += ["", f"> Error: {_md_escape(r.error.message)}"]
+    return [*lines, ""]
 
 
 def _md_escape(text: str) -> str:

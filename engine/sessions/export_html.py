@@ -14,9 +14,10 @@ import time
 
 from engine.models.display_name import model_name
 from engine.prob_scale import DEFAULT_SCALE, gradient_stops, hex_rgb, prob_rgb, text_rgb
+from engine.run_kind import first_generated_step, generated, is_read
 from engine.series import rolling_tps
 from engine.sessions.journal import RunLog, SessionLog
-from engine.sessions.report_rows import cost_rows, problems
+from engine.sessions.report_rows import cost_rows, problems, read_rows
 from engine.ticks import nice_ticks
 from engine.units import fmt_or_na as _unit
 from engine.units import to_mb
@@ -89,6 +90,8 @@ def token_spans(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
         p = _pct(t.prob).replace("not recorded", "not reported")
         h = "not reported" if t.entropy is None else f"{t.entropy:.2f} nats"
         chosen = " · chosen by the person (a branch)" if t.forced else ""
+        if t.read:  # a token of the text read: the model's rank for it, nothing chosen
+            chosen = " · read" + (f" · rank {t.rank:,}" if t.rank is not None else "")
         head = _e(f"step {t.step} · {t.label!r} · p={p} · H={h}{chosen}")
         alt = f"<span class='alt'>{head}<table>{rows}</table></span>"
         shown = _e(t.text) if t.text else f"<span class='mark'>{'⏎ end' if t.eos else '·'}</span>"
@@ -218,14 +221,20 @@ def svg_distribution(run: RunLog) -> str:
         return ""  # nothing to draw (a server that reports no probabilities)
     t = min(tokens, key=lambda r: r.prob)
     cands = t.top[:8]
-    sampled = [t.sampled_prob_of(c.token_id) for c in cands]  # None: not recorded
+    # None: not recorded; a read samples nothing, so it has one distribution, raw.
+    sampled = [None if t.read else t.sampled_prob_of(c.token_id) for c in cands]
     row, left = 20, 110
     height = PAD_T + row * len(cands) + 24
     top = max([math.exp(c.logprob) for c in cands] + [p or 0.0 for p in sampled] + [1e-9])
     parts = [
         f"<svg width='{W}' height='{height}' viewBox='0 0 {W} {height}' role='img'>",
-        f"<text x='{W / 2}' y='16' text-anchor='middle' font-weight='bold'>Least confident "
-        f"step {t.step}: chose {_e(repr(t.label))} (p={t.prob:.1%})</text>",
+        f"<text x='{W / 2}' y='16' text-anchor='middle' font-weight='bold'>"
+        + (
+            f"Least likely token, step {t.step}: read {_e(repr(t.label))} (p={t.prob:.1%})"
+            if t.read
+            else f"Least confident step {t.step}: chose {_e(repr(t.label))} (p={t.prob:.1%})"
+        )
+        + "</text>",
     ]
     for i, (c, samp) in enumerate(zip(cands, sampled, strict=True)):
         y = PAD_T + i * row
@@ -238,11 +247,15 @@ def svg_distribution(run: RunLog) -> str:
             f"{_e(repr(c.text))}</text>"
             f"<rect x='{left}' y='{y + 2}' width='{wr:.1f}' height='7' fill='#4c78a8'/>"
             f"<rect x='{left}' y='{y + 9}' width='{ws:.1f}' height='7' fill='#f58518'/>"
-            f"<text x='{left + max(wr, ws) + 4:.1f}' y='{y + 13}'>{raw:.1%} / "
-            f"{_e(_pct(samp))}</text>"
+            f"<text x='{left + max(wr, ws) + 4:.1f}' y='{y + 13}'>{raw:.1%}"
+            + ("" if t.read else f" / {_e(_pct(samp))}")
+            + "</text>"
         )
     parts.append(
-        f"<text x='{left}' y='{height - 6}'><tspan fill='#4c78a8'>■ raw (T=1)"
+        f"<text x='{left}' y='{height - 6}'><tspan fill='#4c78a8'>■ the model's "
+        "distribution (T=1)</tspan></text></svg>"
+        if t.read
+        else f"<text x='{left}' y='{height - 6}'><tspan fill='#4c78a8'>■ raw (T=1)"
         "</tspan> <tspan fill='#f58518'>■ sampled from</tspan></text></svg>"
     )
     return "".join(parts)
@@ -251,40 +264,31 @@ def svg_distribution(run: RunLog) -> str:
 def run_section(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
     """One run's part of the report.
 
+    A read (engine/reading) speaks of the text read: its tokens, perplexity and bits
+    per byte, with no sampling settings (none applied) and no decode to chart.
+
     Args:
         run: the run.
         scale: the probability colour scale of the tokens.
 
     Returns:
         HTML: title, settings, system prompt and earlier turns, prompt, shaded
-        answer, charts (probability, throughput, distribution) and statistics.
+        answer, charts (probability, throughput, distribution) and statistics; for a
+        read: title, context, the shaded text, charts and the read's statistics.
     """
-    d, m, s = run.done, run.model or {}, run.settings_used
-    tokens = run.tokens
-    steps = [t.step for t in tokens]
+    if is_read(run.tokens, run.done):
+        return _read_section(run, scale)
+    d, s, tokens = run.done, run.settings_used, run.tokens
     # A branch's shared prefix is copied from its parent, stamped 0 s: its speed is
-    # the branch's own, from the branch point on.
-    start = (run.branch or {}).get("step") or 0
-    own = [t for t in tokens if t.step >= start] or tokens
+    # the branch's own, from the branch point on (engine/run_kind.py).
+    own = generated(tokens, run.branch)
     times = [t.elapsed_s for t in own]
     tps = rolling_tps(times).tolist()
     chosen = [(t.step, f"chosen {t.label!r}") for t in tokens if t.forced]
-    charts = []
-    known = tokens and all(t.prob is not None and t.entropy is not None for t in tokens)
-    if known:
-        charts.append(
-            svg_line_chart(
-                "Probability timeline",
-                steps,
-                [([t.prob for t in tokens], "#4c78a8", "p(chosen)")],
-                "step",
-                "probability",
-                y2=([t.entropy for t in tokens], "#72b7b2", "entropy"),
-                marks=chosen,
-            )
-        )
-    if tokens:
+    charts = [_probability_chart(tokens, "p(chosen)", chosen)]
+    if own:
         ttft = d.ttft_s if d and d.ttft_s is not None else times[0]
+        start = first_generated_step(run.branch)
         # The first step has no speed of its own (NaN): the curve starts at the second.
         title = f"Throughput (the branch, from step {start})" if run.branch else "Throughput"
         charts.append(
@@ -299,6 +303,7 @@ def run_section(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
                 x_from=0.0,
             )
         )
+    if tokens:
         charts.append(svg_distribution(run))
     settings = ", ".join(
         f"{k}={_e(s.get(k))}"
@@ -332,12 +337,7 @@ def run_section(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
             *((k, v) for k, v in problems(run) if v),
             *cost_rows(run),
         )
-        stats = (
-            "<table class='stats'>"
-            + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows)
-            + "</table>"
-        )
-    error = f"<p><b>Error:</b> {_e(run.error.message)}</p>" if run.error else ""
+        stats = _stats_table(rows)
     system = (
         f"<p><b>System</b></p><pre>{_e(s['system_prompt'])}</pre>" if s.get("system_prompt") else ""
     )
@@ -352,14 +352,77 @@ def run_section(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
             + "</details>"
         )
     return (
-        f"<h2>{'★ ' if run.starred else ''}{_e(run.title)}</h2>"
-        f"<p class='meta'>{_e(run.run_id)} · {_e(time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(run.started)))}"
-        f" · {_e(model_name(m))} ({_e(m.get('quantization', '?'))}, {_e(m.get('device', '?'))})"
-        f"{_branch_line(run)}<br>{settings}</p>{system}<p><b>Prompt</b></p><pre>{_e(run.prompt)}</pre>"
+        f"{_heading(run)}{_branch_line(run)}<br>{settings}</p>{system}"
+        f"<p><b>Prompt</b></p><pre>{_e(run.prompt)}</pre>"
         f"<p><b>Answer</b> {_legend(scale)} unlikely → likely (hover a token)</p>"
-        f"<div class='tokens'>{token_spans(run, scale)}</div>{error}"
+        f"<div class='tokens'>{token_spans(run, scale)}</div>{_error(run)}"
         f"<div class='charts'>{''.join(charts)}</div>{stats}"
     )
+
+
+def _read_section(run: RunLog, scale: str) -> str:
+    """A read's part of the report: the text shaded by how likely the model found each
+    of its tokens, with the read's figures (no settings: nothing was sampled)."""
+    s = run.settings_used
+    context = (
+        "<p><b>Context</b> (read before the text, not scored)</p>"
+        f"<pre>{_e(s['system_prompt'])}</pre>"
+        if s.get("system_prompt")
+        else ""
+    )
+    summary = run.done.reading if run.done is not None else None
+    whole = ""
+    if summary is None or not summary.complete:  # the tokens hold only what was read
+        whole = f"<details><summary>The whole text</summary><pre>{_e(run.prompt)}</pre></details>"
+    charts = [_probability_chart(run.tokens, "p(token read)")]
+    if run.tokens:
+        charts.append(svg_distribution(run))
+    # No cost rows: they price generated tokens, and a read generated none.
+    rows = (*read_rows(run), *((k, v) for k, v in problems(run) if v))
+    return (
+        f"{_heading(run)} · a text read through the model</p>{context}"
+        f"<p><b>Text read</b> {_legend(scale)} unlikely → likely (hover a token)</p>"
+        f"<div class='tokens'>{token_spans(run, scale)}</div>{whole}{_error(run)}"
+        f"<div class='charts'>{''.join(charts)}</div>{_stats_table(rows)}"
+    )
+
+
+def _heading(run: RunLog) -> str:
+    """The run's title and the start of its meta line (id, time, model), left open."""
+    m = run.model or {}
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.started))
+    return (
+        f"<h2>{'★ ' if run.starred else ''}{_e(run.title)}</h2>"
+        f"<p class='meta'>{_e(run.run_id)} · {_e(when)}"
+        f" · {_e(model_name(m))} ({_e(m.get('quantization', '?'))}, {_e(m.get('device', '?'))})"
+    )
+
+
+def _probability_chart(tokens, label: str, marks=()) -> str:
+    """The probability timeline (p and entropy per step); "" unless every step has both."""
+    if not (tokens and all(t.prob is not None and t.entropy is not None for t in tokens)):
+        return ""
+    return svg_line_chart(
+        "Probability timeline",
+        [t.step for t in tokens],
+        [([t.prob for t in tokens], "#4c78a8", label)],
+        "step",
+        "probability",
+        y2=([t.entropy for t in tokens], "#72b7b2", "entropy"),
+        marks=marks,
+    )
+
+
+def _stats_table(rows) -> str:
+    return (
+        "<table class='stats'>"
+        + "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in rows)
+        + "</table>"
+    )
+
+
+def _error(run: RunLog) -> str:
+    return f"<p><b>Error:</b> {_e(run.error.message)}</p>" if run.error else ""
 
 
 def _branch_line(run: RunLog) -> str:

@@ -5,7 +5,9 @@ the read's figures, and the read is a run History lists and reopens."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -101,3 +103,71 @@ def test_an_empty_text_or_a_binary_file_is_refused_in_one_sentence(qtbot, replay
     assert window.controls.mode.currentIndex() == READ_MODE
     qtbot.waitUntil(lambda: window.state.done is not None, timeout=RUN_MS)
     assert "".join(t.text for t in window.state.tokens) == "Once upon a time."
+
+
+def _record(step: int, read: bool, forced: bool = False):
+    from engine.records import TokenRecord, TopToken
+
+    top = (TopToken(7, " Sydney", math.log(0.2)), TopToken(8, " Canberra", math.log(0.7)))
+    sampled = (0.25, 0.75) if not read else (0.2, 0.7)
+    return TokenRecord(
+        step, 7, " Sydney", math.log(0.2), 0.2, math.log(0.2), top, top, 0.9, 0.9,
+        0.1, 0.1, 10 + step, sampled_probs=sampled, rank=2, read=read, forced=forced,
+    )  # fmt: skip
+
+
+def test_a_read_tokens_hover_says_read_and_offers_no_branch(qtbot, monkeypatch):
+    """Built from records: the tooltip of a token of a read says "read" with its rank and
+    the model's one distribution; neither it nor the menus offer to branch or sample."""
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QContextMenuEvent
+    from PySide6.QtWidgets import QMenu
+
+    from app.charts.distribution import DistributionChart
+    from app.widgets.branch_menu import BranchRequests, branch_hint
+    from app.widgets.token_view import TokenView, alternatives_html
+
+    read, chosen = _record(5, read=True), _record(5, read=False)
+    tip = alternatives_html(read)
+    assert "· read " in tip and "chose" not in tip and "rank 2" in tip
+    assert "sampled" not in tip and "70.0%" in tip  # one column: the model's p
+    assert "75.0%" in alternatives_html(chosen) and "chose" in alternatives_html(chosen)
+    assert branch_hint(read) == "" and "sample futures" in branch_hint(chosen)
+
+    menus = []
+
+    class Captured(QMenu):
+        def exec(self, *_a):  # shown for real, it would wait for a click
+            menus.append(self)
+
+    for record in (read, chosen):
+        view = TokenView()
+        qtbot.addWidget(view)
+        view.offer_branches(BranchRequests(view), lambda: None)
+        view.append_tokens([dataclasses.replace(record, step=0, text="Sydney")])
+        monkeypatch.setattr(view, "createStandardContextMenu", lambda v=view: Captured(v))
+        view.resize(300, 100)
+        view.show()
+        qtbot.waitExposed(view)
+        pos = view.cursorRect(view._cursor_for(0)).center()
+        assert view.step_at(pos) == 0
+        view.contextMenuEvent(QContextMenuEvent(QContextMenuEvent.Mouse, pos, QPoint()))
+    texts = [[a.text() for a in m.actions()] for m in menus]
+    assert all(any(t.startswith("Inspect step 0") for t in ts) for ts in texts)
+    offers = [any(t.startswith(("Continue from", "Sample futures")) for t in ts) for ts in texts]
+    assert offers == [False, True]  # the read's token: inspect and copy, no branch
+
+    chart = DistributionChart()
+    qtbot.addWidget(chart)
+    chart.offer_branches(BranchRequests(chart), lambda: None)
+    monkeypatch.setattr(chart, "bar_at", lambda _pos: 0)  # a click on the first bar
+    asked = []
+    menu = SimpleNamespace(popup=lambda *_a: None)
+    monkeypatch.setattr(chart, "branch_menu", lambda i: asked.append(i) or menu)
+    click = SimpleNamespace(
+        scenePos=lambda: None, screenPos=lambda: QPointF(0, 0), accept=lambda: None
+    )
+    for record in (read, chosen):
+        chart.show_record(record)
+        chart._clicked(click)
+    assert asked == [0]  # the chosen token's bar offers its menu; the read's bar none

@@ -201,6 +201,57 @@ def test_a_branch_counts_its_shared_prefix_on_both_sides_of_the_cache():
     )
 
 
+def streaming_branch() -> tuple[RunState, list[float]]:
+    """A forced branch at step 4, still streaming, as `with_prefix` delivers it: the
+    parent's steps 0-3 stamped 0 s, the chosen token at 0.30 s, then a sampled token every
+    ~0.15 s (about 6.6 tok/s, slowing a little). Returns it and the sampled steps' times."""
+    state = RunState(prompt="x", settings=SamplingSettings(), model=model())
+    state.branch = {"parent": "s/1", "step": 4, "kind": "forced"}
+    parent = [dataclasses.replace(token(i), elapsed_s=0.0, latency_s=0.0) for i in range(4)]
+    chosen = dataclasses.replace(token(4), elapsed_s=0.30, forced=True)
+    sampled_s = [0.30 + 0.15 * i + 0.001 * i * i for i in range(1, 13)]
+    sampled = [
+        dataclasses.replace(token(4 + i), elapsed_s=t, latency_s=0.15)
+        for i, t in enumerate(sampled_s, start=1)
+    ]
+    state.add_tokens(parent + [chosen] + sampled)
+    return state, sampled_s
+
+
+def test_a_branchs_throughput_and_status_count_only_the_tokens_it_generated(qtbot):
+    from app.charts.throughput import ThroughputChart
+
+    state, sampled_s = streaming_branch()
+    chart = ThroughputChart()
+    qtbot.addWidget(chart)
+    chart.update_from(state)
+    own = [0.30, *sampled_s]  # the chosen token, then the sampled ones: steps 4..16
+    np.testing.assert_array_equal(chart.times, own)  # the parent's 0 s steps are not drawn
+    # The rolling rate by hand: steps over the last 8 (fewer at the start) / their time.
+    want = [float("nan")] + [
+        (k - max(k - 8, 0)) / (own[k] - own[max(k - 8, 0)]) for k in range(1, len(own))
+    ]
+    np.testing.assert_allclose(chart.tps, want, rtol=1e-12)
+    assert 6.0 < np.nanmax(chart.tps) < 6.7  # was 13.3: the parent's 4 steps counted from 0 s
+    # Decode as the engine's DoneRecord will count it: sampled steps only (the chosen
+    # token is not a decode step), 11 steps over the first sampled to the last.
+    decode = (len(sampled_s) - 1) / (sampled_s[-1] - sampled_s[0])
+    title = chart.getPlotItem().titleLabel.text
+    assert decode == pytest.approx(11 / (0.15 * 11 + 0.001 * 143))  # was 16 / 1.993 s
+    assert f"decode {decode:.1f} tok/s" in title
+    text = status_text(state, model())
+    assert f"TTFT {sampled_s[0]:.2f} s · decode {decode:.1f} tok/s" in text
+    assert "17 tokens (13 new from step 4)" in text
+    state.selected = 2  # a step of the parent's: no time of this run to mark
+    chart.update_from(state)
+    assert not chart.step_line.isVisible()
+    assert "step 2: the parent run's" in chart.getPlotItem().titleLabel.text
+    state.selected = 9
+    chart.update_from(state)
+    assert chart.step_line.value() == state.tokens[9].elapsed_s == own[5]
+    assert f"step 9 at {own[5]:.2f} s: {want[5]:.1f} tok/s" in chart.getPlotItem().titleLabel.text
+
+
 def test_inside_reads_a_branch_runs_prefill_as_the_status_line_does():
     m = dataclasses.replace(model(), parameters=135_000_000, weight_bytes=100_000_000)
     done = branch_done(cached=81, computed=1)  # the forced token computed

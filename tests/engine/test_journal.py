@@ -217,6 +217,53 @@ def test_markdown_transcript(tmp_path, real_records):
     assert "\\<script\\>" in md.splitlines()[2]  # the heading is escaped
 
 
+READ_TEXT = "The capital of Australia is Sydney."
+
+
+@pytest.fixture(scope="module")
+def read_session_file(tmp_path_factory, tiny_lm):
+    """A read of READ_TEXT through the tiny model, journaled as the app journals one
+    (the text as the prompt, the sampling settings the window had at the time)."""
+    from engine.backends.mlx.read_pass import read_records
+    from engine.reading.request import ReadRequest
+
+    journal = Journal.create(tmp_path_factory.mktemp("read"))
+    settings = SamplingSettings(temperature=0.8, top_p=0.9, chat_template=False)
+    run_id = journal.start_run(READ_TEXT, settings.to_dict(), None)
+    for rec in read_records(tiny_lm, ReadRequest(READ_TEXT)):
+        journal.record(run_id, rec)
+    journal.close()
+    return journal.path
+
+
+def test_a_reads_reports_speak_of_the_text_read(read_session_file):
+    session = read_session(read_session_file)
+    (run,) = session.runs
+    tokens = run.tokens
+    assert tokens and all(t.read for t in tokens) and run.done.reading is not None
+    # The figures, from the token records in NumPy float64 (not the engine's tally).
+    import numpy as np
+
+    lps = np.array([t.logprob for t in tokens], dtype=np.float64)
+    ppl = float(np.exp(-lps.mean()))
+    bpb = float(-lps.sum() / np.log(2) / len(READ_TEXT.encode()))
+    assert 1 < ppl < float("inf")  # a random-weight model: very surprised, but a number
+    for page in (render("html", session), render("md", session)):
+        assert f"{ppl:,.2f}" in page  # the perplexity as the status line writes it
+        assert f"{bpb:.3f}" in page
+        assert "tokens read" in page and "a text read through the model" in page
+        for word in ("temperature", "top_p", "generated tokens", "Answer", "decode"):
+            assert word not in page  # the sampling settings did not apply; nothing decoded
+    html_page = render("html", session)
+    assert html_page.count("class='tok'") == len(tokens)
+    assert "Text read" in html_page and not re.search(r"\bchose\b", html_page)
+    assert all(t.rank is not None for t in tokens)  # the hover gives each token's rank
+    assert all(f"step {t.step} · " in html_page for t in tokens)
+    assert html_page.count(" · read · rank ") == len(tokens)
+    assert f" · read · rank {tokens[-1].rank:,}<table>" in html_page  # the last one's own
+    assert "sampled from" not in html_page  # the distribution is the model's one
+
+
 def test_find_by_session_or_run(session_file):
     sid = session_file.stem
     session, run = find(sid, session_file.parent)
