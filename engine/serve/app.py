@@ -1,9 +1,11 @@
 """The Starlette application: OpenAI's routes over the scheduler.
 
 Every refusal is one JSON error in OpenAI's shape with a 4xx status (401 without
-the API key, 404 for an unknown model or route, 413 for a body over MAX_BODY,
-429 with Retry-After when the queue is full, 400 for anything malformed); a bug
-is a 500 with the same shape and no traceback (that goes to the server's stderr).
+the API key, 404 for an unknown model or route, 408 (and the connection closed)
+for a body that does not arrive within BODY_TIMEOUT_S, 413 for a body over
+MAX_BODY, 429 with Retry-After when the queue is full, 400 for anything
+malformed); a bug is a 500 with the same shape and no traceback (that goes to the
+server's stderr). A request's headers have their own deadline (server.py).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
@@ -37,6 +39,7 @@ from engine.serve.stream import Answer
 from engine.serve.validation import parse_request
 
 MAX_BODY = 1 << 20  # bytes of a request body (1 MB); more is 413
+BODY_TIMEOUT_S = 30.0  # a request's whole body must arrive within this; else 408, closed
 
 
 @dataclass
@@ -49,6 +52,7 @@ class ServeState:
     scheduler: Scheduler
     api_key: str | None = None
     created: int = 0
+    body_timeout_s: float = BODY_TIMEOUT_S
 
 
 def _auth(state: ServeState, request: Request) -> None:
@@ -65,7 +69,29 @@ def _auth(state: ServeState, request: Request) -> None:
         )
 
 
-async def _read_json(request: Request):
+async def _read_json(request: Request, timeout_s: float):
+    """The body as JSON, read within `timeout_s` (a stalled client gets 408, closed)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            data = await _read_body(request)
+    except TimeoutError:
+        raise ApiError(
+            408,
+            f"the request body did not arrive within {timeout_s:g} s",
+            code="request_timeout",
+            headers={"Connection": "close"},
+        ) from None
+    except ClientDisconnect:  # nobody is left to read the answer
+        raise ApiError(400, "the client left before sending the whole body") from None
+    try:  # nesting and number literals bounded before the parser recurses or overflows
+        return bounded_json.loads(bytes(data), what="the request body")
+    except bounded_json.JsonLimitError as e:
+        raise ApiError(400, str(e), code="invalid_json") from None
+    except ValueError:  # not JSON, or bytes that do not decode
+        raise ApiError(400, "the request body is not valid JSON", code="invalid_json") from None
+
+
+async def _read_body(request: Request) -> bytearray:
     size = request.headers.get("content-length")
     if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
         raise _too_large(size)
@@ -74,12 +100,7 @@ async def _read_json(request: Request):
         data += part
         if len(data) > MAX_BODY:
             raise _too_large(None)
-    try:  # nesting and number literals bounded before the parser recurses or overflows
-        return bounded_json.loads(bytes(data), what="the request body")
-    except bounded_json.JsonLimitError as e:
-        raise ApiError(400, str(e), code="invalid_json") from None
-    except ValueError:  # not JSON, or bytes that do not decode
-        raise ApiError(400, "the request body is not valid JSON", code="invalid_json") from None
+    return data
 
 
 def _too_large(size) -> ApiError:
@@ -135,7 +156,7 @@ async def _watch_disconnect(request: Request, job: Job) -> None:
 async def _completions(request: Request, chat: bool):
     state: ServeState = request.app.state.serve
     _auth(state, request)
-    req = parse_request(await _read_json(request), chat)
+    req = parse_request(await _read_json(request, state.body_timeout_s), chat)
     _check_model(state, req.model)
     await run_in_threadpool(_check_fits, state, req)
     request_id = uuid.uuid4().hex[:24]

@@ -8,24 +8,39 @@ loaded and no empty session left in History; uvicorn is handed the bound socket.
 `serve()` runs in the foreground until Ctrl-C (the CLI); `start()` runs it on a
 thread and returns a handle with the bound port (tests, benchmarks, and a GUI
 that starts it from a menu). Listening beyond the loopback needs an API key.
+
+A client cannot hold a connection forever: a request's headers must arrive within
+HEADER_TIMEOUT_S of the connection (or of its first byte after a kept-alive answer;
+uvicorn closes a connection idle KEEP_ALIVE_S after its last answer), else a 408 in
+OpenAI's shape and the connection closed; its body has BODY_TIMEOUT_S
+(engine/serve/app.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 import errno
+import json
 import socket
 import threading
 import time
 from dataclasses import dataclass
+from http import HTTPStatus
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from engine import environment
 from engine.errors import SettingsError
-from engine.serve.app import ServeState, make_app
+from engine.serve.app import BODY_TIMEOUT_S, ServeState, make_app
+from engine.serve.errors import error_body
 from engine.serve.scheduler import DEFAULT_BATCH, DEFAULT_QUEUE, Scheduler
 from engine.sessions.journal import Journal
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 LISTEN_BACKLOG = 2048  # connections the kernel queues before accepting (uvicorn's default)
+HEADER_TIMEOUT_S = 10.0  # a request's headers must arrive within this; else 408, closed
+KEEP_ALIVE_S = 5  # an idle connection is closed this long after its last answer
 
 
 @dataclass(frozen=True)
@@ -40,6 +55,8 @@ class ServeOptions:
     max_batch: int = DEFAULT_BATCH
     max_queue: int = DEFAULT_QUEUE
     journal: bool = True
+    header_timeout_s: float = HEADER_TIMEOUT_S
+    body_timeout_s: float = BODY_TIMEOUT_S
 
 
 def check_options(options: ServeOptions) -> None:
@@ -146,9 +163,81 @@ def _load(options: ServeOptions, sock: socket.socket, progress) -> Served:
     lm = backend.lm
     scheduler = Scheduler(lm, model_dict(record), journal, options.max_batch, options.max_queue)
     scheduler.start()
-    state = ServeState(record.name, lm.context_length, lm.tokenizer, scheduler, options.api_key)
+    state = ServeState(
+        record.name,
+        lm.context_length,
+        lm.tokenizer,
+        scheduler,
+        options.api_key,
+        body_timeout_s=options.body_timeout_s,
+    )
     app = make_app(state, list(options.cors) or None)
     return Served(sock, app, scheduler, journal, record)
+
+
+def _error_response(status: int, message: str, code: str) -> bytes:
+    """A whole HTTP/1.1 response with OpenAI's error body, closing the connection."""
+    body = json.dumps(error_body(message, "invalid_request_error", code=code)).encode()
+    head = (
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
+        "content-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+class DeadlineProtocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with a deadline for each request's headers.
+
+    From the connection (or from the first byte of a request after a kept-alive
+    answer) a request's headers must arrive within `header_timeout_s`, however
+    slowly they trickle; else a client that sent part of them gets 408 in OpenAI's
+    shape, one that sent nothing is simply closed.
+    """
+
+    header_timeout_s = HEADER_TIMEOUT_S
+    _header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        self._expect_headers()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state is h11.IDLE:  # a request's headers are still coming
+            self._expect_headers()
+        else:
+            self._stop_header_timer()
+
+    def connection_lost(self, exc) -> None:
+        self._stop_header_timer()
+        super().connection_lost(exc)
+
+    def _expect_headers(self) -> None:
+        if self._header_timer is None and not self.transport.is_closing():
+            self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_late)
+
+    def _stop_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _headers_late(self) -> None:
+        self._header_timer = None
+        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+            return
+        if self.conn.trailing_data[0]:  # part of a request came: say why it ends
+            message = f"the request's headers did not arrive within {self.header_timeout_s:g} s"
+            self.transport.write(_error_response(408, message, "request_timeout"))
+        self.transport.close()
+
+
+def _protocol(options: ServeOptions) -> type[DeadlineProtocol]:
+    """The protocol class uvicorn makes each connection with, with the options' deadline."""
+    return type(
+        "ServeProtocol", (DeadlineProtocol,), {"header_timeout_s": options.header_timeout_s}
+    )
 
 
 def _config(served: Served, options: ServeOptions):
@@ -158,6 +247,8 @@ def _config(served: Served, options: ServeOptions):
         served.app,
         host=options.host,
         port=options.port,
+        http=_protocol(options),
+        timeout_keep_alive=KEEP_ALIVE_S,
         log_level="warning",
         access_log=False,
         server_header=False,
