@@ -45,7 +45,16 @@ _SPECIAL_KINDS = (
 
 
 class JsonLimitError(ValueError):
-    """JSON refused before parsing: too deep, a number too long, or a float overflowing."""
+    """JSON refused before parsing: too deep, a number too long, or a float overflowing.
+
+    Attributes:
+        detail: what was wrong without naming the text ("nests deeper than 64 levels
+            (line 3)"), for callers that say it in their own sentence.
+    """
+
+    def __init__(self, what: str, detail: str):
+        super().__init__(f"{what} {detail}: it is damaged or not meant for this program")
+        self.detail = detail
 
 
 class FileRefused(SettingsError):
@@ -54,11 +63,14 @@ class FileRefused(SettingsError):
     Attributes:
         reason: "missing", "special" (FIFO, device, socket, folder), "too_large" or
             "unreadable" (any other OSError).
+        detail: what was wrong without naming the file ("is not a regular file (a
+            FIFO)"), for callers that say it in their own sentence.
     """
 
-    def __init__(self, message: str, reason: str):
-        super().__init__(message)
+    def __init__(self, what: str, detail: str, todo: str, reason: str):
+        super().__init__(f"{what} {detail}: {todo}")
         self.reason = reason
+        self.detail = detail
 
 
 def loads(
@@ -109,15 +121,15 @@ def check_limits(
             depth += 1
             if depth > max_depth:
                 raise JsonLimitError(
-                    f"{what} nests deeper than {max_depth} levels "
-                    f"(line {_line(text, m.start())}): it is damaged or not meant for this program"
+                    what, f"nests deeper than {max_depth} levels (line {_line(text, m.start())})"
                 )
         elif first in "]}":
             depth = max(0, depth - 1)
         elif len(tok) > max_number_chars:
             raise JsonLimitError(
-                f"{what} holds a number longer than {max_number_chars} characters "
-                f"(line {_line(text, m.start())}): it is damaged or not meant for this program"
+                what,
+                f"holds a number longer than {max_number_chars} characters "
+                f"(line {_line(text, m.start())})",
             )
         elif "e" in tok or "E" in tok or "." in tok:
             try:
@@ -126,8 +138,7 @@ def check_limits(
                 continue  # not a number: json.loads says where
             if value in (float("inf"), float("-inf")):
                 raise JsonLimitError(
-                    f"{what} holds a number too large for a float "
-                    f"(line {_line(text, m.start())}): it is damaged or not meant for this program"
+                    what, f"holds a number too large for a float (line {_line(text, m.start())})"
                 )
 
 
@@ -165,9 +176,9 @@ def read_bounded(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
     except FileRefused:
         raise
     except (FileNotFoundError, NotADirectoryError):
-        raise FileRefused(f"{what} not found: check the path", "missing") from None
+        raise FileRefused(what, "not found", "check the path", "missing") from None
     except OSError as e:
-        raise FileRefused(f"{what} cannot be read ({e.strerror or e})", "unreadable") from None
+        raise _unreadable(what, e) from None
     try:
         kind = special_kind(os.fstat(fd).st_mode)  # swapped for a FIFO since the stat
         if kind is not None:
@@ -183,15 +194,20 @@ def read_bounded(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
     except FileRefused:
         raise
     except OSError as e:
-        raise FileRefused(f"{what} cannot be read ({e.strerror or e})", "unreadable") from None
+        raise _unreadable(what, e) from None
     finally:
         os.close(fd)
     if total > max_bytes:
         raise FileRefused(
-            f"{what} is over the limit of {max_bytes:,} bytes: give a smaller file", "too_large"
+            what, f"is over the limit of {max_bytes:,} bytes", "give a smaller file", "too_large"
         )
     return b"".join(chunks)
 
 
 def _special(what: str, kind: str) -> FileRefused:
-    return FileRefused(f"{what} is not a regular file ({kind}): give a file", "special")
+    return FileRefused(what, f"is not a regular file ({kind})", "give a file", "special")
+
+
+def _unreadable(what: str, e: OSError) -> FileRefused:
+    detail = f"cannot be read ({e.strerror or e})"
+    return FileRefused(what, detail, "check its permissions", "unreadable")

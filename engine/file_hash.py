@@ -26,10 +26,11 @@ def _cache_path() -> Path:
 
 
 def _load_cache() -> dict:
+    from engine.runtime_cache import read_cache
+
     try:
-        data = json.loads(_cache_path().read_text())
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+        return read_cache(_cache_path())  # damaged or special: {} (hashed again), said once
+    except OSError:  # the models folder cannot be made
         return {}
 
 

@@ -1,12 +1,26 @@
 """Small JSON caches of what was measured on this machine (`runtime/` beside the
-models): read with a fallback, written atomically; losing one only means measuring
-again."""
+models): data, never a dependency.
+
+Anything wrong with a cache file (damaged JSON, nested or numbered past the limits of
+bounded_json, too large, a FIFO, a device or a link to one, unreadable) means "measure
+again": it is said once per process (settings_files.report: one `logitscope: warning:`
+line) and read as empty. A cache that cannot be saved (a read-only folder, a full disk)
+keeps what was written in memory for the rest of the process, so it measures once,
+and is said once too; the atomic write leaves no temporary file behind.
+"""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from engine.atomic import WriteError, write_atomic
+from engine.bounded_json import FileRefused, loads, read_bounded
+from engine.settings_files import report
+
+MAX_CACHE_BYTES = 1 << 22  # a cache holds a few KB; 4 MiB is far beyond any real one
+
+_unsaved: dict[str, dict] = {}  # name -> what this process wrote but could not save
 
 
 def runtime_dir() -> Path:
@@ -17,21 +31,57 @@ def runtime_dir() -> Path:
 
 
 def read_json(name: str) -> dict:
-    """The cached JSON object `name`; {} if missing or unreadable."""
+    """The cached JSON object `name` ({} if missing or unusable, said once), with what
+    this process wrote but could not save on top."""
+    saved = read_cache(runtime_dir() / name)
+    unsaved = _unsaved.get(name)
+    return {**saved, **unsaved} if unsaved else saved
+
+
+def read_cache(path: Path) -> dict:
+    """The JSON object cached in the file `path`: {} if missing, and {} said once if
+    unusable in any way (damaged, past the limits, too large, special, unreadable)."""
+    what = f"the runtime cache {path}"
     try:
-        data = json.loads((runtime_dir() / name).read_text())
-    except (OSError, ValueError):
+        data = loads(read_bounded(path, MAX_CACHE_BYTES, what), what=what)
+    except FileRefused as e:
+        if e.reason != "missing":
+            _ignored(path, e.detail)
         return {}
-    return data if isinstance(data, dict) else {}
+    except UnicodeDecodeError as e:
+        _ignored(path, f"is not UTF-8 text (byte {e.start})")
+        return {}
+    except json.JSONDecodeError as e:
+        _ignored(path, f"is not valid JSON ({e.msg}, line {e.lineno})")
+        return {}
+    except ValueError as e:  # JsonLimitError: too deep, a number too long or too large
+        _ignored(path, getattr(e, "detail", str(e)))
+        return {}
+    if not isinstance(data, dict):
+        _ignored(path, "holds no JSON object")
+        return {}
+    return data
+
+
+def _ignored(path: Path, detail: str) -> None:
+    report(f"the runtime cache {path} {detail}: ignored, what it held is measured again")
 
 
 def write_json(name: str, data: dict) -> None:
-    """Cache `data` as `name` (replaced atomically; a failure is ignored)."""
+    """Cache `data` as `name`, replaced atomically (a damaged, special or linked file is
+    replaced, never written through). If it cannot be saved, `data` is kept in memory
+    for this process and that is said once."""
     path = runtime_dir() / name
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{name}.{os.getpid()}.tmp")  # two processes may race here
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache: measuring again next time is fine
+        write_atomic(path, json.dumps(data, indent=1))
+    except (OSError, WriteError) as e:
+        _unsaved[name] = data
+        cause = e.__cause__ if isinstance(e, WriteError) and e.__cause__ is not None else e
+        why = getattr(cause, "strerror", None) or str(cause)
+        report(
+            f"the runtime cache {path} cannot be saved ({why}): what was measured is kept "
+            "for this run only and measured again next time"
+        )
+        return
+    _unsaved.pop(name, None)

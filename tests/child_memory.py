@@ -25,12 +25,19 @@ class Measured:
     peak_rss_kb: int
 
 
-def run_measured(args, *, stdin, env: dict | None = None, timeout: float = 120) -> Measured:
-    """Run `python -m engine *args` with `stdin` (an open file, a path or bytes).
+def run_measured(
+    args, *, stdin=b"", env: dict | None = None, timeout: float = 120, code: str | None = None
+) -> Measured:
+    """Run `python -m engine *args` (or `python -c code`) with `stdin` (an open file,
+    a path or bytes).
 
     A child still running after `timeout` seconds is killed and the test fails.
     """
-    cmd = [sys.executable, "-m", "engine", *args]
+    cmd = (
+        [sys.executable, "-c", code]
+        if code is not None
+        else [sys.executable, "-m", "engine", *args]
+    )
     full_env = {**os.environ, **(env or {})}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         opened = None

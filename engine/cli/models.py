@@ -112,7 +112,7 @@ def _compute_line(m) -> str:
         seen = None
     if seen is None:
         return (
-            "compute (auto): not measured here yet: the first load measures both paths "
+            "compute (auto): not settled here yet: the next load measures both paths "
             "(--compute speed|memory pins one)"
         )
     return f"compute (auto): {seen[0]}: {seen[1]}"

@@ -42,6 +42,8 @@ def _measured(stored_prefill: float, others: float | None, cores: int = 2) -> Pa
 def runtime(tmp_path, monkeypatch):
     """A private runtime folder, an optimised BLAS said to be there, plenty of memory."""
     monkeypatch.setattr("engine.runtime_cache.runtime_dir", lambda: tmp_path)
+    monkeypatch.setattr("engine.runtime_cache._unsaved", {})
+    monkeypatch.setattr("engine.settings_files._said", [])
     monkeypatch.setattr(fast_blas, "status", lambda: fast_blas.BlasStatus(True, "OpenBLAS (t)"))
     monkeypatch.setattr(compute_path, "available_memory", lambda: 10**12)
     if mx.default_device().type != mx.DeviceType.cpu:
@@ -143,6 +145,27 @@ def test_cached_choice_names_what_was_chosen(runtime, monkeypatch):
     _m, choice = _choose("/models/smol|98000000")
     assert path_measure.cached_choice("/models/smol", 98000000) == (choice.path, choice.reason)
     assert path_measure.cached_choice("/models/other", 98000000) is None
+
+
+def test_cached_choice_is_none_when_the_next_load_measures_again(runtime, monkeypatch):
+    _queue(monkeypatch, [_measured(8.0, others=1.9)])  # busy: the next load measures again
+    _m, choice = _choose("/models/smol|98000000")
+    assert "measured again at the next load" in choice.reason
+    assert path_measure.cached_choice("/models/smol", 98000000) is None
+
+
+def test_an_unsaveable_cache_measures_once_per_process_and_leaves_nothing(
+    runtime, monkeypatch, capsys
+):
+    import os
+
+    (runtime / "paths.json").mkdir()  # the cache cannot be replaced: nothing is saved
+    calls = _queue(monkeypatch, [_measured(8.0, others=0.0)])
+    first, second = _choose()[1], _choose()[1]
+    assert len(calls) == 1 and first == second and first.path == "float32"
+    assert os.listdir(runtime) == ["paths.json"] and os.listdir(runtime / "paths.json") == []
+    err = capsys.readouterr().err
+    assert err.count("cannot be saved (Is a directory)") == 1, err
 
 
 def test_rounds_alternate_and_each_side_keeps_its_median():

@@ -26,13 +26,20 @@ from dataclasses import dataclass
 import mlx.core as mx
 import mlx.nn as nn
 
-from engine.backends.mlx.path_measure import CACHE, PathMeasurement, measure_paths
+from engine.backends.mlx.path_measure import (
+    CACHE,
+    MAX_ATTEMPTS,
+    PathMeasurement,
+    cached_entry,
+    measure_paths,
+    quietest,
+    settled,
+)
 from engine.runtime_cache import read_json, write_json
 
 BUDGET_SHARE = 0.5  # of the memory available now, for the float32 copy (auto)
 MARGIN = 1.2  # float32 must prefill this many times faster before auto switches to it
 DECODE_FLOOR = 0.9  # ... and decode at least this fast relative to the stored path
-MAX_ATTEMPTS = 3  # measurements taken while busy are retried at most this often
 
 
 @dataclass(frozen=True)
@@ -99,17 +106,6 @@ def dequantize_float32(model: nn.Module) -> nn.Module:
     return model
 
 
-def _entry(key: str) -> tuple[list[PathMeasurement], int]:
-    """The measurements kept for `key` (malformed or old-style ones dropped) and how
-    many times it was measured."""
-    seen = read_json(CACHE).get(key)
-    if not isinstance(seen, dict) or not isinstance(seen.get("measurements"), list):
-        return [], 0
-    kept = [m for d in seen["measurements"] for m in [PathMeasurement.from_dict(d)] if m]
-    attempts = seen.get("attempts")
-    return kept, attempts if isinstance(attempts, int) and attempts >= len(kept) else len(kept)
-
-
 def _remember(key: str, kept: list[PathMeasurement], attempts: int, path: str, why: str):
     entry = {
         "measurements": [m.to_dict() for m in kept],
@@ -118,12 +114,6 @@ def _remember(key: str, kept: list[PathMeasurement], attempts: int, path: str, w
         "reason": why,
     }
     write_json(CACHE, {**read_json(CACHE), key: entry})
-
-
-def quietest(kept: list[PathMeasurement]) -> PathMeasurement | None:
-    """The measurement taken under the least load from others (unknown load counts as
-    idle: nothing said it was busy)."""
-    return min(kept, key=lambda m: m.others_cores or 0.0, default=None)
 
 
 def float32_wins(m: PathMeasurement) -> bool:
@@ -175,14 +165,14 @@ def choose_path(
     if prefer == "speed":
         return dequantize_float32(model), PathChoice("float32", why + " (speed preferred, pinned)")
     key = f"{key}|{blas.detail}|{os.cpu_count()}"
-    kept, attempts = _entry(key)
+    kept, attempts = cached_entry(key)
     best = quietest(kept)
-    if best is None or (best.busy and attempts < MAX_ATTEMPTS):
+    if not settled(kept, attempts):
         stored = stored_float32(reload())
         model = dequantize_float32(model)
         kept, attempts = [*kept, measure_paths(stored, model)][-MAX_ATTEMPTS:], attempts + 1
         best = quietest(kept)
-        again = best.busy and attempts < MAX_ATTEMPTS
+        again = not settled(kept, attempts)
         wins = float32_wins(best)
         chosen = (model, stored)[not wins]  # the other copy is dropped here
     else:

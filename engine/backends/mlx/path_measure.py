@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 CACHE = "paths.json"  # in runtime/: measurements and choices per model file and machine
 ROUNDS = 3  # alternating rounds per side; the median of each side is kept
 BUSY_SHARE = 0.25  # of the cores, used by other processes: a busy measurement
+MAX_ATTEMPTS = 3  # measurements taken while busy are retried at most this often
 N_PROMPT, N_DECODE = 16, 2  # per round: one prefill chunk, two steps (the stored path
 # prefills SmolLM2 at ~8 tokens/s here: 3 rounds cost ~7 s, once per model and machine)
 
@@ -153,13 +154,46 @@ def measure_paths(stored, float32, rounds: int = ROUNDS, timer: Callable = time_
     )
 
 
+def cached_entry(key: str) -> tuple[list[PathMeasurement], int]:
+    """The measurements kept for `key` (malformed or old-style ones dropped) and how
+    many times it was measured."""
+    from engine.runtime_cache import read_json
+
+    return _parse_entry(read_json(CACHE).get(key))
+
+
+def _parse_entry(seen) -> tuple[list[PathMeasurement], int]:
+    if not isinstance(seen, dict) or not isinstance(seen.get("measurements"), list):
+        return [], 0
+    kept = [m for d in seen["measurements"] for m in [PathMeasurement.from_dict(d)] if m]
+    attempts = seen.get("attempts")
+    return kept, attempts if isinstance(attempts, int) and attempts >= len(kept) else len(kept)
+
+
+def quietest(kept: list[PathMeasurement]) -> PathMeasurement | None:
+    """The measurement taken under the least load from others (unknown load counts as
+    idle: nothing said it was busy)."""
+    return min(kept, key=lambda m: m.others_cores or 0.0, default=None)
+
+
+def settled(kept: list[PathMeasurement], attempts: int) -> bool:
+    """Whether the next load uses these measurements as they are (else it measures
+    again: none yet, or the quietest was busy with attempts left)."""
+    best = quietest(kept)
+    return best is not None and not (best.busy and attempts < MAX_ATTEMPTS)
+
+
 def cached_choice(folder: str, size_bytes: int) -> tuple[str, str] | None:
-    """(path, reason) that the automatic choice last made for a model file on this
-    machine (any BLAS), or None if it was never measured here."""
+    """(path, reason) that the automatic choice made for a model file on this machine
+    (any BLAS) and that the next load will use as it is; None if the next load
+    measures (never measured here, last measured while busy, or a cache that could not
+    be read), so what `logitscope models` says is what the next load does."""
     from engine.runtime_cache import read_json
 
     prefix = f"{folder}|{size_bytes}|"
     for key, entry in read_json(CACHE).items():
         if key.startswith(prefix) and isinstance(entry, dict) and "reason" in entry:
+            if not settled(*_parse_entry(entry)):
+                return None
             return str(entry.get("path", "")), str(entry["reason"])
     return None
