@@ -48,13 +48,15 @@ class JsonLimitError(ValueError):
     """JSON refused before parsing: too deep, a number too long, or a float overflowing.
 
     Attributes:
-        detail: what was wrong without naming the text ("nests deeper than 64 levels
-            (line 3)"), for callers that say it in their own sentence.
+        words: the limit passed, in words ("nests deeper than 64 levels").
+        line: the line of the text where it was passed (1-based).
+        detail: both, without naming the text ("nests deeper than 64 levels (line 3)"),
+            for callers that say it in their own sentence.
     """
 
-    def __init__(self, what: str, detail: str):
-        super().__init__(f"{what} {detail}: it is damaged or not meant for this program")
-        self.detail = detail
+    def __init__(self, what: str, words: str, line: int):
+        self.words, self.line, self.detail = words, line, f"{words} (line {line})"
+        super().__init__(f"{what} {self.detail}: it is damaged or not meant for this program")
 
 
 class FileRefused(SettingsError):
@@ -121,15 +123,15 @@ def check_limits(
             depth += 1
             if depth > max_depth:
                 raise JsonLimitError(
-                    what, f"nests deeper than {max_depth} levels (line {_line(text, m.start())})"
+                    what, f"nests deeper than {max_depth} levels", _line(text, m.start())
                 )
         elif first in "]}":
             depth = max(0, depth - 1)
         elif len(tok) > max_number_chars:
             raise JsonLimitError(
                 what,
-                f"holds a number longer than {max_number_chars} characters "
-                f"(line {_line(text, m.start())})",
+                f"holds a number longer than {max_number_chars} characters",
+                _line(text, m.start()),
             )
         elif "e" in tok or "E" in tok or "." in tok:
             try:
@@ -138,7 +140,7 @@ def check_limits(
                 continue  # not a number: json.loads says where
             if value in (float("inf"), float("-inf")):
                 raise JsonLimitError(
-                    what, f"holds a number too large for a float (line {_line(text, m.start())})"
+                    what, "holds a number too large for a float", _line(text, m.start())
                 )
 
 

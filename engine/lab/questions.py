@@ -26,6 +26,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine import bounded_json
 from engine.errors import SettingsError
 from engine.units import binary_size
 
@@ -106,8 +107,10 @@ def _jsonl_rows(p: Path, text: str) -> list[Question]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except ValueError as e:
+            item = bounded_json.loads(line)  # nesting and numbers limited before parsing
+        except bounded_json.JsonLimitError as e:
+            raise SettingsError(f"{p}, line {n}: {e.words}: not a question") from None
+        except json.JSONDecodeError as e:
             raise SettingsError(f"{p}, line {n}: not JSON ({e.msg})") from None
         if not isinstance(item, dict):
             raise SettingsError(f"{p}, line {n}: give an object with question and answers")
@@ -117,17 +120,20 @@ def _jsonl_rows(p: Path, text: str) -> list[Question]:
 
 def _csv_rows(p: Path, text: str) -> list[Question]:
     reader = csv.DictReader(io.StringIO(text))
-    names = [(f or "").strip().lower() for f in reader.fieldnames or ()]
-    if "question" not in names or "answers" not in names:
-        raise SettingsError(f"{p}, line 1: the header needs the columns question and answers")
-    reader.fieldnames = names
-    rows = []
-    for item in reader:
-        n = reader.line_num
-        if None in item:
-            raise SettingsError(f"{p}, line {n}: more cells than the header has columns")
-        answers = (item.get("answers") or "").split("|")
-        rows.append(_question(p, n, {**item, "answers": answers}))
+    try:
+        names = [(f or "").strip().lower() for f in reader.fieldnames or ()]
+        if "question" not in names or "answers" not in names:
+            raise SettingsError(f"{p}, line 1: the header needs the columns question and answers")
+        reader.fieldnames = names
+        rows = []
+        for item in reader:
+            n = reader.line_num
+            if None in item:
+                raise SettingsError(f"{p}, line {n}: more cells than the header has columns")
+            answers = (item.get("answers") or "").split("|")
+            rows.append(_question(p, n, {**item, "answers": answers}))
+    except csv.Error as e:  # a cell over csv's field limit, a stray quote
+        raise SettingsError(f"{p}, line {reader.reader.line_num}: not CSV ({e})") from None
     return rows
 
 
@@ -152,8 +158,10 @@ def _question(p: Path, n: int, item: dict) -> Question:
         raise SettingsError(f"{p}, line {n}: no accepted answer left after normalising")
     level = item.get("level", 0)
     try:
+        if isinstance(level, str) and len(level.strip()) > bounded_json.MAX_NUMBER_CHARS:
+            raise ValueError(level)  # int() would take thousands of digits
         level = int(level or 0)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity
         raise SettingsError(f"{p}, line {n}: level must be a whole number") from None
     topic, lang = (str(item.get(k) or "")[:40] for k in ("topic", "lang"))
     return Question(question, kept, topic, lang, level, n)
