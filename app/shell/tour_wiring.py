@@ -195,6 +195,10 @@ class WindowTourHost:
         lab = self._lab()
         lab.tabs.setCurrentWidget(lab.views[kind])
 
+    def beside(self, panel) -> None:
+        """Windows a lesson opens go beside `panel` (the tour's), never over it."""
+        self.panel = panel
+
     def _beside(self, window) -> None:
         """A window a lesson opens goes beside the tour's panel, never over it."""
         if self.panel is not None:
@@ -262,7 +266,7 @@ class Tour:
         if self.panel is None:
             self.panel = TourPanel(self.host, self.window)
             self.panel.closed.connect(self.close)
-            self.host.panel = self.panel
+            self.host.beside(self.panel)
             self.window.addDockWidget(Qt.RightDockWidgetArea, self.panel)
         self.guest.enter()
         if index is not None:
