@@ -68,7 +68,12 @@ class PlaygroundWindow(QMainWindow):
             self.model,
             journal,
             self.prompt.toPlainText,
-            lambda: (self.model_record, self.prompt.toPlainText(), self.controls.settings()),
+            # what the Lab and Compare start from: the seed shown, none drawn into the box
+            lambda: (
+                self.model_record,
+                self.prompt.toPlainText(),
+                self.controls.settings(draw_seed=False),
+            ),
         )
         self.branch_flow, self.branches_view = wire_branches(
             self.model,
