@@ -3,9 +3,11 @@
 Every refusal is one JSON error in OpenAI's shape with a 4xx status (401 without
 the API key, 404 for an unknown model or route, 408 (and the connection closed)
 for a body that does not arrive within BODY_TIMEOUT_S, 413 for a body over
-MAX_BODY, 429 with Retry-After when the queue is full, 400 for anything
-malformed); a bug is a 500 with the same shape and no traceback (that goes to the
-server's stderr). A request's headers have their own deadline (server.py).
+MAX_BODY (read through and discarded up to MAX_DISCARDED_BODY, so a client that
+sends its whole body before reading sees the 413 rather than a reset), 429 with
+Retry-After when the queue is full, 400 for anything malformed); a bug is a 500
+with the same shape and no traceback (that goes to the server's stderr). A
+request's headers have their own deadline (server.py).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from engine.serve.stream import Answer
 from engine.serve.validation import parse_request
 
 MAX_BODY = 1 << 20  # bytes of a request body (1 MB); more is 413
+MAX_DISCARDED_BODY = 16 * MAX_BODY  # a body over MAX_BODY up to this is read, then 413
 BODY_TIMEOUT_S = 30.0  # a request's whole body must arrive within this; else 408, closed
 
 
@@ -92,21 +95,36 @@ async def _read_json(request: Request, timeout_s: float):
 
 
 async def _read_body(request: Request) -> bytearray:
+    """The body, at most MAX_BODY bytes.
+
+    A larger one is read to its end and discarded, then refused (413), when it is at
+    most MAX_DISCARDED_BODY: a client that sends all of it before reading (urllib,
+    requests) then reads the 413 instead of a reset connection. A larger one still
+    is refused at once and the connection closed.
+    """
     size = request.headers.get("content-length")
-    if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
-        raise _too_large(size)
-    data = bytearray()
+    declared = int(size) if size and size.isdigit() else None  # h11 checked its form
+    if declared is not None and declared > MAX_DISCARDED_BODY:
+        raise _too_large(declared, close=True)
+    data, total = bytearray(), 0
     async for part in request.stream():
-        data += part
-        if len(data) > MAX_BODY:
-            raise _too_large(None)
+        total += len(part)
+        if total > MAX_DISCARDED_BODY:
+            raise _too_large(None, close=True)
+        if total <= MAX_BODY:
+            data += part
+    if total > MAX_BODY:
+        raise _too_large(total)
     return data
 
 
-def _too_large(size) -> ApiError:
-    got = f" ({int(size):,} bytes)" if size and size.isdigit() else ""
+def _too_large(size: int | None, close: bool = False) -> ApiError:
+    got = f" ({size:,} bytes)" if size is not None else ""
     return ApiError(
-        413, f"the request body is over {MAX_BODY:,} bytes{got}", code="request_too_large"
+        413,
+        f"the request body is over {MAX_BODY:,} bytes{got}",
+        code="request_too_large",
+        headers={"Connection": "close"} if close else None,
     )
 
 

@@ -13,7 +13,9 @@ A client cannot hold a connection forever: a request's headers must arrive withi
 HEADER_TIMEOUT_S of the connection (or of its first byte after a kept-alive answer;
 uvicorn closes a connection idle KEEP_ALIVE_S after its last answer), else a 408 in
 OpenAI's shape and the connection closed; its body has BODY_TIMEOUT_S
-(engine/serve/app.py).
+(engine/serve/app.py). A request h11 cannot parse (`Content-Length: abc`, a
+malformed request line or header), which uvicorn refuses before the app sees it,
+gets a 400 in OpenAI's shape too.
 """
 
 from __future__ import annotations
@@ -188,7 +190,8 @@ def _error_response(status: int, message: str, code: str) -> bytes:
 
 
 class DeadlineProtocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with a deadline for each request's headers.
+    """uvicorn's HTTP/1.1 protocol with a deadline for each request's headers, and
+    OpenAI's error shape for the requests h11 cannot parse.
 
     From the connection (or from the first byte of a request after a kept-alive
     answer) a request's headers must arrive within `header_timeout_s`, however
@@ -213,6 +216,15 @@ class DeadlineProtocol(H11Protocol):
     def connection_lost(self, exc) -> None:
         self._stop_header_timer()
         super().connection_lost(exc)
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to what h11 cannot parse, in OpenAI's shape (its own is text)."""
+        self._stop_header_timer()
+        message = (
+            "the request is not valid HTTP/1.1 (a malformed request line, header or Content-Length)"
+        )
+        self.transport.write(_error_response(400, message, "invalid_http"))
+        self.transport.close()
 
     def _expect_headers(self) -> None:
         if self._header_timer is None and not self.transport.is_closing():

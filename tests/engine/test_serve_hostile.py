@@ -6,10 +6,15 @@ stderr, and a refused request leaves nothing in the journal."""
 from __future__ import annotations
 
 import json
+import socket
+import time
+import urllib.error
+import urllib.request
 
 import httpx
 import pytest
 
+from engine.serve.app import MAX_DISCARDED_BODY
 from engine.serve.errors import ApiError
 from engine.serve.server import ServeOptions, start
 from engine.serve.validation import parse_request
@@ -207,3 +212,104 @@ def test_their_neutral_values_are_accepted_and_text_parts_are_joined_exactly(ser
     run = read_session(server.journal.path).runs[-1]
     assert run.prompt == "Name a colour."
     assert len(run.tokens) == 1
+
+
+def _raw(server, request: bytes) -> bytes:
+    """Everything the server sends back on one connection, until it closes it."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+        s.sendall(request)
+        raw = b""
+        while chunk := s.recv(65536):
+            raw += chunk
+    return raw
+
+
+def _raw_error(raw: bytes, status: int) -> dict:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    assert lines[0].startswith(f"HTTP/1.1 {status} "), raw[:300]
+    headers = dict(line.lower().split(": ", 1) for line in lines[1:])
+    assert headers["content-type"] == "application/json"
+    assert headers["connection"] == "close"
+    assert int(headers["content-length"]) == len(body)
+    err = json.loads(body)["error"]
+    assert set(err) == {"message", "type", "param", "code"}
+    assert (err["type"], err["param"]) == ("invalid_request_error", None)
+    return err
+
+
+def test_a_10_mb_body_gets_413_that_a_urllib_client_can_read(server, capfd):
+    """urllib sends the whole body before reading (and asks to close): the server reads it
+    through, discarding it, and answers, instead of resetting the connection."""
+    request = urllib.request.Request(
+        server.url + "/chat/completions",
+        data=b"{" + b" " * (10 << 20) + b"}",
+        headers={"Content-Type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(request, timeout=60)
+    assert e.value.code == 413
+    assert e.value.headers["content-type"] == "application/json"
+    body = json.loads(e.value.read())
+    assert body == {
+        "error": {
+            "message": "the request body is over 1,048,576 bytes (10,485,762 bytes)",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "request_too_large",
+        }
+    }
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_chunked_body_over_the_limit_is_counted_and_refused(server):
+    def chunks():
+        for _ in range(3):
+            yield b" " * (1 << 20)
+
+    r = httpx.post(server.url + "/completions", content=chunks(), timeout=60)
+    err = _error(r, 413)
+    assert err["code"] == "request_too_large"
+    assert err["message"] == "the request body is over 1,048,576 bytes (3,145,728 bytes)"
+
+
+def test_a_body_declared_past_the_discard_bound_is_refused_at_once(server):
+    size = MAX_DISCARDED_BODY + 1
+    raw = _raw(
+        server,
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Length: %d\r\n\r\n{" % size,
+    )  # nothing more is sent: the answer and the close do not wait for the body
+    err = _raw_error(raw, 413)
+    assert err["message"] == f"the request body is over 1,048,576 bytes ({size:,} bytes)"
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n",
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n"
+        b"Content-Length: 6\r\n\r\n{}",
+        b"GARBAGE\r\n\r\n",
+    ],
+    ids=["content-length-abc", "two-content-lengths", "no-request-line"],
+)
+def test_requests_h11_cannot_parse_get_openais_shape(server, capfd, request_bytes):
+    err = _raw_error(_raw(server, request_bytes), 400)
+    assert err["code"] == "invalid_http"
+    assert err["message"].startswith("the request is not valid HTTP/1.1")
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_client_leaving_mid_body_leaves_no_traceback_and_no_run(server, capfd):
+    journal_before = server.journal.path.read_bytes()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
+        s.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b'Content-Length: 100\r\n\r\n{"messages": '
+        )
+        time.sleep(0.3)  # the app is waiting for the rest
+    time.sleep(0.3)
+    assert httpx.get(server.url + "/models", timeout=10).status_code == 200
+    assert server.journal.path.read_bytes() == journal_before
+    assert "Traceback" not in capfd.readouterr().err
