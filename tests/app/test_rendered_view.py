@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontInfo, QGuiApplication
+from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QLabel
 
 from app.shell.layout import answer_tabs_of
@@ -57,7 +57,10 @@ def test_rendered_tab_shows_a_code_block_with_copy(qtbot):
     qtbot.waitUntil(lambda: len(rendered.code_blocks()) == 1, timeout=2000)
     block = rendered.code_blocks()[0]
     assert block.label.text() == "print(sorted([3, 1, 2]))"
-    assert QFontInfo(block.label.font()).fixedPitch()
+    # The system's fixed font, as asked of Qt (Qt calls some mono fonts, Noto Sans Mono
+    # among them, not fixed-pitch: what the app asks for is what it can answer for).
+    fixed = QFontDatabase.systemFont(QFontDatabase.FixedFont)
+    assert block.label.font().family() == fixed.family()
     prose = [w for w in rendered.body.findChildren(QLabel) if w.textFormat() == Qt.MarkdownText]
     assert [p.text() for p in prose] == ["Use **sorted**:", "That prints `[1, 2, 3]`."]
     block.copy_button.click()
