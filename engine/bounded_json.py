@@ -182,9 +182,12 @@ def read_bounded(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
     except OSError as e:
         raise _unreadable(what, e) from None
     try:
-        kind = special_kind(os.fstat(fd).st_mode)  # swapped for a FIFO since the stat
+        info = os.fstat(fd)
+        kind = special_kind(info.st_mode)  # swapped for a FIFO since the stat
         if kind is not None:
             raise _special(what, kind)
+        if info.st_size > max_bytes:  # said without reading it
+            raise _too_large(what, max_bytes)
         chunks: list[bytes] = []
         total = 0
         while total <= max_bytes:
@@ -199,11 +202,15 @@ def read_bounded(path: str | os.PathLike, max_bytes: int, what: str) -> bytes:
         raise _unreadable(what, e) from None
     finally:
         os.close(fd)
-    if total > max_bytes:
-        raise FileRefused(
-            what, f"is over the limit of {max_bytes:,} bytes", "give a smaller file", "too_large"
-        )
+    if total > max_bytes:  # grown since the fstat
+        raise _too_large(what, max_bytes)
     return b"".join(chunks)
+
+
+def _too_large(what: str, max_bytes: int) -> FileRefused:
+    return FileRefused(
+        what, f"is over the limit of {max_bytes:,} bytes", "give a smaller file", "too_large"
+    )
 
 
 def _special(what: str, kind: str) -> FileRefused:

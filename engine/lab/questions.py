@@ -84,15 +84,19 @@ def load_questions(path: str | Path | None = None) -> list[Question]:
     """
     p = Path(path) if path is not None else bundled_path()
     try:
-        if not p.is_file():
-            raise SettingsError(f"{p}: no such question file (give a .jsonl or .csv file)")
-        if p.stat().st_size > MAX_FILE_BYTES:
-            raise SettingsError(f"{p}: over {binary_size(MAX_FILE_BYTES)}: not a question set")
-        text = p.read_text(encoding="utf-8-sig")
+        text = bounded_json.read_bounded(p, MAX_FILE_BYTES, str(p)).decode("utf-8-sig")
+    except bounded_json.FileRefused as e:  # a FIFO or a device: named, never waited on
+        if e.reason == "missing":
+            raise SettingsError(
+                f"{p}: no such question file (give a .jsonl or .csv file)"
+            ) from None
+        if e.reason == "too_large":
+            raise SettingsError(
+                f"{p}: over {binary_size(MAX_FILE_BYTES)}: not a question set"
+            ) from None
+        raise SettingsError(f"{p} {e.detail}: give a .jsonl or .csv file") from None
     except UnicodeDecodeError:
         raise SettingsError(f"{p}: not UTF-8 text: save the question set as UTF-8") from None
-    except OSError as e:
-        raise SettingsError(f"{p}: cannot be read ({e.strerror or e})") from None
     rows = _csv_rows(p, text) if p.suffix.lower() == ".csv" else _jsonl_rows(p, text)
     if not rows:
         raise SettingsError(f"{p}: holds no questions (one per line: question, answers)")

@@ -1,6 +1,7 @@
 """A text file to read through the model: checked once, for the CLI and the window.
 
-A file that cannot be read, is a folder, is over MAX_FILE_BYTES, holds a NUL byte in its
+A file that cannot be read, is a folder or a special file (a FIFO, a device: named, never
+waited on or read without end), is over MAX_FILE_BYTES, holds a NUL byte in its
 first SNIFF_BYTES (binary), or is not UTF-8 is refused with one sentence that says what
 to do. Plain Python: no MLX, no Qt.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine.bounded_json import FileRefused, read_bounded
 from engine.errors import SettingsError
 from engine.units import binary_size
 
@@ -24,14 +26,17 @@ def read_text_file(path: Path, label: str | None = None) -> str:
     """
     label = str(path) if label is None else label
     try:
-        if not path.is_file():
-            what = "a folder" if path.is_dir() else "not found"
-            raise SettingsError(f"{label}: {what}; give a text file")
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise SettingsError(f"{label} is over {binary_size(MAX_FILE_BYTES)}: split it")
-        data = path.read_bytes()
-    except OSError as e:
-        raise SettingsError(f"{label}: cannot be read ({e.strerror or e})") from None
+        data = read_bounded(path, MAX_FILE_BYTES, label)  # a FIFO or a device: never waited on
+    except FileRefused as e:
+        if e.reason == "missing":
+            raise SettingsError(f"{label}: not found; give a text file") from None
+        if e.reason == "too_large":
+            raise SettingsError(
+                f"{label} is over {binary_size(MAX_FILE_BYTES)}: split it"
+            ) from None
+        if e.reason == "special" and path.is_dir():
+            raise SettingsError(f"{label}: a folder; give a text file") from None
+        raise SettingsError(f"{label} {e.detail}: give a text file") from None
     if b"\x00" in data[:SNIFF_BYTES]:
         raise SettingsError(f"{label} is a binary file, not a text file")
     try:

@@ -8,12 +8,15 @@ never hiding the other sessions.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.bounded_json import special_kind
 from engine.paths import data_dir
 from engine.records import (
     DoneRecord,
@@ -31,6 +34,8 @@ from engine.sessions.session_schema import (
     clean_settings,
     is_session_id,
 )
+
+MAX_SESSION_BYTES = 2**30  # a session file is read whole; a larger one is skipped
 
 
 def sessions_dir() -> Path:
@@ -216,12 +221,24 @@ def read_session(path: Path) -> SessionLog:
         The session (`bad_lines` counts what was skipped).
 
     Raises:
-        OSError: the file cannot be opened at all.
+        OSError: the file cannot be opened at all, is not a regular file (a FIFO, a
+            device, a link to one) or is over MAX_SESSION_BYTES (strerror says which).
     """
     path = Path(path)
-    session = SessionLog(session_id=path.stem, path=path, started=path.stat().st_mtime)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO: no wait
+    try:
+        info = os.fstat(fd)
+        kind = special_kind(info.st_mode)  # a FIFO never ends, nor does /dev/zero
+        if kind is not None:
+            raise OSError(errno.EINVAL, f"not a regular file ({kind}): skipped")
+        if info.st_size > MAX_SESSION_BYTES:
+            raise OSError(errno.EFBIG, f"over {MAX_SESSION_BYTES:,} bytes: skipped")
+    except OSError:
+        os.close(fd)
+        raise
+    session = SessionLog(session_id=path.stem, path=path, started=info.st_mtime)
     runs: dict[str, RunLog] = {}
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with open(fd, encoding="utf-8", errors="replace") as f:
         for line in f:
             try:
                 entry = json.loads(line)

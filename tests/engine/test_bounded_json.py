@@ -111,13 +111,23 @@ def test_read_bounded_never_reads_more_than_the_limit_plus_one(tmp_path, monkeyp
     p = tmp_path / "big"
     p.write_bytes(b"y" * 1_000_000)
     asked = []
-    real_read = os.read
+    real_read, real_fstat = os.read, os.fstat
 
     def counting_read(fd, n):
         asked.append(n)
         return real_read(fd, n)
 
     monkeypatch.setattr(bounded_json.os, "read", counting_read)
-    with pytest.raises(FileRefused):
+    with pytest.raises(FileRefused) as e:
         read_bounded(p, 1000, "big")
+    assert asked == [] and e.value.reason == "too_large"  # its size said so: nothing read
+
+    def growing(fd):  # a file that grows after its size was read
+        info = real_fstat(fd)
+        return os.stat_result((*info[:6], 10, *info[7:]))
+
+    monkeypatch.setattr(bounded_json.os, "fstat", growing)
+    with pytest.raises(FileRefused) as e:
+        read_bounded(p, 1000, "big")
+    assert str(e.value) == "big is over the limit of 1,000 bytes: give a smaller file"
     assert sum(asked) == 1001
