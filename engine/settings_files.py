@@ -19,6 +19,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from engine.bounded_json import FileRefused, read_bounded
+
 MAX_BYTES = 1 << 20  # a settings file is a few KB; 1 MB is far beyond any real one
 DAMAGED_SUFFIX = ".damaged"
 
@@ -78,13 +80,18 @@ def read_text(path: Path, limit: int = MAX_BYTES) -> str | None:
         raise DamagedFile("it is not a regular file")
     if info.st_size > limit:
         raise DamagedFile(f"it is {_size(info.st_size)}, more than a settings file can be")
-    try:
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
-    except OSError as e:
-        raise DamagedFile(f"it cannot be read ({e.strerror or e})") from e
-    if len(data) > limit:  # grown since stat()
-        raise DamagedFile(f"it is more than {_size(limit)}, more than a settings file can be")
+    try:  # opened without waiting: a FIFO put there since the stat is refused, not awaited
+        data = read_bounded(path, limit, str(path))
+    except FileRefused as e:
+        if e.reason == "missing":  # removed since the stat
+            return None
+        if e.reason == "special":
+            raise DamagedFile("it is not a regular file") from e
+        if e.reason == "too_large":  # grown since the stat
+            raise DamagedFile(
+                f"it is more than {_size(limit)}, more than a settings file can be"
+            ) from e
+        raise DamagedFile(f"it {e.detail}") from e
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from engine.atomic import write_atomic
+from engine.bounded_json import FileRefused, read_bounded
 from engine.errors import LogitscopeError, SettingsError
 from engine.models.default_model import DEFAULT_MODEL_NAME
 from engine.models.load_options import LoadOptions
@@ -51,11 +52,20 @@ def _load_raw(path: Path) -> tuple[object, str | None]:
         return None, "it is not a regular file"
     if st.st_size > MAX_PREFS_BYTES:
         return None, f"it is {st.st_size:,} bytes, more than a preferences file holds"
-    try:
-        text = path.read_bytes().decode("utf-8")
+    try:  # opened without waiting: a FIFO put there since the stat is refused, not awaited
+        text = read_bounded(path, MAX_PREFS_BYTES, str(path)).decode("utf-8")
         return json.loads(text), None  # NaN parses; the entry holding it is refused
-    except OSError as e:
-        return None, f"it cannot be read ({e.strerror or e})"
+    except FileRefused as e:
+        if e.reason == "missing":  # removed since the stat
+            return {}, None
+        if e.reason == "special":
+            return None, "it is not a regular file"
+        if e.reason == "too_large":  # grown since the stat
+            return (
+                None,
+                f"it is more than {MAX_PREFS_BYTES:,} bytes, more than a preferences file holds",
+            )
+        return None, f"it {e.detail}"
     except UnicodeDecodeError:
         return None, "it is not UTF-8 text"
     except RecursionError:

@@ -154,3 +154,25 @@ def test_sessions_json_does_not_hang_or_grow(tmp_path):
     assert sorted(os.listdir(folder)) == [
         f"{GOOD_ID}.jsonl", "20260102-000000-bbbb.jsonl", "20260103-000000-cccc.jsonl"
     ]  # fmt: skip
+
+
+def test_settings_and_model_prefs_never_wait_on_a_fifo_swapped_in_after_the_stat(tmp_path):
+    from engine import settings_files
+    from engine.models import model_prefs
+
+    regular = tmp_path / "regular.json"
+    regular.write_text("{}")
+    fifo = tmp_path / "settings.json"
+    os.mkfifo(fifo)
+
+    class Racy(type(tmp_path)):  # stat() sees the regular file, the open finds a FIFO
+        def stat(self, **kwargs):
+            return os.stat(regular)
+
+    out = _no_hang(settings_files.read_text, Racy(fifo))
+    assert isinstance(out.get("error"), settings_files.DamagedFile)
+    assert str(out["error"]) == "it is not a regular file"
+    assert _no_hang(model_prefs._load_raw, Racy(fifo))["value"] == (
+        None,
+        "it is not a regular file",
+    )
