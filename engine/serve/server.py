@@ -29,8 +29,8 @@ import time
 from dataclasses import dataclass
 from http import HTTPStatus
 
-import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+# h11 as uvicorn's HTTP/1.1 protocol uses it (uvicorn's dependency, not a declared one)
+from uvicorn.protocols.http.h11_impl import H11Protocol, h11
 
 from engine import environment
 from engine.errors import SettingsError
