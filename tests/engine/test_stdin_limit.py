@@ -104,3 +104,34 @@ def test_invalid_utf8_names_its_byte_across_chunks(monkeypatch):
     assert str(e.value) == (
         "the prompt on standard input is not valid UTF-8 (byte 65535): save it as UTF-8 text"
     )
+
+
+def test_ctrl_c_while_standard_input_is_read_stops_the_command(tmp_path):
+    import os
+    import signal
+    import sys
+    import time
+    from pathlib import Path
+
+    from tests.child_memory import ROOT
+
+    silent = subprocess.Popen(["sleep", "600"], stdout=subprocess.PIPE)  # never writes
+    env = {**os.environ, **_env(tmp_path)}
+    p = subprocess.Popen(
+        [sys.executable, "-m", "engine", "read", "-"],
+        stdin=silent.stdout, stderr=subprocess.PIPE, cwd=ROOT, env=env,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        wchan = Path(f"/proc/{p.pid}/wchan")
+        while "pipe_read" not in wchan.read_text():  # blocked reading standard input
+            assert time.monotonic() < deadline and p.poll() is None, "never read stdin"
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        err = p.communicate(timeout=30)[1].decode()
+    finally:
+        p.kill()
+        silent.kill()
+        silent.wait()
+        silent.stdout.close()
+    assert (p.returncode, err) == (130, "logitscope: interrupted\n")
