@@ -1,5 +1,10 @@
 """Next-token distribution at the current/selected step: top-k candidates as
-horizontal bars, the model's raw distribution (T=1) beside the one sampled from."""
+horizontal bars, the model's raw distribution (T=1) beside the one sampled from.
+
+Every row drawn is named on the left axis: a chart too short for all the candidates
+(1024 x 700 gives ~100 px) draws the most likely ones that have a label's height each,
+the chosen token last if it is not among them, and its x-axis title says how many
+("probability · 7 of 11 candidates (enlarge for all)")."""
 
 from __future__ import annotations
 
@@ -19,10 +24,14 @@ from app.charts.base import (
     style_plot,
     view_point,
 )
-from app.core.theme import CHOSEN, RAW, SAMPLED
+from app.core.theme import CHOSEN, RAW, SAMPLED, chart_colors
 from engine.records import TokenRecord, TopToken
 
 BAR = 0.38
+MIN_ROWS = 3  # the fewest candidates drawn, however short the chart (their labels thin out)
+AXIS_TITLE = "probability"
+AXIS_TITLE_SIZE = 8  # pt, as style_plot gives it
+TITLE_MARGIN_PX = 8  # the axis title's text document margins, both sides
 _LEGEND = (
     f"<span style='color:{RAW}'>■ raw (T=1)</span> "
     f"<span style='color:{SAMPLED}'>■ sampled from</span> "
@@ -52,6 +61,8 @@ class DistributionChart(pg.PlotWidget):
         # The legend lives in the title line, so it never covers a bar.
         self.empty = empty_text(plot, "Run a prompt to see the candidates")
         self.labels: list[str] = []
+        self.total = 0  # candidates the step has; fewer are drawn in a short chart
+        self.axis_title = AXIS_TITLE
         self.ticks: list[tuple[int, str]] | None = None  # the labels on the axis now
         self.texts: list[str] = []
         self.raw_probs = np.zeros(0)
@@ -61,7 +72,7 @@ class DistributionChart(pg.PlotWidget):
         self.branches = None  # BranchRequests: a click on a bar offers to continue with it
         self.why_no_branch = lambda: None
         self.scene().sigMouseClicked.connect(self._clicked)
-        plot.vb.sigResized.connect(self._fit_ticks)
+        plot.vb.sigResized.connect(self._resized)
         self.show_record(None)
 
     def offer_branches(self, requests, why_not) -> None:
@@ -72,6 +83,7 @@ class DistributionChart(pg.PlotWidget):
     def show_record(self, record: TokenRecord | None) -> None:
         plot = self.getPlotItem()
         self.record = record
+        self.total = 0
         if record is None:
             self._set([], [], [], [])
             set_title(plot, "Next-token distribution", _LEGEND)
@@ -94,13 +106,16 @@ class DistributionChart(pg.PlotWidget):
         # The record's own sampled-from values; NaN (no bar, marked "?") where unknown.
         samp = [None if record.read else record.sampled_prob_of(i) for i in ids]  # read: none
         samp = [math.nan if p is None else p for p in samp]
-        self._set(ids, [c.text for c in cands], raw, samp)
         chosen = ids.index(record.token_id)
+        rows = self.rows_shown(len(ids), chosen)  # as many as have room for their name
+        self.total = len(ids)
+        texts = [c.text for c in cands]
+        self._set(*([v[i] for i in rows] for v in (ids, texts, raw, samp)))
         x = max(
             0.0 if math.isnan(raw[chosen]) else raw[chosen],
             0.0 if math.isnan(samp[chosen]) else samp[chosen],
         )
-        self.chosen_mark.setData([x + 0.02], [chosen])
+        self.chosen_mark.setData([x + 0.02], [rows.index(chosen)])
         unknown = sum(math.isnan(p) for p in samp)
         legend, note = _LEGEND, ""
         if not raw_known:  # a server that reports only what the token was drawn from
@@ -119,13 +134,35 @@ class DistributionChart(pg.PlotWidget):
             f"{html.escape(repr(short(record.label)))} ({p_text}{_rank(record)}){note}<br>{legend}",
         )
 
+    def rows_shown(self, n: int, chosen: int) -> list[int]:
+        """Which of `n` candidates (most likely first) to draw: all where the plot gives
+        each a label's height, else as many of the most likely as fit (MIN_ROWS at
+        least), the `chosen` one last in place of the least likely."""
+        fit = max(MIN_ROWS, self.rows_that_fit())
+        if n <= fit:
+            return list(range(n))
+        top = list(range(fit))
+        return top if chosen in top else [*top[:-1], chosen]
+
+    def rows_that_fit(self) -> int:
+        """How many rows the plot's height holds at a label's height each (the y range
+        spans the rows plus 0.4 of a row); every candidate before the first layout."""
+        height = self.getPlotItem().vb.height()
+        if height <= 0:
+            return self.max_bars + 1
+        return int(height / self._label_px() - 0.4)
+
+    def _label_px(self) -> float:
+        font = self.getPlotItem().getAxis("left").style["tickFont"] or QFont()
+        return QFontMetricsF(font).height()
+
     def shown_labels(self) -> list[int]:
         """The rows whose token is named on the axis: every row where a label's height
-        fits the row, else every k-th row and the chosen one (labels never overlap)."""
+        fits the row (rows_shown sees to it), else every k-th row and the chosen one
+        (labels never overlap) in a chart too short even for MIN_ROWS."""
         n = len(self.labels)
         rows_px = self.getPlotItem().vb.height() / (n + 0.4) if n else 0.0
-        font = self.getPlotItem().getAxis("left").style["tickFont"] or QFont()
-        label_px = QFontMetricsF(font).height()
+        label_px = self._label_px()
         k = 1 if rows_px <= 0 else max(1, math.ceil(label_px / rows_px))
         shown = set(range(0, n, k))
         chosen = self.token_ids.index(self.record.token_id) if self._has_chosen() else None
@@ -135,6 +172,40 @@ class DistributionChart(pg.PlotWidget):
 
     def _has_chosen(self) -> bool:
         return self.record is not None and self.record.token_id in self.token_ids
+
+    def _resized(self) -> None:
+        """A new size: the record drawn again when another number of rows fits, then
+        the rows' labels and the axis title fitted."""
+        wanted = min(self.total, max(MIN_ROWS, self.rows_that_fit()))
+        if self.record is not None and self.total and wanted != len(self.token_ids):
+            self.show_record(self.record)
+            return
+        self._fit_ticks()
+        self._fit_axis_title()
+
+    def _fit_axis_title(self) -> None:
+        """'probability', or with how many of the step's candidates are drawn when not
+        all are: the longest form that fits the axis's width (set only when it changes:
+        text layout is costly)."""
+        shown, total = len(self.token_ids), self.total
+        forms = [AXIS_TITLE]
+        if shown < total:
+            forms = [
+                f"{AXIS_TITLE} · {shown} of {total} candidates (enlarge for all)",
+                f"{AXIS_TITLE} · {shown} of {total} candidates",
+                f"{shown} of {total} candidates",
+            ]
+        font = QFont()
+        font.setPointSize(AXIS_TITLE_SIZE)
+        metrics = QFontMetricsF(font)
+        axis = self.getPlotItem().getAxis("bottom")
+        room = axis.width() - TITLE_MARGIN_PX
+        title = next((f for f in forms if metrics.horizontalAdvance(f) <= room), forms[-1])
+        if title != self.axis_title:
+            self.axis_title = title
+            style = {"font-size": f"{AXIS_TITLE_SIZE}pt", "color": chart_colors()[1]}
+            self.getPlotItem().setLabel("bottom", title, **style)
+            axis.resizeEvent()  # pyqtgraph centres an axis title only when the axis resizes
 
     def _fit_ticks(self) -> None:
         axis = self.getPlotItem().getAxis("left")
@@ -214,6 +285,7 @@ class DistributionChart(pg.PlotWidget):
         if n == 0:
             self.chosen_mark.setData([], [])
         self._fit_ticks()
+        self._fit_axis_title()
         top = max([*[p for p in [*raw, *samp] if not math.isnan(p)], 0.05])
         self.getPlotItem().setRange(  # room for the chosen marker even at p = 1
             xRange=(0, top * 1.08 + 0.06), yRange=(-0.7, max(n, 1) - 0.3), padding=0

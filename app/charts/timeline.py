@@ -1,9 +1,12 @@
 """Probability timeline: chosen-token probability (top) and entropy (bottom) per
 step, with the selected step marked in both. For a text read through the model
 (Mode: Read a text) the top plot is each token's surprisal in bits, titled with
-the text's perplexity."""
+the text's perplexity. Each plot's y ticks are spaced for its height (1-2-5 steps at
+least 1.2 label heights apart), so a short chart's labels never overlap."""
 
 from __future__ import annotations
+
+import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
@@ -20,6 +23,7 @@ from app.charts.base import (
 )
 from app.core.theme import CHOSEN, ENTROPY, RAW
 from app.session.run_state import RunState
+from engine.ticks import nice_step
 
 PROB_TITLES = ("p(chosen)", "p")  # longest first: the first that fits the plot's height
 SURPRISAL_TITLES = ("surprisal (bits)", "bits")
@@ -28,6 +32,8 @@ ENTROPY_TITLES = {
     "H top-k (nats)": ("H top-k (nats)", "H top-k", "H"),
 }
 AXIS_TITLE_GAP_PX = 8  # between the two stacked plots' titles
+TICK_GAP = 1.2  # y tick labels at least this many label heights apart
+MAX_Y_TICKS = 8  # a tall plot's y axis: about this many intervals at most
 
 
 def _axis_title_font() -> QFont:
@@ -63,8 +69,10 @@ class TimelineChart(pg.GraphicsLayoutWidget):
         self.entropy_label = "entropy (nats)"
         self.reading = False  # the top plot shows surprisal (a read) rather than p
         self.axis_titles: dict[str, str] = {}  # plot ("prob" | "entropy") -> title shown
+        self.y_steps: dict[str, float] = {}  # plot ("prob" | "entropy") -> y tick step
         for p in (self.prob_plot, self.entropy_plot):
             p.vb.sigResized.connect(self._fit_axis_titles)
+            p.vb.sigResized.connect(self._fit_y_ticks)
         self.update_from(RunState())
 
     def update_from(self, state: RunState) -> None:
@@ -119,6 +127,26 @@ class TimelineChart(pg.GraphicsLayoutWidget):
             line.setVisible(step is not None)
             if step is not None:
                 line.setValue(step)
+        self._fit_y_ticks()  # the y ranges may have changed
+
+    def _fit_y_ticks(self) -> None:
+        """Each plot's y ticks a 1-2-5 step apart, as many as its height holds with
+        TICK_GAP label heights between them, MAX_Y_TICKS intervals at most (pyqtgraph's
+        own choice overlapped at 1024 x 700: 0.2, 0.4, 0.6, 0.8 in 45 px; a label that
+        would cross the plot's edge is not drawn). Set only when the step changes."""
+        for key, plot in (("prob", self.prob_plot), ("entropy", self.entropy_plot)):
+            axis = plot.getAxis("left")
+            low, high = plot.vb.viewRange()[1]
+            height = plot.vb.height()
+            if height <= 0 or not high > low:
+                continue
+            label_px = QFontMetricsF(axis.style["tickFont"] or QFont()).height()
+            apart_px = max(label_px * TICK_GAP, height / MAX_Y_TICKS)
+            closest = (high - low) * apart_px / height  # the least step that fits
+            step = _labelled_step(nice_step(closest, 1), low, high, height, label_px)
+            if self.y_steps.get(key) != step:
+                self.y_steps[key] = step
+                axis.setTickSpacing(levels=[(step, 0.0)])  # labels on this step only
 
     def _fit_axis_titles(self) -> None:
         """Each plot's left title as long as the plot is tall: in a short chart the two
@@ -138,8 +166,6 @@ class TimelineChart(pg.GraphicsLayoutWidget):
     @staticmethod
     def _read_title(state) -> tuple[str, str]:
         """('Surprisal per token', 'perplexity 12.41'): the running figure while reading."""
-        import math
-
         d = state.done
         summary = getattr(d, "reading", None) if d is not None else None
         ppl = summary.perplexity if summary is not None else None
@@ -161,3 +187,24 @@ class TimelineChart(pg.GraphicsLayoutWidget):
                     h = f"H={t.entropy:.2f} nats" if t.entropy is not None else "H not reported"
                     return f"step {k} {t.label!r}: {p_text} · {h}"
         return None
+
+
+def _labelled_step(step: float, low: float, high: float, height: float, label_px: float) -> float:
+    """`step`, or the largest smaller 1-2-5 step still a label's height apart, when `step`
+    puts no tick far enough inside the plot for its label to be drawn (pyqtgraph leaves
+    out a label that crosses the plot's edge: 0 to 5.15 nats in 45 px at step 5 drew none).
+
+    Args:
+        step: the preferred tick step.
+        low, high: the y range shown.
+        height: the plot's height in pixels.
+        label_px: a tick label's height in pixels.
+    """
+    per_px = (high - low) / height
+    margin = label_px / 2 * per_px  # half a label, in data units
+    candidate = step
+    while candidate / per_px >= label_px:
+        if math.ceil((low + margin) / candidate) * candidate <= high - margin:
+            return candidate
+        candidate = nice_step(candidate / 2.5, 1)  # 5 -> 2 -> 1 -> 0.5 ...
+    return step

@@ -6,14 +6,17 @@ Qt only: every widget is fed records built here, no model runs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from PySide6.QtGui import QFontMetricsF
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QFontMetricsF, QImage, QPainter
 from PySide6.QtWidgets import QLabel, QPushButton, QStatusBar, QWidget
 
 from app.charts import temperature
+from app.charts.base import short
 from app.charts.distribution import DistributionChart
 from app.charts.panel import ChartsPanel
 from app.charts.temperature import TemperatureChart
@@ -113,24 +116,97 @@ def test_timeline_axis_titles_never_run_into_each_other(qtbot, height, titles):
         assert font.horizontalAdvance(axis.labelText) <= axis.height()
 
 
-def test_next_token_labels_thin_out_in_a_short_chart_and_keep_the_chosen_one(qtbot):
-    names = [" where", " below", " of", " that", " o", "\n", ":", " I", " a", " the"]
-    probs = [0.05, 0.04, 0.6, 0.05, 0.05, 0.05, 0.04, 0.04, 0.04, 0.04]
+def _drawn_labels(axis) -> list[tuple[QRectF, str]]:
+    """The tick labels pyqtgraph draws on `axis` now: (rect, text), as its paint makes them."""
+    image = QImage(10, 10, QImage.Format_ARGB32)
+    painter = QPainter(image)
+    painter.setFont(axis.style["tickFont"])
+    try:
+        _axis_spec, _ticks, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [(rect, text) for rect, _flags, text in texts]
+
+
+def _overlapping(labels) -> list[tuple[str, str]]:
+    return [
+        (a, b) for i, (ra, a) in enumerate(labels) for rb, b in labels[i + 1 :] if ra.intersects(rb)
+    ]
+
+
+NAMES = [" where", " below", " of", " that", " o", "\n", ":", " I", " a", " the"]
+PROBS = [0.3, 0.2, 0.1, 0.1, 0.07, 0.07, 0.05, 0.04, 0.04, 0.03]
+
+
+def test_a_short_distribution_names_every_row_it_draws_and_says_how_many(qtbot):
+    """1024 x 700 gives the chart ~100 px: it draws the candidates that have a label's
+    height each (the chosen one, least likely, last) and names every one of them."""
     chart = DistributionChart()
     qtbot.addWidget(chart)
-    _settle(qtbot, chart, (300, 150))  # the chart at 1024 x 700: ~10 px a row
-    chart.show_record(_record(names, probs, chosen=2))
+    _settle(qtbot, chart, (300, 190))  # the chart in a 1024 x 700 window
+    chart.show_record(_record(NAMES, PROBS, chosen=9))
     qtbot.wait(30)
-    shown = chart.shown_labels()
-    assert 2 in shown and len(shown) < len(names)
     axis = chart.getPlotItem().getAxis("left")
+    drawn = _drawn_labels(axis)
+    shown = len(chart.token_ids)
+    assert 3 <= shown < len(NAMES)
+    assert chart.token_ids == [*range(shown - 1), 9]  # the most likely, then the chosen one
+    assert [text for _rect, text in drawn] == [short(NAMES[i]) for i in chart.token_ids]
+    assert _overlapping(drawn) == []
+    row_px = chart.getPlotItem().vb.height() / (shown + 0.4)
     label_px = QFontMetricsF(axis.style["tickFont"]).height()
-    row_px = chart.getPlotItem().vb.height() / (len(names) + 0.4)
-    assert min(np.diff(shown)) * row_px >= label_px  # no two labels overlap
-    assert [label for _i, label in chart.ticks] == [chart.labels[i] for i in shown]
-    chart.resize(300, 600)  # room for every name again
+    assert row_px >= label_px  # one more row would not have had a label's height
+    assert chart.getPlotItem().vb.height() / (shown + 1.4) < label_px
+    bottom = chart.getPlotItem().getAxis("bottom")
+    assert bottom.labelText.startswith(f"probability · {shown} of 10 candidates")
+    placed = bottom.label.mapRectToScene(bottom.label.boundingRect())  # centred, not cut
+    middle = bottom.mapToScene(QPointF(bottom.size().width() / 2, 0)).x()
+    assert abs(placed.center().x() - middle) <= 1, (placed, middle)
+    assert placed.left() >= 0 and placed.right() <= chart.width(), placed
+    chart.resize(300, 600)  # room for every candidate again
     qtbot.wait(30)
-    assert chart.shown_labels() == list(range(len(names)))
+    assert chart.token_ids == list(range(len(NAMES)))
+    assert [text for _rect, text in _drawn_labels(axis)] == [short(n) for n in NAMES]
+    assert chart.getPlotItem().getAxis("bottom").labelText == "probability"
+
+
+def test_the_distribution_in_the_1024_window_names_every_candidate_it_draws(qtbot):
+    panel = ChartsPanel()
+    qtbot.addWidget(panel)
+    _settle(qtbot, panel, (545, 600))  # the charts' column in a 1024 x 700 window
+    chart = panel.dist
+    chart.show_record(_record(NAMES, PROBS, chosen=0))
+    qtbot.wait(30)
+    drawn = _drawn_labels(chart.getPlotItem().getAxis("left"))
+    assert len(drawn) == len(chart.token_ids) >= 6
+    assert _overlapping(drawn) == []
+
+
+@pytest.mark.parametrize(
+    ("height", "entropy_top", "prob_labels", "entropy_labels"),
+    [  # the chart in a 1024 x 700 window (~35 px a plot), then a tall one
+        (190, None, ["0.5"], ["1"]),
+        (190, 4.9, ["0.5"], ["2", "4"]),  # step 5 would put its one tick on the edge
+        (700, None, ["0.2", "0.4", "0.6", "0.8"], [f"{k / 5:.1f}" for k in range(1, 8)]),
+    ],
+)
+def test_timeline_y_labels_never_overlap(qtbot, height, entropy_top, prob_labels, entropy_labels):
+    """pyqtgraph put 0.2, 0.4, 0.6 and 0.8 into 45 px; the steps now follow the height
+    (labels that would cross a plot's edge, like 0 and 1, pyqtgraph leaves out)."""
+    chart = TimelineChart()
+    qtbot.addWidget(chart)
+    _settle(qtbot, chart, (300, height))
+    state = _timeline_state()  # entropy 0 to 1.43 nats
+    if entropy_top is not None:  # entropy rising to `entropy_top` nats
+        state = RunState()
+        rows = _timeline_state().tokens
+        state.add_tokens([replace(t, entropy=entropy_top * k / 11) for k, t in enumerate(rows)])
+    chart.update_from(state)
+    qtbot.wait(30)
+    for plot, expected in ((chart.prob_plot, prob_labels), (chart.entropy_plot, entropy_labels)):
+        drawn = _drawn_labels(plot.getAxis("left"))
+        assert [text for _rect, text in drawn] == expected
+        assert _overlapping(drawn) == []
 
 
 def test_shorter_forms_drop_details_then_parts():
