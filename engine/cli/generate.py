@@ -76,7 +76,9 @@ def cmd_generate(args) -> int:
     bar = ProgressDisplay(plain=args.json)
     chunks = ChunkWriter(uuid.uuid4().hex[:24]) if args.format == "openai" else None
     steps = JsonSteps(settings.top_n) if args.json else None  # each step once
-    ctrl_c = CancelOnInterrupt(client).__enter__()  # Ctrl-C: cancelled, journaled, no traceback
+    ctrl_c = CancelOnInterrupt(
+        client.cancel
+    ).__enter__()  # Ctrl-C: cancelled, journaled, no traceback
     try:
         for record in client.generate(prompt, settings, spec, api_key=key):
             log.record(record)

@@ -3,7 +3,7 @@ window's Stop does (the engine ends it with a "cancelled" record, which is journ
 keeps the partial answer); a second one stops waiting. The engine process itself ignores
 SIGINT (engine/worker.py): only its client decides, so no traceback is ever printed.
 
-    with CancelOnInterrupt(client) as ctrl_c:
+    with CancelOnInterrupt(client.cancel) as ctrl_c:
         for record in client.generate(...):
             ...
     if ctrl_c.pressed:
@@ -21,12 +21,13 @@ CANCELLED = "logitscope: cancelled (Ctrl-C); what ran is in the history"
 
 
 class CancelOnInterrupt:
-    """While entered, the first SIGINT calls `client.cancel()`; the second raises
-    KeyboardInterrupt (main() says "interrupted"). Outside the main thread it does
-    nothing (signal handlers can only be set there)."""
+    """While entered, the first SIGINT calls `cancel()` (an EngineClient's, or nothing
+    where the work polls `pressed`); the second raises KeyboardInterrupt (main() says
+    "interrupted"). Outside the main thread it does nothing (signal handlers can only be
+    set there)."""
 
-    def __init__(self, client):
-        self.client = client
+    def __init__(self, cancel):
+        self.cancel = cancel
         self.pressed = 0  # how many times Ctrl-C was pressed while entered
         self._old = None
 
@@ -35,7 +36,7 @@ class CancelOnInterrupt:
         if self.pressed > 1:
             raise KeyboardInterrupt
         print("\nlogitscope: cancelling… (Ctrl-C again to stop waiting)", file=sys.stderr)
-        self.client.cancel()
+        self.cancel()
 
     def __enter__(self) -> CancelOnInterrupt:
         if threading.current_thread() is threading.main_thread():

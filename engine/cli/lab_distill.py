@@ -115,17 +115,21 @@ def cmd_distill(args) -> int:
                 flush=True,
             )
 
+    from engine.cli.interrupt import CancelOnInterrupt
+
     backend = MLXBackend()
     backend.prefer = "speed"  # as the engine runs the lab
     record = backend.load(args.model, say or (lambda m, f: None))
-    result = run_distill(record, params, LabReporter(say, step))
+    # Ctrl-C: the run stops at its next step, as the Lab's Cancel does (no traceback)
+    with CancelOnInterrupt(lambda: None) as ctrl_c:
+        result = run_distill(record, params, LabReporter(say, step, lambda: ctrl_c.pressed > 0))
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
     elif isinstance(result, DistillResult):
         _print_compare(result)
     else:
         _print_train(result)
-    return 0
+    return ctrl_c.status(0)
 
 
 def _print_compare(r: DistillResult) -> None:

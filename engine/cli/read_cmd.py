@@ -115,7 +115,9 @@ def cmd_read(args) -> int:
     bar = ProgressDisplay(plain=args.json)
     client = EngineClient()
     status, model, done = 0, None, None
-    ctrl_c = CancelOnInterrupt(client).__enter__()  # Ctrl-C: cancelled, journaled, no traceback
+    ctrl_c = CancelOnInterrupt(
+        client.cancel
+    ).__enter__()  # Ctrl-C: cancelled, journaled, no traceback
     try:
         for record in client.read(request, spec, api_key=key):
             log.record(record)

@@ -43,6 +43,43 @@ from engine.lab.reporter import LabReporter, LabStep, reporter_of
 
 DEFAULT_TEXT = Path(__file__).resolve().parents[3] / "resources" / "distill_text.txt"
 TEACHER_WINDOWS = 8  # windows the teacher reads per pass while preparing targets
+# Working copies of a (batch, seq, vocabulary) float32 tensor alive at a student step's
+# peak: the logits, the log-softmax at τ, the softmax for the KL, and the backward's
+# gradients of them. A generous count: refusing a run that would fit is a sentence,
+# running one that does not is minutes of swapping.
+STEP_COPIES = 6
+TEACHER_COPIES = 3  # the teacher's pass over TEACHER_WINDOWS windows: logits, log-softmax, top-k
+MEMORY_SHARE = 0.8  # of the memory available now, the most a run may plan to use
+
+
+def training_bytes(params: DistillTrainParams, vocab_size: int) -> int:
+    """Bytes a run's tensors need at their peak, beyond the teacher's loaded weights:
+    one student step's (batch, seq, vocabulary) copies, the teacher's pass preparing the
+    targets, and the held-out tokens' full distributions (each float32)."""
+    p, v = params, vocab_size
+    step = STEP_COPIES * p.batch * p.seq * v * 4
+    teacher = TEACHER_COPIES * TEACHER_WINDOWS * p.seq * v * 4
+    held = 2 * p.heldout_tokens * v * 4
+    return step + teacher + held
+
+
+def check_memory(params: DistillTrainParams, vocab_size: int, available: int | None) -> None:
+    """Refuse, in one sentence with the estimate, a run whose tensors would not fit in
+    MEMORY_SHARE of the `available` bytes (None: unknown, nothing is refused).
+
+    Raises:
+        SettingsError: the estimate is larger.
+    """
+    need = training_bytes(params, vocab_size)
+    if available is None or need <= MEMORY_SHARE * available:
+        return
+    p = params
+    raise SettingsError(
+        f"batch {p.batch} × seq {p.seq} needs about {need / 1e9:.1f} GB "
+        f"({p.batch} × {p.seq} tokens × a {vocab_size:,}-token vocabulary × 4 bytes × "
+        f"{STEP_COPIES} working copies, plus the teacher's targets), but "
+        f"{available / 1e9:.1f} GB of memory is available: lower --batch or --seq"
+    )
 
 
 def training_tokens(teacher, params: DistillTrainParams) -> tuple[list[int], str]:
@@ -146,8 +183,11 @@ def train_students(
     Raises:
         SettingsError: a text too short for one window and the held-out part.
     """
+    from engine.backends.mlx.compute_path import available_memory
+
     reporter: LabReporter = reporter_of(progress)
     p = params
+    check_memory(p, teacher.vocab_size, available_memory())  # before anything is allocated
     tokens, text_name = training_tokens(teacher, p)
     train, held = tokens[: -p.heldout_tokens], tokens[-p.heldout_tokens :]
     train = train[-p.train_tokens :]  # the tokens just before the held-out ones
