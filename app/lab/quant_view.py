@@ -54,7 +54,7 @@ class QuantView(QWidget):
             box.setChecked(b in WINDOW_QUANT_BITS)
             box.setToolTip(f"Re-quantize the reference to {b} bits (group 64) at run time")
         self.tokens = QSpinBox()
-        self.tokens.setRange(4, 256)
+        self.tokens.setRange(1, 256)
         self.tokens.setValue(QuantParams().tokens)
         self.tokens.setToolTip("Answer tokens teacher-forced through every variant")
         self.run = QPushButton("Run A/B")
@@ -110,6 +110,13 @@ class QuantView(QWidget):
         """
         bits = tuple(b for b, box in self.bits.items() if box.isChecked())
         return QuantParams(bits, self.tokens.value())
+
+    def show_params(self, params: QuantParams) -> None:
+        """Tick the widths and set the answer length of `params`, an experiment started
+        elsewhere (the tour), so the bar shows what runs."""
+        for b, box in self.bits.items():
+            box.setChecked(b in params.bits)
+        self.tokens.setValue(params.tokens)
 
     def show_result(self, result: QuantResult) -> None:
         self.result = result

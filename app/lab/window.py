@@ -137,6 +137,9 @@ class LabWindow(ChildWindow, QWidget):
             self.status.setText("An experiment is already running; wait for it to finish.")
             return False
         self.running = kind
+        show = getattr(self.views[kind], "show_params", None)
+        if show is not None:  # started from elsewhere (the tour): its tab shows what runs
+            show(params)
         self.status.setText(f"Running on {Path(model.path).name}: {prompt[:80]!r}…")
         return True
 

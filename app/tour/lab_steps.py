@@ -53,19 +53,43 @@ def quant(host, ctx: dict):
     yield from steps.lab(host, ctx, params, LAB_PROMPT)
 
 
+SLIGHT_KL = 0.1  # nats: below this mean KL the probabilities are only slightly different
+
+
 def say_quant(ctx: dict) -> Sentence:
     why, r = _result(ctx)
     if why:
         return Sentence(why)
     ref = r.variants[0]
-    low = next((v for v in r.variants if v.bits == QUANT_BITS), r.variants[-1])
-    agree = sum(low.agree)
+    low = next((v for v in r.variants if v.bits == QUANT_BITS), None)
+    if low is None:
+        return Sentence(f"The experiment returned no {QUANT_BITS}-bit variant: the Lab says why.")
+    agree, steps_n = sum(low.agree), len(low.agree)
+    numbers = {"mean_kl": low.mean_kl, "agree": agree, "steps": steps_n}
+    numbers.update({"decode": low.decode_tps, "reference_decode": ref.decode_tps})
+    if low.mean_kl < SLIGHT_KL:
+        damage = "only slightly different, as the lesson says"
+    else:
+        damage = (
+            f"more than slightly different (over {SLIGHT_KL:g} nats), as {QUANT_BITS} bits is "
+            "harsh rounding and small models are known to suffer most from it"
+        )
+    if low.decode_tps > ref.decode_tps:
+        speed = f"×{low.decode_tps / ref.decode_tps:.1f} faster"
+    else:
+        speed = (
+            "not faster here: fewer bits pay off only where reading the weights from memory "
+            "limits decoding; where arithmetic does (a CPU, say), unpacking the bits costs "
+            "more than the smaller read saves"
+        )
     return Sentence(
         f"At {QUANT_BITS} bits the weights take {low.weight_bytes / 2**20:,.0f} MiB instead of "
-        f"{ref.weight_bytes / 2**20:,.0f} MiB; its distributions are {low.mean_kl:.3f} nats "
-        f"(mean KL) from the reference's, and its top token agreed on {agree} of "
-        f"{len(low.agree)} steps.",
-        {"mean_kl": low.mean_kl, "agree": agree, "steps": len(low.agree)},
+        f"{ref.weight_bytes / 2**20:,.0f} MiB (the reference: {r.reference}). Its "
+        f"distributions were {low.mean_kl:.3f} nats (mean KL) from the reference's and its "
+        f"top token agreed on {agree} of {steps_n} steps: {damage}. It decoded at "
+        f"{low.decode_tps:,.1f} tokens/s against the reference's {ref.decode_tps:,.1f}, "
+        f"{speed}.",
+        numbers,
     )
 
 
@@ -119,11 +143,19 @@ def say_speculative(ctx: dict) -> Sentence:
         return Sentence(why)
     run = r.runs[0]
     same = "the same" if run.same_as_target else "NOT the same"
+    slower = ""
+    if run.speedup < 1:
+        slower = (
+            f" It was slower here: each pass of the model yielded {run.tokens_per_pass:.2f} "
+            "tokens, yet drafting cost more time than those passes saved. A draft pays off "
+            f"only when it is far cheaper than the model, and a {SPEC_BITS}-bit copy of the "
+            "same model is not (the quantization lesson measures its speed)."
+        )
     return Sentence(
         f"A {SPEC_BITS}-bit copy drafted {run.k} tokens at a time; the model accepted "
         f"{run.accepted} of {run.drafted} ({100 * run.acceptance:.0f} %), "
         f"{run.tokens_per_pass:.2f} tokens per pass of the big model, ×{run.speedup:.2f} "
-        f"the speed, and {same} answer as decoding alone.",
+        f"the speed, and {same} answer as decoding alone.{slower}",
         {"accepted": run.accepted, "drafted": run.drafted, "speedup": run.speedup},
     )
 
@@ -142,10 +174,17 @@ def say_batch(ctx: dict) -> Sentence:
     if why:
         return Sentence(why)
     one, many = r.rows[0], r.rows[-1]
+    gain = many.total_tps / one.total_tps
+    shared = (
+        "a batch shares each weight read."
+        if gain > 1
+        else "a batch shares each weight read, but here the total did not grow: sharing the "
+        "read helps only where reading the weights, not arithmetic, limits decoding."
+    )
     return Sentence(
         f"{many.batch_size} sequences decoded together made {many.total_tps:,.1f} tokens/s in "
-        f"all against {one.total_tps:,.1f} for one alone (×{many.total_tps / one.total_tps:.1f})"
-        f"; each sequence got {many.per_sequence_tps:,.1f} tokens/s. A cached prompt (the KV "
-        "cache lesson) skips the prefill; a batch shares each weight read.",
+        f"all against {one.total_tps:,.1f} for one alone (×{gain:.1f}); each sequence got "
+        f"{many.per_sequence_tps:,.1f} tokens/s. A cached prompt (the KV cache lesson) skips "
+        f"the prefill; {shared}",
         {"one": one.total_tps, "many": many.total_tps, "size": many.batch_size},
     )

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.tour import lab_steps as lab
+from app.tour import read_steps as reads
 from app.tour import run_steps as runs
 from app.tour import token_steps as tok
 
@@ -77,8 +78,9 @@ LESSONS: tuple[Lesson, ...] = (
        "playground.branches", runs.branch, runs.say_branch),
     _l("read", "Why it can be confidently wrong", """A model scores how likely text is, not
        whether it is true. Read a text feeds a sentence through the model and shows the
-       probability it gave each token: a false statement can score well.""",
-       "playground.answer", runs.read_both, runs.say_read),
+       probability it gave each token. The lesson reads a few fluent false statements, each
+       beside its true counterpart, and shows the pair where the false one fared best.""",
+       "playground.answer", reads.read_pairs, reads.say_read),
     _l("position", "Why the start matters and the middle gets lost", """Attention is not spread
        evenly. Much of it lands on the very first token (the attention sink) and on the most
        recent ones; facts in the middle of a long prompt get the least.""",

@@ -1,9 +1,12 @@
 """Lessons on whole runs: the same prompt's different answers (Sample N), a token that
-cannot be revised (a branch), confidently wrong (Read a text), where attention goes
-(Inside ▸ attention by position), prefill against decode, thinking tokens and what a
-token costs. Every sentence reads the records of what just ran."""
+cannot be revised (a branch), where attention goes (Inside ▸ attention by position),
+prefill against decode, thinking tokens and what a token costs (confidently wrong,
+Read a text, is app/tour/read_steps.py). Every sentence reads the records of what
+just ran."""
 
 from __future__ import annotations
+
+import math
 
 from app.tour import steps
 from app.tour.host import Sentence
@@ -75,52 +78,6 @@ def say_branch(ctx: dict) -> Sentence:
     )
 
 
-TRUE_TEXT = "The capital of France is Paris."
-FALSE_TEXT = "The capital of France is Rome."
-
-
-def read_both(host, ctx: dict):
-    yield from steps.run(host, ctx, TRUE_TEXT, mode="read")
-    first = ctx.get("run")
-    if first is not None and first.error is not None and not host.local():
-        ctx["needs_local"] = True  # most servers do not score a given text: offer a local model
-        return
-    ctx["true"] = ctx.pop("run", None)
-    yield from steps.run(host, ctx, FALSE_TEXT, mode="read")
-    if ctx.get("true") is not None and ctx.get("run") is not None:
-        host.select(_first_difference(ctx["true"].tokens, ctx["run"].tokens))
-
-
-def _first_difference(right, wrong) -> int | None:
-    """The first position where the two texts' tokens differ (None: nowhere)."""
-    pairs = enumerate(zip(right, wrong, strict=False))
-    return next((i for i, (a, b) in pairs if a.token_id != b.token_id), None)
-
-
-def say_read(ctx: dict) -> Sentence:
-    why = steps.missing(ctx)
-    if ctx.get("needs_local"):
-        return Sentence(
-            f"{why} Reading a text needs the probability of each of its tokens, which this "
-            "server does not return: switch to a local model (the button below) to read it."
-        )
-    if why is None and (ctx.get("true") is None or ctx["true"].done is None):
-        why = "The true statement was not read."
-    if why:
-        return Sentence(why)
-    right, wrong = ctx["true"].tokens, ctx["run"].tokens
-    k = _first_difference(right, wrong)
-    if k is None:
-        return Sentence("Both texts became the same tokens: nothing to compare.")
-    a, b = right[k], wrong[k]
-    return Sentence(
-        f"Reading both, the model gave {quote(a.text)} {pct(a.prob)} and {quote(b.text)} "
-        f"{pct(b.prob)} (rank {a.rank} against {b.rank}): it scores what text usually looks "
-        "like, not what is true.",
-        {"true": a.prob, "false": b.prob, "step": k},
-    )
-
-
 POSITION_PROMPT = (
     "Notes from the meeting. The budget is due on Friday. Maria will book the room. "
     "The printer on the second floor is broken again. Lunch is at noon. The new intern "
@@ -139,13 +96,49 @@ def say_position(ctx: dict) -> Sentence:
         why = "Inside the model computed nothing for this run (its window says why)."
     if why:
         return Sentence(why)
-    bins = ctx["record"].data["bins"]
-    first, middle, last = bins["first token"], bins["middle"], bins["last 10%"]
+    data = ctx["record"].data
+    share, size = {}, {}
+    for key, name in (("first", "first token"), ("middle", "middle"), ("last", "last 10%")):
+        a, b = data["edges"][name]
+        share[key], size[key] = data["bins"][name], b - a
+    total = data["edges"]["last 10%"][1]
+    numbers = {**share, "tokens": total}
+    if not size["middle"] or not size["last"]:
+        return Sentence(
+            f"The context was only {total} tokens, too short to have a middle apart from its "
+            f"ends; the very first token got {pct(share['first'])} of the last token's "
+            "attention.",
+            numbers,
+        )
+    each = {k: share[k] / size[k] for k in share}
+    numbers.update({f"{k}_each": v for k, v in each.items()})
     return Sentence(
-        f"Averaged over layers, the last token gave the very first token {pct(first)} of its "
-        f"attention, the middle of the prompt {pct(middle)} and the last 10 % {pct(last)}.",
-        {"first": first, "middle": middle, "last": last},
+        f"Averaged over layers, the last token gave the very first token {pct(share['first'])} "
+        f"of its attention, the last 10 % ({size['last']} tokens) {pct(share['last'])} and "
+        f"the middle ({size['middle']} tokens) {pct(share['middle'])}. Per token that is "
+        f"{_fine(each['first'])}, {_fine(each['last'])} and {_fine(each['middle'])}, against "
+        f"{_fine(1 / total)} spread evenly over all {total}: {_position_verdict(each)}",
+        numbers,
     )
+
+
+def _fine(share: float) -> str:
+    """A small share of attention with two significant digits ("0.74 %")."""
+    return f"{100 * share:.2g} %"
+
+
+def _position_verdict(each: dict) -> str:
+    """What the per-token shares (first token, last 10 %, middle) show, and only that."""
+    if each["first"] > max(each["middle"], each["last"]):
+        sink = "the first token drew the most of all (the attention sink)"
+    else:
+        rival = "a middle token" if each["middle"] >= each["last"] else "a last-10 % token"
+        sink = f"no attention sink shows here ({rival} drew at least as much as the first)"
+    if each["middle"] < min(each["first"], each["last"]):
+        return f"per token the middle got the least, so a fact there is easiest to lose; {sink}."
+    names = {"first": "the first token", "last": "a last-10 % token"}
+    above = " and ".join(names[k] for k in ("first", "last") if each["middle"] >= each[k])
+    return f"here the middle was not lost (a middle token got at least as much as {above}); {sink}."
 
 
 PREFILL_PROMPT = POSITION_PROMPT
@@ -165,10 +158,17 @@ def say_prefill(ctx: dict) -> Sentence:
     d = ctx["run"].done
     if not d.prefill_tps or not d.decode_tps:
         return Sentence("This run reported no prefill or decode speed.")
+    ratio = d.prefill_tps / d.decode_tps
+    pace = (
+        f"{ratio:,.0f}× slower"
+        if ratio >= 1.5
+        else f"hardly slower (prefill ×{ratio:.2f} as fast): {d.prompt_tokens} prompt tokens "
+        "were too few for reading them together to pull ahead"
+    )
     return Sentence(
         f"The {d.prompt_tokens} prompt tokens were read together at {d.prefill_tps:,.0f} "
         f"tokens/s; the answer came one token at a time at {d.decode_tps:,.1f} tokens/s, "
-        f"{d.prefill_tps / d.decode_tps:,.0f}× slower.",
+        f"{pace}.",
         {"prefill_tps": d.prefill_tps, "decode_tps": d.decode_tps},
     )
 
@@ -217,7 +217,7 @@ def cost(host, ctx: dict):
 
 
 def say_cost(ctx: dict) -> Sentence:
-    from engine.costs import money
+    from engine.costs import DEFAULT_CURRENCY, DEFAULT_PRICE_PER_KWH, J_PER_KWH, money
 
     why = steps.missing(ctx)
     if why:
@@ -226,12 +226,23 @@ def say_cost(ctx: dict) -> Sentence:
     if d.energy_j is None:
         return _say_server_cost(d)
     per = d.energy_j / max(d.generated_tokens, 1)
-    price = f", {money(d.cost, d.cost_currency)} at your electricity price" if d.cost else ""
+    numbers = {"energy_j": d.energy_j, "per_token": per, "seconds": d.elapsed_s}
+    price = ""
+    if d.cost is not None and d.energy_j > 0:
+        kwh = d.cost / (d.energy_j / J_PER_KWH)  # the price the engine applied to this run
+        numbers["price_per_kwh"] = kwh
+        rate = f"{kwh:.4g} {d.cost_currency} per kWh"
+        default = math.isclose(kwh, DEFAULT_PRICE_PER_KWH, rel_tol=1e-9)
+        if default and d.cost_currency == DEFAULT_CURRENCY:
+            whose = f"the default price of {rate} (View ▸ Cost settings… sets yours)"
+        else:
+            whose = f"your price of {rate}"
+        price = f", {money(d.cost, d.cost_currency)} at {whose}"
     return Sentence(
         f"This run's {d.prompt_tokens} prompt and {d.generated_tokens} answer tokens took "
         f"{d.elapsed_s:.2f} s and {d.energy_j:.3g} J ({d.energy_source}), ≈ {per:.2g} J "
         f"per answer token{price}.",
-        {"energy_j": d.energy_j, "per_token": per, "seconds": d.elapsed_s},
+        numbers,
     )
 
 

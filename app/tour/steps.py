@@ -46,10 +46,13 @@ def size(host, normal: int, tiny: int) -> int:
 
 
 def pct(p: float | None) -> str:
-    """A probability as a percentage a person reads (one decimal under 10 %)."""
+    """A probability as a percentage a person reads (one decimal under 10 %, two
+    significant digits under 0.1 %, so a small share never reads as 0.0 %)."""
     if p is None:
         return "an unreported share"
     v = 100 * p
+    if v < 0.1:
+        return f"{v:.2g} %"
     return f"{v:.1f} %" if v < 10 else f"{v:.0f} %"
 
 

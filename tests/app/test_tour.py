@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 from app.tour import lab_steps, run_steps
+from app.tour.false_statements import PAIRS, TINY_PAIRS
 from app.tour.lessons import LESSONS
 from app.tour.panel import NEEDS_LOCAL
+from engine.lab import QuantParams
 from engine.models.default_model import DEFAULT_MODEL_NAME
 from tests.app.conftest import LOAD_MS, RUN_MS
 
@@ -115,22 +117,48 @@ def check_read(window, ctx, s):
         assert window.state is ctx["run"] and ctx["run"].error is not None
         assert "this server does not return" in s.text and window.tour.panel.switch.isVisible()
         return
-    run, k = ctx["run"], s.numbers["step"]
+    n = TINY_PAIRS if window.tour.host.tiny else len(PAIRS)
+    ppl = np.array(  # each read's perplexity from its tokens, here in float64 NumPy
+        [[np.exp(-np.mean([t.logprob for t in r.tokens])) for r in pair] for pair in ctx["reads"]]
+    )
+    assert ppl.shape == (n, 2) and s.numbers["pairs"] == n
+    shown = int(np.argmin(ppl[:, 1] / ppl[:, 0]))  # the false statement's best showing
+    assert ctx["shown"] == shown and s.numbers["lower"] == int(np.sum(ppl[:, 1] < ppl[:, 0]))
+    true, run, pair = ctx["true"], ctx["run"], PAIRS[shown]
+    assert (true.prompt, run.prompt) == (pair.true, pair.false)
+    assert ctx["reads"][shown][0] is true and ctx["reads"][shown][1] is run
     assert window.state is run and run.reading and window.output.plain_text() == run.prompt
+    pt, pf = s.numbers["true_perplexity"], s.numbers["false_perplexity"]
+    assert (pt, pf) == pytest.approx(tuple(ppl[shown]), rel=1e-6)
+    assert pf == run.done.reading.perplexity  # the figure on screen, in the status line
+    assert f"perplexity {pf:,.2f}" in window.status_label.text()
+    assert f"{pf:,.2f}" in s.text and f"{pt:,.2f}" in s.text and pair.false in s.text
+    k = s.numbers["step"]
+    assert [t.token_id for t in true.tokens[:k]] == [t.token_id for t in run.tokens[:k]]
+    assert true.tokens[k].token_id != run.tokens[k].token_id
     assert window.dist_chart.record is run.tokens[k]  # every chart at the differing token
-    assert s.numbers["true"] == ctx["true"].tokens[k].prob
+    assert s.numbers["true"] == true.tokens[k].prob
     assert s.numbers["false"] == pytest.approx(math.exp(run.tokens[k].logprob), rel=1e-9)
 
 
 def check_position(window, ctx, s):
+    from engine.backends.mlx.position import bin_edges
+
     win = _inside(window, ctx, "position")
     assert ctx["record"] is not None, (win.where.text(), win._key(), list(win.cache), win.pending)
     d = ctx["record"].data
     assert win.position.record is ctx["record"]
     mean = np.array(d["mean"], dtype=np.float64)
+    edges = bin_edges(len(mean))
+    assert s.numbers["tokens"] == len(mean)
     for key, name in (("first", "first token"), ("middle", "middle"), ("last", "last 10%")):
-        a, b = d["edges"][name]
+        a, b = edges[name]
         assert s.numbers[key] == pytest.approx(mean[a:b].sum(), abs=1e-6)
+        assert s.numbers[f"{key}_each"] == pytest.approx(mean[a:b].mean(), abs=1e-6)
+    each = {k: s.numbers[f"{k}_each"] for k in ("first", "middle", "last")}
+    lost = each["middle"] < min(each["first"], each["last"])
+    assert ("the middle got the least" in s.text) == lost
+    assert ("here the middle was not lost" in s.text) == (not lost)
 
 
 def check_prefill(window, ctx, s):
@@ -158,9 +186,14 @@ def check_kv_cache(window, ctx, s):
 def check_quantization(window, ctx, s):
     lab, r = _lab(window, ctx, "quant")
     assert lab.quant.result is r
+    tokens = 2 if window.tour.host.tiny else lab_steps.QUANT_TOKENS
+    assert lab.quant.params() == QuantParams((lab_steps.QUANT_BITS,), tokens)  # what ran
     variant = next(v for v in r.variants if v.bits == lab_steps.QUANT_BITS)
     assert s.numbers["mean_kl"] == pytest.approx(np.mean(variant.kl), rel=1e-6)
     assert s.numbers["agree"] == sum(variant.agree) and s.numbers["steps"] == len(r.answer_ids)
+    faster = variant.decode_tps > r.variants[0].decode_tps
+    assert ("not faster here" in s.text) == (not faster)
+    assert ("only slightly different" in s.text) == (np.mean(variant.kl) < lab_steps.SLIGHT_KL)
 
 
 def check_distillation(window, ctx, s):
@@ -213,6 +246,13 @@ def check_cost(window, ctx, s):
     per = d.energy_j / d.generated_tokens
     assert s.numbers["per_token"] == pytest.approx(per)
     assert f"≈ {per:.2g} J/token" in window.status_label.text()
+    from engine.costs import DEFAULT_CURRENCY, DEFAULT_PRICE_PER_KWH, load_settings
+
+    price = load_settings()  # what the engine read at the run's start
+    assert s.numbers["price_per_kwh"] == pytest.approx(price.price_per_kwh, rel=1e-9)
+    default = (price.price_per_kwh, price.currency) == (DEFAULT_PRICE_PER_KWH, DEFAULT_CURRENCY)
+    whose = "the default price" if default else "your price"
+    assert f"at {whose} of {price.price_per_kwh:.4g} {price.currency} per kWh" in s.text
 
 
 CHECKS = {name[6:]: f for name, f in globals().items() if name.startswith("check_")}
@@ -276,6 +316,18 @@ def test_every_lesson_runs_on_the_loaded_model(qtbot, window, request, where):
         assert not panel.switch.isVisible() and "Loading" in panel.sentence.text()
         qtbot.waitUntil(lambda: tour.host.local() and not window.bridge.busy, timeout=LOAD_MS)
         assert window.model_record.name == DEFAULT_MODEL_NAME
+
+
+def test_the_read_lesson_names_the_two_reads_it_shows(qtbot, window):
+    """Lesson 10 alone on the default model: every pair read, the false statement's best
+    showing found again here from the reads' tokens, and its two reads the latest, the
+    false one on screen; the sentence's perplexities are theirs and the status line's."""
+    panel = window.tour.open(next(i for i, x in enumerate(LESSONS) if x.key == "read"))
+    with qtbot.waitSignal(panel.finished, timeout=LESSON_MS) as got:
+        panel.show_me.click()
+    key, ctx, sentence = got.args
+    assert key == "read" and "failed" not in ctx and not ctx.get("needs_local"), sentence.text
+    check_read(window, ctx, sentence)
 
 
 def test_help_menu_opens_the_tour_and_back_next_move(qtbot, window):
