@@ -73,7 +73,7 @@ def test_the_status_line_and_readouts_follow_the_run_shown(qtbot, replay_window)
     assert replay_window.charts.frames["dist"].readout.text() == HINT
 
 
-def test_a_reopened_single_turn_run_is_its_own_conversation(
+def test_a_reopened_single_turn_run_is_shown_alone_and_run_counts_your_own(
     qtbot, replay_window, default_model_path
 ):
     # default_model_path: the prompt counter reads the model's own tokenizer files
@@ -91,14 +91,24 @@ def test_a_reopened_single_turn_run_is_its_own_conversation(
     replay_window.prompt.setPlainText("Another one?")
     replay_window.prompt_panel.update_count()
     tok = LightTokenizer(replay_window.model_record.path)
+    settings = replay_window.controls.prompt_settings()
+    alone = len(encode_prompt(tok, "Another one?", settings).ids)
+    # Shown from History, read-only: the counter counts what Run would send, the
+    # person's own conversation (its two turns, then this one), not the reopened run's.
+    own = [turn.user for turn in replay_window.session.own_conversation.turns]
+    assert own == ["Name a fruit.", "And a vegetable?"]
+    mine = replay_window.session.next_prompt("Another one?", chat=True)[1]
+    total = len(encode_prompt(tok, mine, settings).ids)
+    assert replay_window.token_count.text().startswith(f"{alone:,} tokens · turn 3: {total:,}")
+    # Continue from here: the reopened conversation becomes the person's own.
+    replay_window.continue_here()
+    replay_window.prompt_panel.update_count()
     messages = [
         {"role": "user", "content": "Name a fruit."},
         {"role": "assistant", "content": first.text},
         {"role": "user", "content": "Another one?"},
     ]
-    settings = replay_window.controls.prompt_settings()
     total = len(encode_prompt(tok, messages, settings).ids)
-    alone = len(encode_prompt(tok, "Another one?", settings).ids)
     assert replay_window.token_count.text().startswith(f"{alone:,} tokens · turn 2: {total:,}")
 
 
