@@ -65,3 +65,18 @@ def is_read(tokens: list[TokenRecord], done: DoneRecord | None) -> bool:
         a read's summary.
     """
     return bool(tokens and tokens[0].read) or (done is not None and done.reading is not None)
+
+
+def answer_tokens(tokens: list[TokenRecord]) -> int:
+    """The one count of a run's answer tokens, every view's (the status line, the context
+    chart, its explanation, the exports): its steps without the end-of-sequence step,
+    which adds nothing to the answer. The engine's DoneRecord.generated_tokens counts
+    the same.
+
+    Args:
+        tokens: the run's token records.
+
+    Returns:
+        How many of them are not the end-of-sequence step.
+    """
+    return sum(1 for t in tokens if not t.eos)

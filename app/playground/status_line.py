@@ -37,7 +37,7 @@ def status_text(state: RunState, model) -> str | None:
         first = "…" if ttft is None else f"{ttft:.2f} s"  # a branch's prefix came first
         return (
             f"TTFT {first} · decode {fmt_or_na(tps, '.1f', 'tok/s')} · "
-            f"{state.n} tokens{_new_tokens(state)} · {device} · generating…"
+            f"{state.output_steps} tokens{_new_tokens(state)} · {device} · generating…"
         )
     if model is not None:
         return f"Ready · {model.name} on {device}"

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.records import TokenRecord
+from engine.run_kind import answer_tokens
 from engine.run_result import RunResult, add_token
 from engine.settings import SamplingSettings
 
@@ -152,5 +153,6 @@ class RunState(RunResult):
 
     @property
     def output_steps(self) -> int:
-        """Tokens the output holds in the context (the end-of-sequence step too)."""
-        return self.n
+        """The answer's tokens in the context: engine.run_kind.answer_tokens, the one
+        count every view gives (the end-of-sequence step not counted)."""
+        return answer_tokens(self.tokens)
