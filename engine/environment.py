@@ -13,6 +13,8 @@ VARIABLES = {
     "LOGITSCOPE_DATA_DIR": "the data folder (models, sessions, caches); default: the "
     "platform's user data folder",
     "LOGITSCOPE_MODELS_DIR": "the converted models' folder only; default: DATA_DIR/models",
+    "LOGITSCOPE_RUNTIME_DIR": "the folder of this machine's cached measurements (paths.json, "
+    "gemm_limits.json); default: beside the models folder",
     "LOGITSCOPE_SMOLLM2_GGUF": "a local copy of the default model's GGUF (no download)",
     "LOGITSCOPE_COMPUTE": "how a local quantized model runs: auto | speed | memory",
     "LOGITSCOPE_NO_FAST_BLAS": "set: keep MLX's own BLAS on Linux (no OpenBLAS preload)",

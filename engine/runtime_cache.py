@@ -23,11 +23,17 @@ MAX_CACHE_BYTES = 1 << 22  # a cache holds a few KB; 4 MiB is far beyond any rea
 _unsaved: dict[str, dict] = {}  # name -> what this process wrote but could not save
 
 
+RUNTIME_ENV = "LOGITSCOPE_RUNTIME_DIR"  # another folder (each test session has its own)
+
+
 def runtime_dir() -> Path:
-    """The folder of runtime measurements cached per machine (beside the models folder)."""
+    """The folder of runtime measurements cached per machine (beside the models folder,
+    or RUNTIME_ENV's)."""
+    from engine import environment
     from engine.paths import models_dir
 
-    return models_dir().parent / "runtime"
+    env = environment.text(RUNTIME_ENV)
+    return Path(env) if env else models_dir().parent / "runtime"
 
 
 def read_json(name: str) -> dict:

@@ -3,7 +3,10 @@ its GGUF, a tiny random-weight model, and a private data directory per session."
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -16,6 +19,10 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 # same float32 path, so their numbers can be compared and the recordings hold on any
 # machine. Tests of the choice itself pass `prefer` explicitly (tests/engine/test_path_choice.py).
 os.environ["LOGITSCOPE_COMPUTE"] = "speed"
+# Each test session (each xdist worker, and the commands and engines it starts) measures
+# in a runtime/ folder of its own, never the developer's (paths.json, gemm_limits.json).
+os.environ["LOGITSCOPE_RUNTIME_DIR"] = _runtime = tempfile.mkdtemp(prefix="logitscope-runtime-")
+atexit.register(shutil.rmtree, _runtime, True)
 
 # As in the engine process: OpenBLAS for MLX's CPU build, loaded before MLX is.
 from engine.backends.mlx.fast_blas import enable as _enable_fast_blas  # noqa: E402

@@ -160,7 +160,11 @@ READ_IN_CHILD = "from engine.runtime_cache import read_json; print(len(read_json
 def test_a_link_to_something_huge_is_not_read_into_memory(tmp_path, target):
     data = tmp_path / "data"
     (data / "runtime").mkdir(parents=True)
-    env = {"LOGITSCOPE_DATA_DIR": str(data), "LOGITSCOPE_MODELS_DIR": str(data / "models")}
+    env = {
+        "LOGITSCOPE_DATA_DIR": str(data),
+        "LOGITSCOPE_MODELS_DIR": str(data / "models"),
+        "LOGITSCOPE_RUNTIME_DIR": str(data / "runtime"),
+    }
     (data / "runtime" / "paths.json").write_text(json.dumps({"m|1": {"attempts": 1}}))
     base = run_measured([], code=READ_IN_CHILD, env=env)
     assert (base.returncode, base.stdout, base.stderr) == (0, "1\n", "")
@@ -192,6 +196,7 @@ def _models(tmp_path, data: Path):
         **os.environ,
         "LOGITSCOPE_DATA_DIR": str(data),
         "LOGITSCOPE_MODELS_DIR": str(data / "models"),
+        "LOGITSCOPE_RUNTIME_DIR": str(data / "runtime"),
         "HOME": str(tmp_path),
     }
     return subprocess.run(
