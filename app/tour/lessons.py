@@ -127,7 +127,15 @@ def lesson(key: str) -> Lesson:
 
 def as_markdown() -> str:
     """The lessons as a Markdown page (the guide's tour page is this text)."""
-    lines = ["# The tour", "", "Help ▸ Tour… runs each lesson on the model you loaded.", ""]
+    lines = [
+        "# The tour",
+        "",
+        "Help ▸ Tour… runs each lesson on the model you loaded. The tour is a guest: its "
+        "lessons run from default settings in a History session of their own (*Tour*), "
+        "windows they open sit beside its panel, and closing it puts your settings, mode, "
+        "prompt, conversation and model back exactly as they were.",
+        "",
+    ]
     for n, x in enumerate(LESSONS, 1):
         local = " *(needs a local model)*" if x.needs_local else ""
         lines += [f"## Lesson {n}: {x.title}{local}", "", x.text, ""]
