@@ -37,7 +37,8 @@ class TourGuest:
     def __init__(self, window):
         self.w = window
         self.aside: _Aside | None = None
-        self._pending = False  # leave() waits for a lesson's run to stop
+        self._pending = False  # enter() or leave() waits for a run to stop
+        self.wanted = False  # the tour is open: the playground is (or is about to be) aside
 
     @property
     def active(self) -> bool:
@@ -50,11 +51,16 @@ class TourGuest:
 
     def enter(self) -> None:
         """Set the person's playground aside (once; a second call does nothing)."""
+        self.wanted = True
         if self.aside is not None:
             return
         w = self.w
-        if w.bridge.busy:  # their own run ends first, so nothing of it is left streaming
+        if w.bridge.busy:  # their own run ends first (kept whole), then the tour comes in
             w.bridge.cancel()
+            if not self._pending:
+                self._pending = True
+                w.bridge.busy_changed.connect(self._after_own_run)
+            return
         rec = w.model_record
         self.aside = _Aside(
             w.session.set_aside(TOUR_SESSION),
@@ -70,6 +76,7 @@ class TourGuest:
         """Put the person's playground back; a lesson's run still going is stopped
         first. `load_model`: load their model again if the tour switched it (not when
         the window is closing)."""
+        self.wanted = False
         if self.aside is None:
             return
         w = self.w
@@ -89,12 +96,21 @@ class TourGuest:
         if load_model and aside.model_path and (rec is None or rec.path != aside.model_path):
             w.load_model(aside.model_path)
 
+    def _after_own_run(self, busy: bool) -> None:
+        if busy:
+            return
+        self.w.bridge.busy_changed.disconnect(self._after_own_run)
+        self._pending = False
+        if self.wanted:  # the tour may have been closed meanwhile
+            self.enter()
+
     def _after_run(self, busy: bool) -> None:
         if busy:
             return
         self.w.bridge.busy_changed.disconnect(self._after_run)
         self._pending = False
-        self.leave()
+        if not self.wanted:  # the tour may have been opened again meanwhile
+            self.leave()
 
 
 def global_rect(widget) -> QRect:

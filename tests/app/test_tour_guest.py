@@ -88,3 +88,19 @@ def test_a_window_a_lesson_opens_lies_beside_the_panel(qtbot, window):
     assert not other.frameGeometry().intersects(global_rect(panel))
     assert other.width() >= 1 and other.height() >= 1
     panel.close()
+
+
+def test_opening_the_tour_during_a_run_stops_it_and_keeps_it_yours(qtbot, window):
+    from tests.app.conftest import start_run
+
+    start_run(window, "Tell me a long story about the sea.", max_tokens=200)
+    qtbot.waitUntil(lambda: window.state.n > 0, timeout=RUN_MS)
+    mine = window.state
+    window.tour.open(0)
+    qtbot.waitUntil(lambda: window.tour.guest.active, timeout=RUN_MS)  # after the run ends
+    assert mine.done is not None and mine.done.finish_reason == "cancelled"
+    assert window.state is not mine and window.state.n == 0  # none of it in the tour's view
+    assert window.session.journal_title == "Tour"
+    window.tour.panel.close()
+    assert window.state is mine and window.conversation.turns[0].state is mine
+    assert not window.tour.guest.active and window.session.journal_title is None
