@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from dataclasses import fields as dataclass_fields
 from typing import ClassVar
 
 from engine.lab import confidence_metrics as cm
+from engine.lab import confidence_stats as cs
 from engine.lab.questions import normalise
 from engine.plain_data import PlainData
 
@@ -53,6 +55,7 @@ class QuestionRow(PlainData):
     level: int = 0
     normalised: str = ""
     seconds: float = 0.0
+    overridden: bool = False  # `correct` is a person's verdict, the opposite of the rule's
 
     def signal(self, key: str) -> float | None:
         """The signal `key` of SIGNALS, higher = more confident (None: not measured)."""
@@ -94,6 +97,9 @@ class SignalSummary(PlainData):
     coverage: tuple[float, ...]  # the risk-coverage curve: answered share
     accuracy: tuple[float, ...]  # ... and the accuracy on those answered
     accuracy_abstain_20: float | None  # the accuracy answering the 80% most confident
+    auroc_low: float | None = None  # the AUROC's 95 % bootstrap interval
+    auroc_high: float | None = None
+    informative: bool = True  # False: the signal is constant on the set (auroc None)
     nested: ClassVar[dict] = {"bins": Bin}
 
 
@@ -116,6 +122,7 @@ class ConfidenceResult(PlainData):
     cancelled: bool = False
     seconds: float = 0.0
     questions_per_minute: float = 0.0
+    overrides: tuple[int, ...] = ()  # the rows (positions in `rows`) a person re-judged
     kind: ClassVar[str] = "calibrate"
     nested: ClassVar[dict] = {"signals": SignalSummary, "rows": QuestionRow}
 
@@ -149,15 +156,20 @@ def summarise_signal(key: str, rows: list[QuestionRow]) -> SignalSummary:
         raw, ece = cm.reliability(scores, correct)
         bins = tuple(Bin(b.low, b.high, b.count, b.confidence, b.accuracy) for b in raw)
     curve = cm.risk_coverage(scores, correct)
+    informative = len(scores) < 2 or len(set(scores)) > 1
+    interval = cs.auroc_interval(scores, correct) if informative else None
     return SignalSummary(
         key=key,
         name=name,
-        auroc=cm.auroc(scores, correct),
+        auroc=cm.auroc(scores, correct) if informative else None,
         ece=ece,
         bins=bins,
         coverage=tuple(c for c, _ in curve),
         accuracy=tuple(a for _, a in curve),
         accuracy_abstain_20=cm.accuracy_at(curve, 0.8),
+        auroc_low=interval[0] if interval else None,
+        auroc_high=interval[1] if interval else None,
+        informative=informative,
     )
 
 
@@ -191,7 +203,9 @@ def sentence(accuracy: float | None, signals: tuple[SignalSummary, ...], why: st
 
 def summarise(rows: list[QuestionRow], **fields) -> ConfidenceResult:
     """The set's result from its rows; `fields`: the ConfidenceResult fields not
-    computed here (model, questions_file, samples, temperature, asked, ...)."""
+    computed here (model, questions_file, samples, temperature, asked, ...); the
+    result's `overrides` are the rows marked `overridden`."""
+    fields = {k: v for k, v in fields.items() if k != "overrides"}
     correct = [r.correct for r in rows]
     accuracy = sum(correct) / len(rows) if rows else None
     keys = [
@@ -207,5 +221,45 @@ def summarise(rows: list[QuestionRow], **fields) -> ConfidenceResult:
         rows=tuple(rows),
         why=why,
         sentence=sentence(accuracy, signals, why),
+        overrides=tuple(i for i, r in enumerate(rows) if r.overridden),
         **fields,
     )
+
+
+# ConfidenceResult fields that summarise() computes from the rows (the rest it is given)
+COMPUTED = frozenset(
+    {"rule", "answered", "accuracy", "signals", "rows", "why", "sentence", "overrides"}
+)
+
+
+def with_overrides(result: ConfidenceResult, overrides: dict[int, bool]) -> ConfidenceResult:
+    """The result with a person's verdicts in place of the rule's, every figure recomputed.
+
+    Each row index of `overrides` (its position in `result.rows`) gets `correct` set to
+    the verdict given; a row whose verdict then differs from the rule's is marked
+    `overridden`, and a verdict equal to the rule's takes a row back to the rule (so the
+    same call undoes an override). Rows not named keep what they had, earlier overrides
+    included. Accuracy, every signal's AUROC, interval, ECE, bins and risk-coverage
+    curve and the sentence are what summarise() gives on the new rows; the result's
+    `overrides` lists the overridden rows.
+
+    Args:
+        result: a ConfidenceResult (overridden or not).
+        overrides: row index -> the verdict the person set (True: right).
+
+    Returns:
+        A new ConfidenceResult.
+
+    Raises:
+        IndexError: an index outside `result.rows`.
+    """
+    rows = list(result.rows)
+    for i, verdict in overrides.items():
+        if not 0 <= i < len(rows):
+            raise IndexError(f"no row {i}: the result has {len(rows)} rows")
+        row = rows[i]
+        rule = row.correct != row.overridden  # the rule's verdict (overridden: the opposite)
+        rows[i] = replace(row, correct=bool(verdict), overridden=bool(verdict) != rule)
+    names = [f.name for f in dataclass_fields(result) if f.name not in COMPUTED]
+    given = {k: getattr(result, k) for k in names}
+    return summarise(rows, **given)

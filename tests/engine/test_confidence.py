@@ -214,3 +214,74 @@ def test_real_model_figures_equal_a_bare_mlx_lm_pass(default_model_path, tmp_pat
         assert len(row.samples) == 3 and row.correct == is_correct(row.answer, row.accepted)
     assert result.rows[0].correct  # SmolLM2 knows the capital of France
     json.dumps(result.to_dict(), allow_nan=False)
+
+
+def _rows_for_overrides(seed: int = 3, n: int = 12) -> list[QuestionRow]:
+    rng = np.random.default_rng(seed)
+    lps = np.round(-rng.random(n) * 3, 2)
+    correct = rng.random(n) < np.exp(lps)
+    correct[:2] = [True, False]  # both kinds
+    return [
+        _row(i, bool(c), float(lp), agreement=float(a))
+        for i, (c, lp, a) in enumerate(zip(correct, lps, np.round(rng.random(n), 1), strict=True))
+    ]
+
+
+def test_a_persons_verdicts_recompute_every_figure():
+    from engine.lab.confidence import ConfidenceResult, with_overrides
+
+    rows = _rows_for_overrides()
+    fields = dict(model="m", questions_file="q", samples=5, temperature=1.0, asked=len(rows))
+    base = summarise(rows, **fields)
+    assert base.overrides == () and not any(r.overridden for r in base.rows)
+    flips = {0: False, 4: not rows[4].correct, 7: rows[7].correct}  # 7: the rule's own verdict
+    out = with_overrides(base, flips)
+    want = [r.correct for r in rows]
+    want[0], want[4] = False, not want[4]
+    assert [r.correct for r in out.rows] == want
+    assert out.overrides == (0, 4) and [r.overridden for r in out.rows].count(True) == 2
+    assert out.accuracy == pytest.approx(np.mean(want))
+    for s in out.signals:  # each figure from NumPy on the re-judged verdicts
+        scores = [r.signal(s.key) for r in rows]
+        if None in scores:  # cluster entropy: not measured on these rows
+            assert s.auroc is None and s.coverage == ()
+            continue
+        assert s.auroc == pytest.approx(_np_auroc(scores, want))
+        cov, acc = _np_risk_coverage(scores, want)
+        assert np.allclose(s.accuracy, acc) and np.allclose(s.coverage, cov)
+        if s.ece is not None:
+            assert s.ece == pytest.approx(_np_ece(scores, want), abs=1e-12)
+    assert f"answered {round(100 * np.mean(want))}%" in out.sentence
+    # kept with the result: JSON round trip, and the same call takes a row back to the rule
+    again = ConfidenceResult.from_dict(json.loads(json.dumps(out.to_dict())))
+    assert again == out and again.overrides == (0, 4)
+    back = with_overrides(out, {0: rows[0].correct, 4: rows[4].correct})
+    assert back == base
+    with pytest.raises(IndexError, match="no row 12"):
+        with_overrides(base, {12: True})
+
+
+def test_a_constant_signal_is_not_informative():
+    rows = [_row(i, i % 2 == 0, -0.5, agreement=1.0) for i in range(6)]
+    r = summarise(rows, model="m", questions_file="q", samples=5, temperature=1.0, asked=6)
+    measured = [s for s in r.signals if s.coverage]  # cluster entropy: None on these rows
+    assert len(measured) == 5
+    for s in measured:
+        assert not s.informative and s.auroc is None and s.auroc_low is None
+
+
+def test_auroc_interval_equals_a_numpy_bootstrap_with_the_same_seed():
+    from engine.lab.confidence_stats import auroc_interval
+
+    rng = np.random.default_rng(5)
+    n = 40
+    conf = np.round(rng.random(n), 1)  # ties
+    correct = rng.random(n) < conf
+    draws = np.random.default_rng(0).integers(0, n, size=(1000, n))
+    values = [
+        _np_auroc(conf[d], correct[d]) for d in draws if correct[d].any() and not correct[d].all()
+    ]
+    low, high = auroc_interval(conf.tolist(), correct.tolist(), resamples=1000, seed=0)
+    assert (low, high) == pytest.approx(tuple(np.percentile(values, [2.5, 97.5])), abs=1e-12)
+    assert low < cm.auroc(conf.tolist(), correct.tolist()) < high
+    assert auroc_interval([0.1, 0.2], [True, True]) is None

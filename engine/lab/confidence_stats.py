@@ -1,0 +1,47 @@
+"""The confidence figures that need more than confidence_metrics gives: the AUROC's
+bootstrap interval (NumPy, a fixed seed).
+
+A percentile bootstrap: `BOOTSTRAP` resamples of the set's rows drawn with replacement
+(numpy.random.default_rng(seed).integers(0, n, (BOOTSTRAP, n)), one draw for all of
+them), the AUROC of each resample that holds a right and a wrong answer (the others are
+left out), and the 2.5th and 97.5th percentiles of those (numpy.percentile's linear
+interpolation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+BOOTSTRAP = 1000  # resamples
+SEED = 0
+
+
+def auroc_interval(
+    scores: list[float], correct: list[bool], resamples: int = BOOTSTRAP, seed: int = SEED
+) -> tuple[float, float] | None:
+    """The AUROC's 95 % percentile-bootstrap interval (the module says how); None when
+    the set lacks a right or a wrong answer or no resample holds both.
+
+    A resample's AUROC is sum over (right i, wrong j) of w_i w_j g_ij over (right
+    weight) x (wrong weight), w the rows' multiplicities in the resample and g_ij 1 when
+    i scores above j, 1/2 on a tie: the Mann-Whitney count of the resampled rows.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    c = np.asarray(correct, dtype=bool)
+    n = len(s)
+    if n == 0 or c.all() or not c.any():
+        return None
+    idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    w = np.zeros((resamples, n))
+    np.add.at(w, (np.arange(resamples)[:, None], idx), 1.0)  # (B, n) multiplicities
+    g = (s[:, None] > s[None, :]) + 0.5 * (s[:, None] == s[None, :])  # (n, n)
+    g = g * (c[:, None] & ~c[None, :])  # right rows against wrong ones only
+    pos = w @ c.astype(np.float64)  # (B,)
+    neg = w.sum(axis=1) - pos
+    num = np.einsum("bi,ij,bj->b", w, g, w)
+    ok = (pos > 0) & (neg > 0)
+    if not ok.any():
+        return None
+    values = num[ok] / (pos[ok] * neg[ok])
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
