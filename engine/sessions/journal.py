@@ -24,11 +24,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import threading
 import time
 from pathlib import Path
 
 from engine import __version__
+from engine.bounded_json import loads
 from engine.errors import LogitscopeError
 from engine.records import to_dict
 from engine.sessions.journal_events import (  # noqa: F401 - re-exported for callers
@@ -50,6 +52,7 @@ from engine.sessions.session_log import (  # noqa: F401 - re-exported for caller
 from engine.sessions.session_schema import is_session_id, run_number
 
 ENDING_RECORDS = ("done", "error")  # the record types that end a run
+FIRST_LINE_CHARS = 1 << 16  # the session entry is a short line: read no more of it
 TITLE_CHARS = 40  # a session's title is cut to this
 
 
@@ -132,11 +135,13 @@ class Journal:
         path = Path(path)
         sid = path.stem
         try:
+            if not _regular(path):  # a FIFO would hang, a link to /dev/zero never end
+                return cls(path, sid)
             with open(path, encoding="utf-8", errors="replace") as f:
-                first = json.loads(f.readline() or "{}")
+                first = loads(f.readline(FIRST_LINE_CHARS) or "{}")
             if first.get("kind") == "session" and is_session_id(first.get("session_id")):
                 sid = first["session_id"]
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, RecursionError):
             pass
         return cls(path, sid)
 
@@ -368,6 +373,8 @@ def _max_run_number(path: Path, session_id: str) -> int:
     """The largest N of the run ids `SESSION/N` already in the file (0 if none)."""
     best = 0
     try:
+        if not _regular(path):
+            return 0
         with open(path, "rb") as f:
             for line in f:
                 if b'"kind": "run"' not in line and b'"kind":"run"' not in line:
@@ -380,6 +387,14 @@ def _max_run_number(path: Path, session_id: str) -> int:
     except OSError:
         pass
     return best
+
+
+def _regular(path: Path) -> bool:
+    """Whether `path` is a regular file (following links); False if it cannot be told."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _where(e: OSError, folder) -> str:

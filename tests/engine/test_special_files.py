@@ -176,3 +176,27 @@ def test_settings_and_model_prefs_never_wait_on_a_fifo_swapped_in_after_the_stat
         None,
         "it is not a regular file",
     )
+
+
+def test_a_journal_opened_on_a_special_file_neither_hangs_nor_reads_without_end(tmp_path):
+    """Journal.open (History's rename, star, delete) on a FIFO or a link to /dev/zero
+    named like a session: the name is its id, nothing is read."""
+    import threading
+
+    from engine.sessions.journal import Journal, _max_run_number
+
+    fifo = tmp_path / "20261207-000000-abcd.jsonl"
+    os.mkfifo(fifo)
+    zero = tmp_path / "20261207-000001-abcd.jsonl"
+    zero.symlink_to("/dev/zero")
+    got = {}
+
+    def open_both():
+        got["ids"] = [Journal.open(fifo).session_id, Journal.open(zero).session_id]
+        got["runs"] = [_max_run_number(fifo, "x"), _max_run_number(zero, "x")]
+
+    t = threading.Thread(target=open_both, daemon=True)
+    t.start()
+    t.join(30)
+    assert not t.is_alive()
+    assert got == {"ids": [fifo.stem, zero.stem], "runs": [0, 0]}
