@@ -209,7 +209,8 @@ class ContextChart(pg.PlotWidget):
 
     def _mark_step(self, state: RunState, first: int, zoom: float, ctx: int) -> str:
         """Mark the selected step's token (position `first` + step) in the used row;
-        '<br>step N: token position P of C' for the title ('' when none is selected)."""
+        ' · step N: token position P of C' for the title ('' when none is selected): on
+        the summary's line, not one of its own (each title line costs the bars' room)."""
         step = state.selected if state.selected is not None and state.selected < state.n else None
         self.step_mark.setVisible(step is not None)
         if step is None:
@@ -219,7 +220,7 @@ class ContextChart(pg.PlotWidget):
         x = (position + 0.5) * zoom  # the token's middle, where the stretched row draws it
         self.step_mark.setData([x, x], [0.55, 1.45])
         of = f" of {ctx:,}" if ctx else ""
-        return f"<br>step {step}: token position {position:,}{of}"
+        return f" · step {step}: token position {position:,}{of}"
 
     def _used_axis(self, used: int, zoom: float) -> None:
         """The bottom axis counts the used row's tokens: round token numbers, each drawn

@@ -26,7 +26,8 @@ TITLES = {
     "context": "Context window",
 }
 THREE_COLUMNS_FROM = 1500  # px of panel width
-CONTEXT_MIN_HEIGHT = 160  # px: room for its two bars under a wrapped title and two axes
+CONTEXT_MIN_HEIGHT = 165  # px: its two bars, named, under a wrapped title and two axes
+CONTEXT_STRETCH = 2  # its row's share against the chart rows' 3 (1 left the bars ~10 px)
 TABS_BELOW = 540  # one column of five charts is always crushed: tabs instead
 
 
@@ -106,7 +107,7 @@ class ChartsPanel(QWidget):
                 span = cols - col
                 self.grid.addWidget(frame, row, col, 1, span)
                 frame.setVisible(True)
-                self.grid.setRowStretch(row, 1 if span == cols else 3)
+                self.grid.setRowStretch(row, CONTEXT_STRETCH if span == cols else 3)
                 break
             self.grid.addWidget(frame, row, col)
             frame.setVisible(True)  # now, not when the re-parented frame's queued show runs
