@@ -275,6 +275,9 @@ class CalibrateParams:
         temperature: the samples' temperature (0.05..2).
         max_tokens: most tokens per answer (1..64).
         seed: the samples' random seed.
+        journal: also journal each question's greedy answer as a run, with its token
+            charts, in a History session titled "Confidence" (the Lab window does, so a
+            question's row opens its run in the playground; the command line does not).
     """
 
     questions: str | None = None
@@ -283,6 +286,7 @@ class CalibrateParams:
     temperature: float = 1.0
     max_tokens: int = 12
     seed: int = 0
+    journal: bool = False
     kind: ClassVar[str] = "calibrate"
 
     def __post_init__(self):
@@ -294,6 +298,8 @@ class CalibrateParams:
         object.__setattr__(self, "temperature", t)
         _whole(self.max_tokens, 1, 64, "tokens per answer")
         _whole(self.seed, 0, 2**31 - 1, "the seed")
+        if not isinstance(self.journal, bool):
+            raise SettingsError("journal is true or false")
 
 
 LabParams = (

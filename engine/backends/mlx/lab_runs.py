@@ -24,6 +24,7 @@ from engine.lab import (
     SpeculativeParams,
     SpeculativeResult,
 )
+from engine.lab.params import CalibrateParams
 from engine.lab.results import QuantVariant, SpeculativeRun
 
 
@@ -32,7 +33,9 @@ def run_experiment(record, params: LabParams, prompt, settings, progress=None) -
 
     Args:
         record: the model (its folder is `record.path`; its limits feed the ceilings).
-        params: QuantParams | SpeculativeParams | BatchParams | CacheParams.
+        params: QuantParams | SpeculativeParams | BatchParams | CacheParams | DistillParams
+            | DistillTrainParams | CalibrateParams (a question set: progress per question,
+            cancel between questions, the partial result on cancel).
         prompt: the prompt text or chat messages (the cache experiment's first message
             comes from `params.first`).
         settings: the prompt's settings (chat template, system prompt).
@@ -45,6 +48,10 @@ def run_experiment(record, params: LabParams, prompt, settings, progress=None) -
         from engine.backends.mlx.distill_runs import run_distill
 
         return run_distill(record, params, progress)
+    if isinstance(params, CalibrateParams):
+        from engine.backends.mlx.calibrate_runs import calibrate_lab
+
+        return calibrate_lab(record, params, progress)
     folder = Path(record.path)
     if isinstance(params, QuantParams):
         return quant_experiment(folder, prompt, settings, params, progress)

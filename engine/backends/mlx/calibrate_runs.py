@@ -1,0 +1,207 @@
+"""`lab calibrate` as the Lab window runs it: the question set answered and summarised
+(engine/backends/mlx/calibrate.py), then, when the parameters ask for it (`journal`),
+each question's greedy answer journaled as a run in a History session titled
+"Confidence", so a question's row opens its answer in the playground with every token
+chart.
+
+A journaled answer is the row's own tokens (`answer_ids`), teacher-forced in one pass
+over the prompt calibrate sent (calibrate.question_ids): each step's record holds the
+distribution the greedy answer was chosen from (its candidates, entropy, temperature
+sweep), as a playground run's would. The run is said as the playground says a run: the
+chat's system prompt in the settings and the worked examples as the turns before the
+question (a model without a chat template: the whole text, raw), greedy, stopped at a
+new line. Its timings are not the answer's own (the answer was decoded in a batch with
+its samples): the run's model does not claim "timings", so the speed views say they
+are not reported, and the done record's `elapsed_s` is the question's batched pass.
+
+After the last run the engine sends one LabStep of kind RUNS_STEP: the session's id
+and each row's run id (None where the history could not be written, with `error`).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import mlx.core as mx
+
+from engine.lab.confidence import ConfidenceResult, QuestionRow
+from engine.records import DoneRecord, PrefillRecord, Record, to_dict
+from engine.settings import SamplingSettings
+
+TITLE = "Confidence"  # the History session the answers are journaled in
+RUNS_STEP = "calibrate-runs"  # the LabStep kind that names the journaled runs
+UNTIMED = ("timings",)  # what a journaled answer's model does not claim to report
+
+
+def calibrate_lab(record, params, progress=None) -> ConfidenceResult:
+    """Load the model of `record` (the float32 path, as the lab runs), calibrate it on
+    `params` (a CalibrateParams) and, with `params.journal`, journal every answer.
+
+    Args:
+        record: the playground's ModelRecord (its folder is `record.path`).
+        params: CalibrateParams.
+        progress: a (message, fraction) callback or a LabReporter (cancel between
+            questions: the rows measured so far come back, `cancelled` set).
+
+    Returns:
+        The ConfidenceResult.
+    """
+    from engine.backends.mlx.calibrate import calibrate
+    from engine.backends.mlx.loader import load_model
+    from engine.lab.reporter import LabStep, reporter_of
+
+    reporter = reporter_of(progress)
+    lm = load_model(Path(record.path), prefer="speed")[0]
+    result = calibrate(lm, record.name, params, reporter)
+    if params.journal and result.rows:
+        model = replace(
+            record,
+            compute=lm.compute or record.compute,
+            capabilities=tuple(c for c in record.capabilities if c not in UNTIMED),
+        )
+        session_id, run_ids, error = journal_answers(lm, model, params, result.rows, reporter)
+        data = {"session_id": session_id, "run_ids": list(run_ids), "error": error}
+        reporter.partial(LabStep(RUNS_STEP, len(run_ids), data))
+    return result
+
+
+def journal_answers(lm, model, params, rows, progress) -> tuple[str | None, list, str | None]:
+    """Journal each row's greedy answer as a run in a new "Confidence" session.
+
+    Args:
+        lm: the LoadedModel calibrate ran.
+        model: the ModelRecord the runs name.
+        params: the CalibrateParams (max_tokens: the answers' limit).
+        rows: the result's QuestionRows.
+        progress: a (message, fraction) callback.
+
+    Returns:
+        (the session id, each row's run id, None) or, when the history cannot be written,
+        (None or the id, the ids written so far and None for the rest, the message).
+    """
+    from engine.errors import LogitscopeError
+    from engine.sessions.journal import Journal
+    from engine.sessions.run_writer import RunWriter
+
+    try:
+        journal = Journal.create(title=TITLE)
+    except LogitscopeError as e:
+        return None, [None] * len(rows), str(e)
+    failed: list[str] = []
+    run_ids: list[str | None] = []
+    model_dict = to_dict(model)
+    for i, row in enumerate(rows):
+        if failed:
+            run_ids.append(None)
+            continue
+        progress(f"Saving answer {i + 1} of {len(rows)} to History", 0.99)
+        prompt, settings, conversation = question_run(lm, row.question, params.max_tokens)
+        writer = RunWriter(
+            journal,
+            prompt,
+            settings.to_dict(),
+            model_dict,
+            failed.append,
+            conversation=conversation,
+        )
+        if writer.run_id is not None:
+            for rec in answer_records(lm, row, prompt, settings, conversation):
+                writer.record(rec)
+        run_ids.append(writer.run_id if not failed else None)
+    return journal.session_id, run_ids, failed[0] if failed else None
+
+
+def question_run(lm, question: str, max_tokens: int) -> tuple[str, SamplingSettings, dict | None]:
+    """One question's run as the playground says it: (prompt, settings, conversation).
+
+    What engine/backends/mlx/calibrate.question_ids encodes: with a chat template the
+    question is the prompt, ANSWER_SYSTEM the settings' system prompt and the FEW_SHOT
+    turns (less one that is the question itself) the conversation's earlier messages;
+    without one the whole "Question: ...\\nAnswer:" text is a raw prompt. Greedy, at
+    most `max_tokens`, stopped at a new line.
+    """
+    from engine.backends.mlx.calibrate import ANSWER_SYSTEM, FEW_SHOT
+    from engine.lab.questions import normalise
+
+    shots = [(q, a) for q, a in FEW_SHOT if normalise(q) != normalise(question)]
+    greedy = {"temperature": 0.0, "max_tokens": max_tokens, "stop": ("\n",)}
+    if getattr(lm.tokenizer, "has_chat_template", False):
+        messages = []
+        for q, a in shots:
+            messages += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
+        conversation = {
+            "conversation_id": secrets.token_hex(4),
+            "turn": len(shots),
+            "messages": messages,
+        }
+        return question, SamplingSettings(system_prompt=ANSWER_SYSTEM, **greedy), conversation
+    lines = "".join(f"Question: {q}\nAnswer: {a}\n\n" for q, a in shots)
+    text = f"{ANSWER_SYSTEM}\n\n{lines}Question: {question}\nAnswer:"
+    return text, SamplingSettings(chat_template=False, **greedy), None
+
+
+def sent_prompt(prompt: str, conversation: dict | None):
+    """What the engine is sent for a run: its conversation and prompt, or the text."""
+    if conversation is None:
+        return prompt
+    return [*conversation["messages"], {"role": "user", "content": prompt}]
+
+
+def answer_records(
+    lm, row: QuestionRow, prompt: str, settings: SamplingSettings, conversation: dict | None
+) -> list[Record]:
+    """The records of `row`'s greedy answer: its prefill, one TokenRecord per answer
+    token (teacher-forced: the row's own ids), the end-of-sequence step when the answer
+    ended on one, and the DoneRecord (reason eos, stop_string at a new line, or length).
+
+    The prompt's ids are calibrate's own (question_ids); `prompt`/`conversation` give
+    where its system part ends.
+    """
+    from mlx_lm.models.cache import make_prompt_cache
+
+    from engine.backends.mlx.calibrate import question_ids
+    from engine.backends.mlx.instrument import make_step_sampler, unpack
+    from engine.backends.mlx.run_records import RunRecords
+    from engine.prompt import EncodedPrompt, encode_prompt
+
+    ids = question_ids(lm, row.question)
+    said = encode_prompt(lm.tokenizer, sent_prompt(prompt, conversation), settings)
+    enc = EncodedPrompt(ids, min(said.system_tokens, len(ids)))
+    answer = list(row.answer_ids)
+    sample = make_step_sampler(replace(settings, stop=()), lm.vocab_size, sweep_on_device=True)
+    t0 = time.perf_counter()
+    cache = make_prompt_cache(lm.model)
+    logits = lm.model(mx.array([ids + answer]), cache=cache)[0, len(ids) - 1 :]  # (A+1, V)
+    logits = logits.astype(mx.float32)
+    run = RunRecords(lm, enc, None, t0, cache)
+    records: list[Record] = [PrefillRecord(len(ids), len(ids), 0.0, enc.system_tokens)]
+    for i, tid in enumerate(answer):
+        _token, packed, _raw = sample(logits[i : i + 1], None, tid)
+        records.append(run.token(unpack(packed.tolist(), sample.n), time.perf_counter(), False))
+    reason = "length"
+    if len(answer) < settings.max_tokens:  # it stopped: at an end of sequence or a new line
+        _token, packed, _raw = sample(logits[len(answer) : len(answer) + 1], None)
+        stats = unpack(packed.tolist(), sample.n)
+        if stats.token_id in set(lm.tokenizer.eos_token_ids):
+            records.append(run.token(stats, time.perf_counter(), True))
+            reason = "eos"
+        else:
+            reason = "stop_string"
+    done: DoneRecord = run.done("length", t0, 0, len(ids))  # "length": the text flushed
+    records.append(
+        replace(
+            done,
+            finish_reason=reason,
+            ttft_s=None,
+            prefill_tps=None,
+            decode_tps=None,
+            prefill_s=None,
+            decode_s=None,
+            peak_memory_bytes=None,
+            elapsed_s=row.seconds,
+        )
+    )
+    return records
