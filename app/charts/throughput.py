@@ -19,6 +19,8 @@ from engine.run_kind import first_generated_step
 from engine.series import rolling_tps, streaming_figures
 from engine.units import fmt_or_na
 
+UNTIMED = "This run's speed was not measured\n(its answer was decoded in a batch)"
+
 
 class ThroughputChart(pg.PlotWidget):
     def __init__(self, parent=None):
@@ -51,6 +53,9 @@ class ThroughputChart(pg.PlotWidget):
     def update_from(self, state: RunState) -> None:
         if getattr(state, "reading", False):
             self._show_read(state)
+            return
+        if not state.remote and not state.can("timings"):
+            self._show_untimed()
             return
         n = state.n
         empty = n == 0 and state.prefill is None
@@ -107,6 +112,19 @@ class ThroughputChart(pg.PlotWidget):
         message = f"A read scores the text in chunks:\nno decode to draw · {speed}"
         show_empty(self.getPlotItem(), self.empty, True, x=(0, 1), y=(0, 10), message=message)
         set_title(self.getPlotItem(), "Throughput", detail)
+
+    def _show_untimed(self) -> None:
+        """A local run whose model does not claim timings (a Lab answer journaled from a
+        batched pass, engine/backends/mlx/calibrate_runs.py): its records' times are not its
+        decoding's, so no curve is drawn and the chart says so."""
+        self.times, self.tps = np.zeros(0), np.zeros(0)
+        self.curve.setData([], [])
+        self.prefill_region.setRegion((0, 0))
+        self.ttft_line.setVisible(False)
+        self.step_line.setVisible(False)
+        self.prefill_label.setVisible(False)
+        show_empty(self.getPlotItem(), self.empty, True, x=(0, 1), y=(0, 10), message=UNTIMED)
+        set_title(self.getPlotItem(), "Throughput", "not measured for this run")
 
     def _mark_step(self, state: RunState) -> str:
         """The selected step's time marked; ' · step N at t s: R tok/s' for the title

@@ -1,7 +1,8 @@
 """The lab: experiments with the techniques that make inference cheap and fast, on
 the playground's model and prompt, each measured in the engine (never on the GUI
 thread), one at a time, with progress. Tabs: quantization A/B, conversations and the
-KV cache, speculative decoding, batching, distillation. The header says what the tab on screen
+KV cache, speculative decoding, batching, distillation, confidence (does the model know
+when it is wrong: a question set). The header says what the tab on screen
 shows: "Done" only on a tab whose experiment ran, the model and prompt elsewhere.
 """
 
@@ -17,6 +18,7 @@ from app.core.bridge import error_text
 from app.core.child_window import ChildWindow
 from app.lab.batch_view import BatchView
 from app.lab.cache_view import CacheView
+from app.lab.confidence_view import ConfidenceView
 from app.lab.distill_view import DistillView
 from app.lab.quant_view import QuantView
 from app.lab.speculative_view import SpeculativeView
@@ -27,6 +29,7 @@ DONE = "Done: numbers measured in the engine, in this run."
 DEFAULT_SIZE = (1200, 760)  # shrunk to fit the screen (app/core/window_fit.py)
 GEOMETRY_KEY = "lab"
 TAB_OF = {"distill-train": "distill"}  # an experiment run from another's tab
+OWN_INPUT = {"calibrate": "its question set"}  # tabs that do not run the playground's prompt
 
 
 class LabWindow(ChildWindow, QWidget):
@@ -39,12 +42,14 @@ class LabWindow(ChildWindow, QWidget):
         self.start_child(GEOMETRY_KEY, DEFAULT_SIZE, bridge)  # app/core/child_window.py
         self.quant, self.speculative, self.batch = QuantView(), SpeculativeView(), BatchView()
         self.cache, self.distill = CacheView(), DistillView(self.bridge)
+        self.confidence = ConfidenceView(self.bridge)
         self.views = {
             "quant": self.quant,
             "speculative": self.speculative,
             "batch": self.batch,
             "cache": self.cache,
             "distill": self.distill,
+            "calibrate": self.confidence,
         }
         self.tabs = QTabWidget()
         self.tabs.addTab(self.quant, "Quantization A/B")
@@ -52,7 +57,9 @@ class LabWindow(ChildWindow, QWidget):
         self.tabs.addTab(self.speculative, "Speculative decoding")
         self.tabs.addTab(self.batch, "Batching")
         self.tabs.addTab(self.distill, "Distillation")
+        self.tabs.addTab(self.confidence, "Confidence")
         self.source_text = "Experiments use the playground's model and prompt."
+        self.model_name: str | None = None  # the playground's model, when one is loaded
         self.said: dict[str, str] = {}  # per tab: its experiment's last outcome
         self.running: str | None = None  # the experiment in flight
         self.status = QLabel(self.source_text)
@@ -83,6 +90,7 @@ class LabWindow(ChildWindow, QWidget):
             return
         model, prompt, _settings = self.source()
         self.distill.set_teacher(model)  # the playground's model teaches
+        self.model_name = model.name if model is not None else None
         if model is None:
             self.source_text = "Load a local model in the playground to run experiments."
         else:
@@ -98,7 +106,8 @@ class LabWindow(ChildWindow, QWidget):
         return view
 
     def current_kind(self) -> str:
-        """The experiment of the tab on screen (quant | cache | speculative | batch)."""
+        """The experiment of the tab on screen (quant | cache | speculative | batch |
+        distill | calibrate)."""
         view = self.tabs.currentWidget()
         return next(k for k, v in self.views.items() if v is view)
 
@@ -106,7 +115,16 @@ class LabWindow(ChildWindow, QWidget):
         """The header for the tab on screen: its outcome, else the model and prompt."""
         if self.bridge.busy:
             return  # the running experiment's progress stays
-        self.status.setText(self.said.get(self.current_kind(), self.source_text))
+        self.status.setText(
+            self.said.get(self.current_kind(), self._source_of(self.current_kind()))
+        )
+
+    def _source_of(self, kind: str) -> str:
+        """What experiment `kind` runs on, in words: the playground's model and prompt, or
+        its model and the tab's own input."""
+        if kind in OWN_INPUT and self.model_name is not None:
+            return f"Experiments run on {self.model_name}; this one with {OWN_INPUT[kind]}."
+        return self.source_text
 
     def _on_run_requested(self, kind: str) -> None:
         """A tab's Run button: its view's parameters, checked, then run."""
@@ -140,7 +158,8 @@ class LabWindow(ChildWindow, QWidget):
         show = getattr(self.views[kind], "show_params", None)
         if show is not None:  # started from elsewhere (the tour): its tab shows what runs
             show(params)
-        self.status.setText(f"Running on {Path(model.path).name}: {prompt[:80]!r}…")
+        what = OWN_INPUT.get(kind) or repr(prompt[:80])
+        self.status.setText(f"Running on {Path(model.path).name}: {what}…")
         return True
 
     def _on_progress(self, message: str, fraction: float) -> None:
@@ -160,7 +179,8 @@ class LabWindow(ChildWindow, QWidget):
             self.status.setText(message)
             return
         self.said[kind] = message
-        self.status.setText(self.said.get(self.current_kind(), self.source_text))
+        current = self.current_kind()
+        self.status.setText(self.said.get(current, self._source_of(current)))
 
     def _on_busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)

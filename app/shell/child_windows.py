@@ -66,8 +66,19 @@ class ChildWindows:
             load = getattr(self.parent, "load_model", None)  # the playground's (not in tests)
             if load is not None:
                 self.lab.distill.open_student.connect(load)  # a student it made
+            self.lab.confidence.open_run.connect(self.show_from_lab)  # a question's answer
+            history = getattr(self.parent, "history", None)
+            if history is not None:  # the engine journaled the answers: History lists them
+                self.lab.confidence.runs_saved.connect(lambda _sid: history.refresh())
         self.lab.show_source()
         return self.lab.bring_back()
+
+    def show_from_lab(self, run) -> None:
+        """Show `run` (a RunLog the Lab journaled: a Confidence question's answer) in the
+        playground, read-only (app/session/guest.py), and bring the playground in front."""
+        self.parent.show_run(run)
+        self.parent.raise_()
+        self.parent.activateWindow()
 
     def cleanup(self) -> None:
         if self.compare is not None:
