@@ -68,6 +68,15 @@ def paint_plot(plot: pg.PlotItem) -> None:
         legend.setPen(pg.mkPen(fg))
 
 
+def legend_below(plot: pg.PlotItem, columns: int, text_size: str = "7pt") -> pg.LegendItem:
+    """A legend in the row under `plot`'s view box (never over a curve), painted in the
+    theme's colours with the plot (paint_plot finds it as the plot's own legend)."""
+    legend = pg.LegendItem(labelTextSize=text_size, verSpacing=-8, colCount=columns)
+    plot.layout.addItem(legend, 4, 1)
+    plot.legend = legend
+    return legend
+
+
 def paint_all() -> None:
     """Repaint every styled plot in the theme's colours (after a change of theme)."""
     for plot in list(_PLOTS):

@@ -16,7 +16,15 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
-from app.charts.base import empty_text, pen, set_title, show_empty, style_plot, track
+from app.charts.base import (
+    empty_text,
+    legend_below,
+    pen,
+    set_title,
+    show_empty,
+    style_plot,
+    track,
+)
 from app.core.theme import CHOSEN, ENTROPY, MUTED, RAW, SAMPLED, SYSTEM, THINKING
 
 # A signal's short name for axes and legends (its full name is in the tooltips).
@@ -189,9 +197,7 @@ class RiskCoverageChart(pg.PlotWidget):
         item = _fixed(self)
         style_plot(item, self.TITLE, left="accuracy on those answered", bottom="share answered")
         # the legend below the plot, never over a curve
-        self.legend = pg.LegendItem(labelTextSize="7pt", verSpacing=-8, colCount=4)
-        item.layout.addItem(self.legend, 4, 1)
-        item.legend = self.legend  # painted in the theme's colours with the plot
+        self.legend = legend_below(item, columns=4)
         track(item)
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.empty = empty_text(item, "Run to see accuracy against coverage")
