@@ -1,14 +1,17 @@
 """The confidence figures that need more than confidence_metrics gives: the AUROC's
-bootstrap interval (NumPy, a fixed seed).
+bootstrap interval (NumPy, a fixed seed), the risk-coverage curve with its ties
+averaged, and percentages rounded half up.
 
-A percentile bootstrap: `BOOTSTRAP` resamples of the set's rows drawn with replacement
-(numpy.random.default_rng(seed).integers(0, n, (BOOTSTRAP, n)), one draw for all of
-them), the AUROC of each resample that holds a right and a wrong answer (the others are
-left out), and the 2.5th and 97.5th percentiles of those (numpy.percentile's linear
-interpolation).
+The AUROC's interval is a percentile bootstrap: `BOOTSTRAP` resamples of the set's
+rows drawn with replacement (numpy.random.default_rng(seed).integers(0, n, (BOOTSTRAP,
+n)), one draw for all of them), the AUROC of each resample that holds a right and a
+wrong answer (the others are left out), and the 2.5th and 97.5th percentiles of those
+(numpy.percentile's linear interpolation).
 """
 
 from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
@@ -45,3 +48,42 @@ def auroc_interval(
     values = num[ok] / (pos[ok] * neg[ok])
     low, high = np.percentile(values, [2.5, 97.5])
     return float(low), float(high)
+
+
+def risk_coverage_ties_averaged(
+    scores: list[float], correct: list[bool]
+) -> tuple[tuple[float, float], ...]:
+    """Accuracy when the model answers only its k most confident questions, k = 1..n:
+    (coverage k/n, expected accuracy of those k when tied scores are put in random
+    order). A tie group of g questions, r of them right, of which the first k take m
+    contributes m x r / g right answers in expectation; so the question order does not
+    change the curve.
+    """
+    n = len(scores)
+    ranked = sorted(zip(scores, correct, strict=True), key=lambda p: -p[0])
+    out: list[tuple[float, float]] = []
+    right_before, i = 0, 0
+    while i < n:
+        j = i
+        while j < n and ranked[j][0] == ranked[i][0]:
+            j += 1
+        g, r = j - i, sum(c for _, c in ranked[i:j])
+        for m in range(1, g + 1):
+            k = i + m
+            out.append((k / n, (right_before + m * r / g) / k))
+        right_before += r
+        i = j
+    return tuple(out)
+
+
+def half_up(x: float, places: int = 0) -> str:
+    """`x` with `places` decimals, a half rounded up (0.125 at 2 places -> "0.13"),
+    from its shortest decimal form (repr), not its binary one."""
+    q = Decimal(1).scaleb(-places)
+    return str(Decimal(repr(float(x))).quantize(q, rounding=ROUND_HALF_UP))
+
+
+def pct(share: float) -> str:
+    """A share as a whole percentage rounded half up: 0.125 -> "13 %" (not "12 %")."""
+    hundredths = Decimal(repr(float(share))) * 100
+    return f"{hundredths.quantize(Decimal(1), rounding=ROUND_HALF_UP)} %"

@@ -4,6 +4,8 @@ bare mlx-lm pass."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 import math
 
@@ -40,6 +42,17 @@ def _np_risk_coverage(scores, correct):
     c = np.asarray(correct, float)[order]
     k = np.arange(1, len(c) + 1)
     return k / len(c), np.cumsum(c) / k
+
+
+def _np_risk_coverage_expected(scores, correct):
+    """Each question's chance of being among the k kept when ties go in random order:
+    clip((k - questions scoring above it) / questions tied with it, 0, 1)."""
+    s, c = np.asarray(scores, float), np.asarray(correct, float)
+    above = (s[None, :] > s[:, None]).sum(axis=1)  # (n,)
+    tied = (s[None, :] == s[:, None]).sum(axis=1)  # (n,), itself included
+    k = np.arange(1, len(s) + 1)[:, None]  # (n, 1)
+    kept = np.clip((k - above[None, :]) / tied[None, :], 0, 1)  # (k, n)
+    return k[:, 0] / len(s), (kept * c[None, :]).sum(axis=1) / k[:, 0]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -115,10 +128,50 @@ def test_the_correctness_rule():
 
 
 def test_clusters_of_samples():
-    agree, entropy, k = cluster_stats("Paris", ["Paris", "paris.", "Lyon", "Paris!"])
-    assert agree == 0.75 and k == 2
+    agree, entropy, k, largest = cluster_stats("Paris", ["Paris", "paris.", "Lyon", "Paris!"])
+    assert agree == 0.75 and k == 2 and largest == 0.75
     assert entropy == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
-    assert cluster_stats("x", []) == (None, None, 0)
+    assert cluster_stats("x", []) == (None, None, 0, None)
+    # by meaning: the greedy answer's cluster need not be the largest
+    q = "How many sides does a hexagon have?"
+    samples = ["six", "A hexagon has six sides.", "Seven", "It has 7 sides", "7", "6"]
+    agree, entropy, k, largest = cluster_stats("5", samples, q)
+    assert (agree, k, largest) == (0.0, 2, 0.5)
+    assert entropy == pytest.approx(math.log(2))
+    agree, _, _, largest = cluster_stats("It has six.", samples, q)
+    assert agree == largest == 0.5
+
+
+def test_agreement_by_meaning():
+    from engine.lab.answer_meaning import Meaning, digits_for_number_words
+
+    hexagon = Meaning("How many sides does a hexagon have?")
+    same = ["6", "six", "A hexagon has six sides."]
+    assert all(hexagon.same(a, b) for a in same for b in same)
+    assert hexagon.clusters(same) == [[0, 1, 2]]
+    assert not Meaning().same("Paris", "Lyon") and Meaning().clusters(["Paris", "Lyon"]) == [
+        [0],
+        [1],
+    ]
+    assert not Meaning().same("Paris", "Paris or Lyon")  # one holds more than the other
+    assert Meaning("What is the capital of France?").same("Paris", "The capital is Paris.")
+    assert Meaning("Which is larger, the Sun or the Moon?").same("The Sun", "sun")
+    words = "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+    words += "fourteen fifteen sixteen seventeen eighteen nineteen twenty"
+    assert digits_for_number_words(words.split()) == [str(i) for i in range(21)]
+    for text, want in [
+        ("twenty one", "21"),
+        ("ninety nine", "99"),
+        ("forty", "40"),
+        ("hundred", "100"),
+        ("one hundred and five", "105"),
+        ("three thousand four hundred", "3400"),
+        ("two million", "2000000"),
+        ("one two", "1 2"),
+        ("twenty twenty", "20 20"),
+    ]:
+        assert " ".join(digits_for_number_words(text.split())) == want, text
+    assert Meaning().same("a hundred", "100") and Meaning().same("Twenty-one", "21")
 
 
 def test_the_bundled_set():
@@ -183,7 +236,13 @@ def test_real_model_figures_equal_a_bare_mlx_lm_pass(default_model_path, tmp_pat
     from mlx_lm import load
     from mlx_lm.utils import dequantize_model
 
-    from engine.backends.mlx.calibrate import calibrate, question_ids
+    from engine.backends.mlx.calibrate import (
+        TRUE_QUESTION,
+        calibrate,
+        p_true_ids,
+        question_ids,
+        stop_ids,
+    )
     from engine.backends.mlx.loader import load_model
     from engine.lab.params import CalibrateParams
 
@@ -193,10 +252,13 @@ def test_real_model_figures_equal_a_bare_mlx_lm_pass(default_model_path, tmp_pat
     result = calibrate(lm, "smol", CalibrateParams(questions=str(path), samples=3, seed=1))
     assert result.answered == result.asked == 3 and len(result.rows) == 3
     # Bare mlx-lm: its own load, float32, the prompt and answer teacher-forced at once.
-    bare, _tok = load(str(default_model_path))
+    bare, tok = load(str(default_model_path))
     bare.set_dtype(mx.float32)
     bare = dequantize_model(bare)
     bare.set_dtype(mx.float32)
+    stops = stop_ids(lm)
+    true_ids = {tok.encode(w, add_special_tokens=False)[0] for w in ("True", " True")}
+    false_ids = {tok.encode(w, add_special_tokens=False)[0] for w in ("False", " False")}
     for row in result.rows:
         ids = question_ids(lm, row.question)  # the prompt (checked against the count)
         assert len(ids) == row.prompt_tokens and row.answer_ids
@@ -211,9 +273,31 @@ def test_real_model_figures_equal_a_bare_mlx_lm_pass(default_model_path, tmp_pat
         assert row.first_prob == pytest.approx(p0.max(), abs=1e-4)
         assert row.first_entropy == pytest.approx(-(p0 * logp[len(ids) - 1]).sum(), abs=1e-4)
         assert row.mean_logprob == pytest.approx(np.mean(want), abs=1e-4)
+        assert row.signal("mean_prob") == pytest.approx(np.mean(np.exp(want)), abs=1e-4)
+        # not cut: the greedy step after the answer is a stop (end of sequence or newline)
+        assert row.cut == (int(np.argmax(logp[-1])) not in stops)
         assert len(row.samples) == 3 and row.correct == is_correct(row.answer, row.accepted)
+        # P(True): the prompt as the bare tokenizer's chat template writes it, one pass
+        text = f"Question: {row.question}\nProposed answer: {row.answer}\n{TRUE_QUESTION}"
+        prompt = tok.apply_chat_template(
+            [{"role": "user", "content": text}], add_generation_prompt=True, tokenize=True
+        )
+        assert p_true_ids(lm, row.question, row.answer) == list(prompt)
+        last = bare(mx.array([prompt]))[0, -1].astype(mx.float32)
+        p = np.array(mx.softmax(last, axis=-1), dtype=np.float64)
+        yes, no = p[sorted(true_ids)].sum(), p[sorted(false_ids)].sum()
+        assert row.p_true_raw == pytest.approx(yes, abs=1e-4)
+        assert row.p_true == pytest.approx(yes / (yes + no), abs=1e-4)
     assert result.rows[0].correct  # SmolLM2 knows the capital of France
+    assert [s.key for s in result.signals].count("p_true") == 1
     json.dumps(result.to_dict(), allow_nan=False)
+    short = calibrate(lm, "smol", CalibrateParams(questions=str(path), samples=0, max_tokens=1))
+    cut = [len(r.answer_ids) == 1 and r.cut for r in short.rows]
+    assert short.cut == sum(cut) and short.max_tokens == 1
+    for r, was in zip(short.rows, result.rows, strict=True):  # cut where the answer went on
+        assert r.cut == (len(was.answer_ids) > 1)
+    if short.cut:
+        assert "cut at the 1-token limit" in short.sentence
 
 
 def _rows_for_overrides(seed: int = 3, n: int = 12) -> list[QuestionRow]:
@@ -243,15 +327,18 @@ def test_a_persons_verdicts_recompute_every_figure():
     assert out.accuracy == pytest.approx(np.mean(want))
     for s in out.signals:  # each figure from NumPy on the re-judged verdicts
         scores = [r.signal(s.key) for r in rows]
-        if None in scores:  # cluster entropy: not measured on these rows
+        if None in scores:  # cluster signals: not measured on these rows
             assert s.auroc is None and s.coverage == ()
             continue
         assert s.auroc == pytest.approx(_np_auroc(scores, want))
-        cov, acc = _np_risk_coverage(scores, want)
+        cov, acc = _np_risk_coverage_expected(scores, want)
         assert np.allclose(s.accuracy, acc) and np.allclose(s.coverage, cov)
         if s.ece is not None:
             assert s.ece == pytest.approx(_np_ece(scores, want), abs=1e-12)
-    assert f"answered {round(100 * np.mean(want))}%" in out.sentence
+    right = sum(want)
+    assert f"answered {round(100 * right / 12)} % of the questions right ({right} of 12)" in (
+        out.sentence
+    )
     # kept with the result: JSON round trip, and the same call takes a row back to the rule
     again = ConfidenceResult.from_dict(json.loads(json.dumps(out.to_dict())))
     assert again == out and again.overrides == (0, 4)
@@ -264,10 +351,19 @@ def test_a_persons_verdicts_recompute_every_figure():
 def test_a_constant_signal_is_not_informative():
     rows = [_row(i, i % 2 == 0, -0.5, agreement=1.0) for i in range(6)]
     r = summarise(rows, model="m", questions_file="q", samples=5, temperature=1.0, asked=6)
-    measured = [s for s in r.signals if s.coverage]  # cluster entropy: None on these rows
-    assert len(measured) == 5
+    measured = [s for s in r.signals if s.coverage]  # cluster signals: None on these rows
+    assert {s.key for s in measured} == {
+        "mean_prob",
+        "geo_mean_prob",
+        "min_prob",
+        "first_prob",
+        "first_entropy",
+        "agreement",
+    }
     for s in measured:
         assert not s.informative and s.auroc is None and s.auroc_low is None
+    assert "sample agreement are the same on every question: not informative here" in (r.sentence)
+    assert "separates" not in r.sentence
 
 
 def test_auroc_interval_equals_a_numpy_bootstrap_with_the_same_seed():
@@ -285,3 +381,79 @@ def test_auroc_interval_equals_a_numpy_bootstrap_with_the_same_seed():
     assert (low, high) == pytest.approx(tuple(np.percentile(values, [2.5, 97.5])), abs=1e-12)
     assert low < cm.auroc(conf.tolist(), correct.tolist()) < high
     assert auroc_interval([0.1, 0.2], [True, True]) is None
+
+
+def _brute_force_curve(scores, correct):
+    """The mean over every ordering of the questions of the curve that breaks ties by
+    that order."""
+    n = len(scores)
+    total = np.zeros(n)
+    count = 0
+    for perm in itertools.permutations(range(n)):
+        rank = {q: p for p, q in enumerate(perm)}
+        order = sorted(range(n), key=lambda i: (-scores[i], rank[i]))
+        total += np.cumsum([correct[i] for i in order]) / np.arange(1, n + 1)
+        count += 1
+    return total / count
+
+
+@pytest.mark.parametrize(
+    "scores, correct",
+    [
+        ([0.5, 0.5, 0.5, 0.9, 0.1, 0.5, 0.9], [True, False, False, True, False, True, False]),
+        ([0.3] * 6, [True, False, True, False, False, False]),
+        ([0.9, 0.8, 0.8, 0.2, 0.2], [False, True, False, True, True]),
+    ],
+)
+def test_ties_are_averaged_over_every_ordering(scores, correct):
+    from engine.lab.confidence_stats import risk_coverage_ties_averaged
+
+    n = len(scores)
+    want = _brute_force_curve(scores, correct)
+    curve = risk_coverage_ties_averaged(scores, correct)
+    assert np.allclose([a for _, a in curve], want, atol=1e-12)
+    assert [c for c, _ in curve] == pytest.approx([k / n for k in range(1, n + 1)])
+    rows = [_row(i, c, math.log(s)) for i, (s, c) in enumerate(zip(scores, correct, strict=True))]
+    fields = dict(model="m", questions_file="q", samples=0, temperature=1.0, asked=n)
+    r = summarise(rows, **fields)
+    geo = next(s for s in r.signals if s.key == "geo_mean_prob")
+    k = math.ceil(0.8 * n)  # abstain on 20 %: keep the ceil(0.8 n) most confident
+    assert geo.accuracy_abstain_20 == pytest.approx(want[k - 1], abs=1e-12)
+    reversed_ = summarise(rows[::-1], **fields)  # the question order changes nothing
+    assert next(s for s in reversed_.signals if s.key == "geo_mean_prob").accuracy == (
+        pytest.approx(geo.accuracy, abs=1e-12)
+    )
+
+
+def test_percentages_are_rounded_half_up():
+    from engine.lab.confidence_stats import half_up, pct
+
+    assert pct(0.125) == "13 %" and f"{0.125:.0%}" == "12%"  # Python's rounds half to even
+    assert pct(57 / 200) == "29 %" and pct(2 / 3) == "67 %" and pct(1.0) == "100 %"
+    assert pct(0.005) == "1 %" and pct(0.0049) == "0 %"
+    assert half_up(0.125, 2) == "0.13" and half_up(0.655, 2) == "0.66" and half_up(1, 2) == "1.00"
+    rows = [_row(i, i == 0, -0.1 * i) for i in range(8)]  # 1 right of 8: 12.5 %
+    r = summarise(rows, model="m", questions_file="q", samples=0, temperature=1.0, asked=8)
+    assert r.sentence.startswith("The model answered 13 % of the questions right (1 of 8).")
+    assert "Only 1 right answers: with fewer than 5 right or 5 wrong the AUROCs are rough" in (
+        r.sentence
+    )
+    assert r.warning and "[low, high)" in r.bins_rule and "[0.9, 1] closed" in r.bins_rule
+
+
+def test_the_arithmetic_and_geometric_means_and_cut_answers():
+    lps = [-0.1, -2.0, -0.5]
+    row = _row(0, True, float(np.mean(lps)))
+    row = dataclasses.replace(row, token_logprobs=tuple(lps), cut=True)
+    assert row.signal("mean_prob") == pytest.approx(np.mean(np.exp(lps)))
+    assert row.signal("geo_mean_prob") == pytest.approx(np.exp(np.mean(lps)))
+    assert row.signal("mean_prob") > row.signal("geo_mean_prob")  # AM >= GM
+    rows = [row] + [_row(i, i % 2 == 0, -0.2 * i) for i in range(1, 12)]
+    r = summarise(
+        rows, model="m", questions_file="q", samples=0, temperature=1.0, asked=12, max_tokens=32
+    )
+    assert r.cut == 1 and "1 of the 12 answers was cut at the 32-token limit" in r.sentence
+    names = [s.name for s in r.signals]
+    assert "the answer's geometric mean probability" in names
+    assert "the answer's arithmetic mean token probability" in names
+    assert r.warning == ""  # 7 right, 5 wrong

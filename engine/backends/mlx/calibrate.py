@@ -2,17 +2,26 @@
 one batched pass, its confidence signals, then the set's AUROC, calibration and
 risk-coverage (engine/lab/confidence_metrics.py).
 
-One question is one batch of 1 + N rows continuing the same prompt: the prompt is
-prefilled once, its KV cache repeated for every row, and the rows decode together: row 0
-greedy (the answer that is judged), rows 1..N sampled at `temperature`. A row ends at an
-end-of-sequence token or a newline (the answer is its first line) or after `max_tokens`.
-The greedy row's tokens carry the signals: the mean and the minimum log-probability of
-its answer tokens, the first token's probability and the entropy of the first step's
-distribution. The samples are clustered by their normalised answer
-(engine/lab/questions.normalise): agreement is the share of samples in the greedy
-answer's cluster, cluster entropy the entropy over the clusters' shares (Farquhar et
-al.'s discrete semantic entropy, with exact match as the equivalence). What does not
-know MLX lives in engine/lab/confidence.py.
+The prompt asks for the shortest answer (ANSWER_SYSTEM, two worked examples). One
+question is one batch of 1 + N rows continuing the same prompt: the prompt is prefilled
+once, its KV cache repeated for every row, and the rows decode together: row 0 greedy
+(the answer that is judged), rows 1..N sampled at `temperature`. A row ends at an
+end-of-sequence token or a newline (the answer is its first line) or after `max_tokens`;
+a greedy answer stopped by the limit whose next greedy token would not have ended it is
+marked `cut` (one more step tells). The greedy row's tokens carry the
+signals: the arithmetic and the geometric mean of its answer tokens' probabilities, the
+least one, the first token's probability and the entropy of the first step's
+distribution. Then P(True) (Kadavath et al., 2022): the model is shown the question and
+its own answer and asked "Is the proposed answer true? Answer True or False."
+(p_true_ids); the signal is the next token's probability of True renormalised over True
+and False (p_true: the first tokens of "True"/" True" against those of "False"/" False";
+the raw probability of the True tokens is kept too). The samples are clustered by
+meaning (engine/lab/answer_meaning.py: bidirectional whole-word containment of their
+normalised cores, number words as digits, the cheap stand-in for semantic entropy's
+bidirectional entailment): agreement is the share of samples in the greedy answer's
+cluster, the largest cluster's share another signal, cluster entropy the entropy over the
+clusters' shares (Farquhar et al.'s discrete semantic entropy). What does not know MLX
+lives in engine/lab/confidence.py.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ import numpy as np
 from engine.lab.confidence import ConfidenceResult, QuestionRow, cluster_stats, summarise
 from engine.lab.questions import Question, is_correct, normalise
 
-ANSWER_SYSTEM = "Answer with only the answer: a word, a name or a number."
+ANSWER_SYSTEM = "Answer with only the answer: a word, a number or a name."
 # Two worked examples before the question: a small chat model then answers in a few
 # words (SmolLM2-135M answered in sentences without them, and sentences never agree).
 FEW_SHOT = (
@@ -54,6 +63,45 @@ def question_ids(lm, question: str) -> list[int]:
     return list(encode_prompt(lm.tokenizer, text, SamplingSettings(chat_template=False)).ids)
 
 
+TRUE_QUESTION = "Is the proposed answer true? Answer True or False."
+TRUE_WORDS, FALSE_WORDS = ("True", " True"), ("False", " False")
+
+
+def p_true_ids(lm, question: str, answer: str) -> list[int]:
+    """The P(True) prompt's token ids: the question, the proposed answer (its first line)
+    and TRUE_QUESTION as one user turn through the chat template when the model has one
+    (no system prompt), else the same lines ending "Answer:"."""
+    from engine.prompt import encode_prompt
+    from engine.settings import SamplingSettings
+
+    proposed = (answer.strip().splitlines() or [""])[0]
+    text = f"Question: {question}\nProposed answer: {proposed}\n{TRUE_QUESTION}"
+    if getattr(lm.tokenizer, "has_chat_template", False):
+        messages = [{"role": "user", "content": text}]
+        return list(encode_prompt(lm.tokenizer, messages, SamplingSettings()).ids)
+    raw = SamplingSettings(chat_template=False)
+    return list(encode_prompt(lm.tokenizer, f"{text}\nAnswer:", raw).ids)
+
+
+def verdict_ids(lm) -> tuple[list[int], list[int]]:
+    """The first token ids of TRUE_WORDS and of FALSE_WORDS (each without repeats)."""
+
+    def firsts(words):
+        ids = [lm.tokenizer.encode(w, add_special_tokens=False)[:1] for w in words]
+        return sorted({i[0] for i in ids if i})
+
+    return firsts(TRUE_WORDS), firsts(FALSE_WORDS)
+
+
+def p_true(lm, ids: list[int], verdicts: tuple[list[int], list[int]]) -> tuple[float, float]:
+    """(P(True) renormalised over the True and False tokens, the raw P(True)) of the next
+    token after `ids` (p_true_ids), from one float32 forward pass."""
+    logits = lm.model(mx.array([ids]))[0, -1, :].astype(mx.float32)  # (V,)
+    probs = np.array(mx.softmax(logits, axis=-1), dtype=np.float64)  # (V,)
+    true, false = float(probs[verdicts[0]].sum()), float(probs[verdicts[1]].sum())
+    return (true / (true + false) if true + false > 0 else 0.5), true
+
+
 def stop_ids(lm) -> set[int]:
     """End-of-sequence ids and every token whose text holds a newline."""
     stops = set(lm.tokenizer.eos_token_ids)
@@ -69,7 +117,9 @@ def answer_batch(lm, ids: list[int], samples: int, temperature: float, max_token
 
     Returns:
         (per row: answer token ids, per row: their log-probabilities,
-        first step's (probability of the greedy token, entropy in nats)).
+        first step's (probability of the greedy token, entropy in nats),
+        per row: whether it ended: at a stop token within `max_tokens`, or, for the
+        greedy row, when its next greedy token would have been one).
     """
     from mlx_lm.models.cache import make_prompt_cache
 
@@ -113,19 +163,25 @@ def answer_batch(lm, ids: list[int], samples: int, temperature: float, max_token
         if all(done):
             break
         x = chosen[:, None]  # (B, 1)
-    return tokens, lps, first
+    ended = list(done)
+    if not done[0] and x is not None:  # at the limit: would the greedy answer have ended?
+        logits = lm.model(x, cache=cache)[:1, -1, :]  # (1, V)
+        ended[0] = int(mx.argmax(logits, axis=-1).item()) in stops
+    return tokens, lps, first, ended
 
 
-def measure_question(lm, q: Question, params, key, stops) -> QuestionRow:
-    """One question's row: the greedy answer, whether it is right, every signal."""
+def measure_question(lm, q: Question, params, key, stops, verdicts=None) -> QuestionRow:
+    """One question's row: the greedy answer, whether it is right, every signal
+    (`verdicts`: verdict_ids, computed once a run; None: computed here)."""
     ids = question_ids(lm, q.question)
     t0 = time.perf_counter()
     n, temp, most = params.samples, params.temperature, params.max_tokens
-    tokens, lps, (p_first, h_first) = answer_batch(lm, ids, n, temp, most, key, stops)
-    seconds = time.perf_counter() - t0
+    tokens, lps, (p_first, h_first), ended = answer_batch(lm, ids, n, temp, most, key, stops)
     texts = [lm.tokenizer.decode(t).strip() for t in tokens]
+    p_yes, p_yes_raw = p_true(lm, p_true_ids(lm, q.question, texts[0]), verdicts or verdict_ids(lm))
+    seconds = time.perf_counter() - t0
     greedy_lps = lps[0] or [0.0]
-    agreement, cluster_entropy, clusters = cluster_stats(texts[0], texts[1:])
+    agreement, cluster_entropy, clusters, largest = cluster_stats(texts[0], texts[1:], q.question)
     return QuestionRow(
         line=q.line,
         question=q.question,
@@ -148,6 +204,10 @@ def measure_question(lm, q: Question, params, key, stops) -> QuestionRow:
         level=q.level,
         normalised=normalise(texts[0]),
         seconds=seconds,
+        cut=not ended[0],
+        largest_share=largest,
+        p_true=p_yes,
+        p_true_raw=p_yes_raw,
     )
 
 
@@ -159,7 +219,7 @@ def _left(done: int, total: int, elapsed: float) -> str:
     return f", about {s / 60:.0f} min left" if s >= 90 else f", about {s:.0f} s left"
 
 
-def calibrate(lm, name: str, params, progress=None) -> ConfidenceResult:
+def calibrate(lm, name: str, params, progress=None, load_seconds: float = 0.0) -> ConfidenceResult:
     """Answer the question set on the loaded model and summarise (see the module).
 
     Args:
@@ -167,6 +227,8 @@ def calibrate(lm, name: str, params, progress=None) -> ConfidenceResult:
         name: the model's name, for the result.
         params: CalibrateParams.
         progress: a (message, fraction) callback or a LabReporter (cancel between questions).
+        load_seconds: the model's load, when the caller timed it (kept in the result,
+            never in its questions per minute).
 
     Returns:
         The ConfidenceResult (its rows so far and `cancelled` when stopped).
@@ -179,6 +241,7 @@ def calibrate(lm, name: str, params, progress=None) -> ConfidenceResult:
     if params.limit is not None:
         questions = questions[: params.limit]
     stops = stop_ids(lm)
+    verdicts = verdict_ids(lm)
     key = mx.random.key(params.seed)
     rows, cancelled, t0 = [], False, time.perf_counter()
     for i, q in enumerate(questions):
@@ -188,7 +251,7 @@ def calibrate(lm, name: str, params, progress=None) -> ConfidenceResult:
         left = _left(i, len(questions), time.perf_counter() - t0)
         reporter(f"Question {i + 1} of {len(questions)}{left}", i / len(questions))
         key, sub = mx.random.split(key)
-        row = measure_question(lm, q, params, sub, stops)
+        row = measure_question(lm, q, params, sub, stops, verdicts)
         rows.append(row)
         reporter.partial(LabStep("calibrate", i + 1, {"correct": row.correct, "line": q.line}))
     seconds = time.perf_counter() - t0
@@ -202,6 +265,13 @@ def calibrate(lm, name: str, params, progress=None) -> ConfidenceResult:
         cancelled=cancelled,
         seconds=seconds,
         questions_per_minute=len(rows) / seconds * 60 if seconds > 0 and rows else 0.0,
+        max_tokens=params.max_tokens,
+        load_seconds=load_seconds,
+        rate_basis=(
+            f"answering only; the model's load ({load_seconds:.1f} s) is not included"
+            if load_seconds
+            else "answering only; the model's load is not included"
+        ),
     )
 
 
@@ -211,5 +281,7 @@ def calibrate_experiment(record, params, progress=None) -> ConfidenceResult:
 
     from engine.backends.mlx.loader import load_model
 
+    t0 = time.perf_counter()
     lm = load_model(Path(record.path), prefer="speed")[0]
-    return calibrate(lm, Path(record.path).name, params, progress)
+    load = time.perf_counter() - t0
+    return calibrate(lm, Path(record.path).name, params, progress, load_seconds=load)
