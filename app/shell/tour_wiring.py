@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QGroupBox, QMessageBox
 
 from app.shell.menus import add_help_action
@@ -200,9 +200,12 @@ class WindowTourHost:
         self.panel = panel
 
     def _beside(self, window) -> None:
-        """A window a lesson opens goes beside the tour's panel, never over it."""
-        if self.panel is not None:
-            place_beside(window, self.panel)
+        """A window a lesson opens goes beside the tour's panel, never over it (again
+        once the layout has settled: a dock's geometry is final only then)."""
+        if self.panel is None:
+            return
+        place_beside(window, self.panel)
+        QTimer.singleShot(0, lambda: place_beside(window, self.panel))
 
     # -- highlighting ------------------------------------------------------------------
     def target_widget(self, target: str):
@@ -238,6 +241,9 @@ class WindowTourHost:
     def highlight(self, target: str) -> None:
         widget = self.target_widget(target)
         top = widget.window()
+        for win in (self.inside_window, self.w.windows.lab):  # any a lesson left open too
+            if win is not None and win.isVisible():
+                self._beside(win)
         if top is not self.w:
             self._beside(top)
         top.show()
@@ -281,6 +287,7 @@ class Tour:
             self.panel.hide()
         if self.panel is not None:
             self.panel.cleanup()
+        self.host.highlighter.clear()  # nothing of the tour outlives it
         self.guest.leave()
 
 

@@ -13,11 +13,24 @@ SHOWN_MS = 8000  # then it fades out of the way
 
 
 class _Frame(QWidget):
+    """Drawn around `target` from its parent (over nothing of the target's own: a
+    section's title stays whole), or inside a target that is a window of its own."""
+
     def __init__(self, target: QWidget):
-        super().__init__(target)
+        super().__init__(target.parentWidget() or target)
+        self.target = target
         self.setAttribute(Qt.WA_TransparentForMouseEvents)
         self.setAttribute(Qt.WA_NoSystemBackground)
-        self.setGeometry(target.rect())
+        self.follow()
+
+    def follow(self) -> None:
+        """Match the target's place (its parent's coordinates, or its own rect)."""
+        t = self.target
+        if self.parentWidget() is t:
+            self.setGeometry(t.rect())
+        else:
+            pad = FRAME_WIDTH + 1
+            self.setGeometry(t.geometry().adjusted(-pad, -pad, pad, pad))
 
     def paintEvent(self, _event) -> None:  # noqa: N802 - Qt's name
         p = QPainter(self)
@@ -52,6 +65,8 @@ class Highlighter(QObject):
         self.target = self.frame = None
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
-        if watched is self.target and self.frame is not None and event.type() == QEvent.Resize:
-            self.frame.setGeometry(self.target.rect())
+        moved = event.type() in (QEvent.Resize, QEvent.Move)
+        if watched is self.target and self.frame is not None and moved:
+            self.frame.follow()
+            self.frame.raise_()
         return False

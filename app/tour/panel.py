@@ -23,6 +23,8 @@ from app.tour.lessons import LESSONS, Lesson
 
 SENTENCE_TEXT = ("#1f2937", "#e5e7eb")  # light / dark: read first, so full contrast
 POLL_MS = 100  # how often a waiting experiment is looked at
+# px: one width whatever a sentence says, so windows placed beside it stay beside it
+PANEL_WIDTH = 340
 NEEDS_LOCAL = (
     "This lesson reads the model's weights, which a server does not share, so nothing ran: "
     "switch to a local model (the button below, or File ▸ Open model…) and press Show me again."
@@ -77,7 +79,7 @@ class TourPanel(QDockWidget):
         layout.addStretch(1)
         layout.addLayout(nav)
         self.setWidget(body)
-        self.setMinimumWidth(300)
+        self.setFixedWidth(PANEL_WIDTH)
         self.show_me.clicked.connect(self.run_lesson)
         self.back.clicked.connect(lambda: self.show_lesson(self.index - 1))
         self.next.clicked.connect(lambda: self.show_lesson(self.index + 1))
@@ -184,6 +186,8 @@ class TourPanel(QDockWidget):
 
 def _sentence_css() -> str:
     return (
-        f"QLabel {{ padding: 6px; border-left: 3px solid {FRAME_COLOUR}; "
+        # a border-left alone is not drawn: the whole border is declared first
+        f"QLabel {{ padding: 6px; border: 0px solid transparent; "
+        f"border-left: 3px solid {FRAME_COLOUR}; "
         f"color: {by_theme(SENTENCE_TEXT)}; font-weight: 500; }}"
     )

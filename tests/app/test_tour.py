@@ -305,7 +305,7 @@ def test_every_lesson_runs_on_the_loaded_model(qtbot, window, request, where):
         CHECKS[key](window, ctx, sentence)
         framed = tour.host.highlighted
         assert framed is tour.host.target_widget(lesson.target)
-        assert tour.host.highlighter.frame.parent() is framed
+        assert tour.host.highlighter.frame.target is framed
     for child in (window.windows.lab, window.windows.inside):
         if child is not None:
             child.close()

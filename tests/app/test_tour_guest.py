@@ -104,3 +104,24 @@ def test_opening_the_tour_during_a_run_stops_it_and_keeps_it_yours(qtbot, window
     window.tour.panel.close()
     assert window.state is mine and window.conversation.turns[0].state is mine
     assert not window.tour.guest.active and window.session.journal_title is None
+
+
+def test_the_panel_keeps_one_width_and_the_frame_goes_with_the_tour(qtbot, window):
+    from app.tour.panel import PANEL_WIDTH
+
+    panel = window.tour.open(0)
+    qtbot.waitExposed(panel)
+    widths = set()
+    for text in ("Short.", "A much longer sentence " * 12):
+        panel.sentence.setText(text)
+        panel.sentence.show()
+        qtbot.wait(20)
+        widths.add(panel.width())
+    assert widths == {PANEL_WIDTH}  # what lies beside it stays beside it
+    host = window.tour.host
+    host.highlight("playground.temperature")
+    frame = host.highlighter.frame
+    assert frame.target is window.temp_chart and frame.parentWidget() is not window.temp_chart
+    assert frame.geometry().contains(window.temp_chart.geometry())  # around it, not over it
+    panel.close()
+    assert host.highlighter.frame is None  # nothing of the tour outlives it
