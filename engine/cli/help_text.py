@@ -60,6 +60,10 @@ EXAMPLES = {
         "logitscope lab calibrate --limit 20",
         "logitscope lab calibrate --questions my_set.csv --samples 8 --json",
     ],
+    "lab route": [
+        "logitscope lab route --small SmolLM2-135M-Instruct --large my-larger-model --limit 50",
+        "logitscope lab route --small A --large B --signal min_prob --threshold 0.2",
+    ],
     "models": ["logitscope models --fetch-default", "logitscope models --json"],
     "sessions": ["logitscope sessions", "logitscope sessions --json"],
     "export": ["logitscope export 20250501-120000-ab12/1 --format csv -o run.csv"],

@@ -9,7 +9,7 @@ same parameter dataclasses (engine/lab/params.py).
     logitscope lab cache [--rounds 3] [--turns N] [--tokens 8] [--json]
 
 (`lab distill` and `lab distill-train`: engine/cli/lab_distill.py; `lab calibrate`:
-engine/cli/lab_calibrate.py.)
+engine/cli/lab_calibrate.py; `lab route`: engine/cli/lab_route.py.)
 `--json` prints the result's fields (engine/lab/results.py); `lab speculative`
 adds its one run's fields at the top level, as before.
 """
@@ -24,6 +24,8 @@ from engine.cli.lab_calibrate import add_parser as add_calibrate_parser
 from engine.cli.lab_calibrate import cmd_calibrate
 from engine.cli.lab_distill import DISTILL, cmd_distill
 from engine.cli.lab_distill import add_parsers as add_distill_parsers
+from engine.cli.lab_route import add_parser as add_route_parser
+from engine.cli.lab_route import cmd_route
 from engine.errors import SettingsError
 from engine.lab import (
     COMMAND_CACHE,
@@ -89,6 +91,7 @@ def add_parser(sub) -> None:
     sp.add_argument("--tokens", type=int, default=SPEC.tokens, help="answer tokens")
     add_distill_parsers(kinds)
     add_calibrate_parser(kinds)
+    add_route_parser(kinds)
 
 
 def _model(p) -> None:
@@ -140,6 +143,8 @@ def cmd_lab(args) -> int:
         return cmd_distill(args)
     if args.lab == "calibrate":
         return cmd_calibrate(args)
+    if args.lab == "route":
+        return cmd_route(args)
     if args.lab in ("quant", "speculative", "cache"):
         args.prompt = read_prompt(args.prompt)  # checked as `generate` checks its prompt
     params = params_of(args)
