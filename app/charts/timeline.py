@@ -21,7 +21,7 @@ from app.charts.base import (
     style_plot,
     view_point,
 )
-from app.core.theme import CHOSEN, ENTROPY, RAW
+from app.core.theme import CHOSEN, ENTROPY, RAW, chart_colors
 from app.session.run_state import RunState
 from engine.ticks import nice_step
 
@@ -161,7 +161,8 @@ class TimelineChart(pg.GraphicsLayoutWidget):
             title = fitting[0] if fitting else forms[-1]
             if self.axis_titles.get(key) != title:
                 self.axis_titles[key] = title
-                plot.setLabel("left", title, **{"font-size": "8pt"})
+                # setLabel replaces the axis's label style: the theme's colour given again
+                plot.setLabel("left", title, **{"font-size": "8pt", "color": chart_colors()[1]})
 
     @staticmethod
     def _read_title(state) -> tuple[str, str]:

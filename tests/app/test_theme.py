@@ -140,3 +140,26 @@ def test_cividis_is_remembered_and_reshades_the_view(qtbot, restore_palette):
         assert cursor.charFormat().background().color().getRgb()[:3] == SCALES["cividis"][0][1]
     finally:
         appearance.set_scale("heat")
+
+
+def test_timeline_axis_titles_are_readable_under_the_dark_theme(qtbot, restore_palette):
+    """Its left titles are set (and shortened) after the chart is painted: each keeps
+    the theme's colour (setLabel alone drew them near-black on the dark chart)."""
+    from app.charts.timeline import TimelineChart
+
+    appearance.apply_theme("dark")
+    chart = TimelineChart()
+    qtbot.addWidget(chart)
+    chart.resize(400, 300)
+    chart.show()
+    qtbot.wait(30)
+    chart.axis_titles.clear()  # fitted again now, after the theme was painted
+    chart._fit_axis_titles()
+    from PySide6.QtGui import QColor
+
+    bg = _rgb(QColor(theme.DARK_PLOT_BG))
+    for plot in (chart.prob_plot, chart.entropy_plot):
+        axis = plot.getAxis("left")
+        assert axis.labelText, "no title to read"
+        ratio = contrast_ratio(_rgb(QColor(axis.labelStyle["color"])), bg)
+        assert ratio >= MIN_CONTRAST, f"{axis.labelText}: {ratio:.2f}:1"
