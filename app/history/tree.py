@@ -18,16 +18,22 @@ RUN_MIN = 120  # px: the Run column (the session's and runs' names) is never nar
 HEADER_PAD, CELL_PAD = 20, 12  # px around a header label (sort arrow room) and a cell's text
 
 
-def session_name(s: SessionLog) -> str:
-    """'14 Jun 10:59 · What is the capital of France?': when it started (the year too
+def session_name(s: SessionLog, now: float | None = None) -> str:
+    """'Tour · 10:59 · What is the capital of France?': its title when it has one (a
+    lane of its own: "Tour", "Server", "Confidence"), first, where a narrow column still
+    shows it; when it started (the time alone today, the day too before, the year too
     when not this one) and what it began with, so two sessions never read alike."""
-    t = time.localtime(s.started)
-    year = "" if t.tm_year == time.localtime().tm_year else f" {t.tm_year}"
-    when = f"{t.tm_mday} {time.strftime('%b', t)}{year} {time.strftime('%H:%M', t)}"
+    t, today = time.localtime(s.started), time.localtime(now)
+    clock = time.strftime("%H:%M", t)
+    if t[:3] == today[:3]:
+        when = clock
+    else:
+        year = "" if t.tm_year == today.tm_year else f" {t.tm_year}"
+        when = f"{t.tm_mday} {time.strftime('%b', t)}{year} {clock}"
     runs = s.visible_runs
     first = " ".join(runs[0].prompt.split())[:60] if runs else ""
-    lane = f"{s.title}: " if s.title else ""  # "Tour", "Server": a lane of its own
-    return f"{when} · {lane}{first or 'no runs yet'}"
+    lane = f"{s.title} · " if s.title else ""
+    return f"{lane}{when} · {first or 'no runs yet'}"
 
 
 class RunTree(QTreeWidget):

@@ -51,3 +51,19 @@ def test_the_rows_marks_are_in_the_apps_font(qtbot):
     for mark in (BRANCH_MARK, FAILED_MARK):
         missing = [c for c in mark if not c.isascii() and not font.inFontUcs4(ord(c))]
         assert missing == [], f"{QApplication.font().family()} lacks {missing}"
+
+
+def test_a_sessions_name_leads_with_its_title_and_says_the_day_only_when_not_today():
+    import time
+    from pathlib import Path
+
+    from app.history.tree import session_name
+    from engine.sessions.session_log import SessionLog
+
+    noon = time.mktime((2026, 12, 7, 12, 0, 0, 0, 0, -1))
+    tour = SessionLog("s1", Path("s1.jsonl"), noon - 3600, title="Tour")
+    assert session_name(tour, now=noon) == "Tour · 11:00 · no runs yet"
+    mine = SessionLog("s2", Path("s2.jsonl"), noon - 86400)
+    assert session_name(mine, now=noon) == "6 Dec 12:00 · no runs yet"
+    old = SessionLog("s3", Path("s3.jsonl"), time.mktime((2025, 3, 1, 9, 5, 0, 0, 0, -1)))
+    assert session_name(old, now=noon) == "1 Mar 2025 09:05 · no runs yet"
