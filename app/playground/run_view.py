@@ -15,8 +15,10 @@ import time
 from html import escape
 
 from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QApplication
 
 from app.charts.panel import CHARTS
+from app.core.appearance import on_theme
 from app.core.session_signals import SessionSignals
 from app.playground.status_line import status_text
 from app.widgets.fitting_label import FittingLabel
@@ -55,6 +57,7 @@ class RunView(QObject):
         self.redraw_timer = QTimer(self)
         self.redraw_timer.setInterval(REDRAW_MS)
         self.redraw_timer.timeout.connect(self._redraw_if_dirty)
+        on_theme(viewing_label, lambda w: w.setText(guest_line(self.session.guest)))
         model.shown_changed.connect(self._on_shown)
         model.step_selected.connect(self._on_step_selected)
         model.tokens_added.connect(self._on_tokens)
@@ -132,8 +135,10 @@ def guest_line(guest) -> str:
     """The line above a run shown from elsewhere (rich text: its two ways on), or ""."""
     if guest is None:
         return ""
+    # the theme's link colour, written in: a label keeps the colour it was given at first
+    link = f"style='color: {QApplication.palette().link().color().name()}'"
     return (
         f"{escape(guest.line)}. Run goes on with your own conversation · "
-        f"<a href='{BACK_LINK}'>Back to your conversation</a> · "
-        f"<a href='{CONTINUE_LINK}'>Continue from here</a> (takes its model and settings)"
+        f"<a href='{BACK_LINK}' {link}>Back to your conversation</a> · "
+        f"<a href='{CONTINUE_LINK}' {link}>Continue from here</a> (takes its model and settings)"
     )

@@ -316,6 +316,7 @@ class PlaygroundWindow(QMainWindow):
         if self.bridge.busy:
             self.show_error("Stop the current run before continuing another one.")
             return
+        had = len(self.session.own_conversation) or self.session.guest is None
         state = self.flow.continue_here()
         if state is None:
             return
@@ -328,10 +329,9 @@ class PlaygroundWindow(QMainWindow):
         s = state.settings
         what = "reading" if state.reading else f"T {s.temperature:g}, max {s.max_tokens}"
         name = model.name if model is not None else "the loaded model"
-        self.show_notice(
-            f"Continuing from here: {name}{' (loading)' if switch else ''}, {what}; "
-            "the conversation you had is in History"
-        )
+        kept = "; the conversation you had is in History" if had else ""
+        loading = " (loading)" if switch else ""
+        self.show_notice(f"Continuing from here: {name}{loading}, {what}{kept}")
 
     def show_state(self, state, source: str = "Compare", line: str = "") -> None:
         """Show a finished run (not part of the conversation) in the answer and charts,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import queue
 
 import pytest
+from PySide6.QtWidgets import QApplication
 
 from app.core.bridge import EngineBridge
 from app.session.run_state import RunState
@@ -162,3 +163,17 @@ def test_rank_shading_is_a_reading_setting_and_never_greys_a_chat_answer(qtbot, 
     window.model.view(read, "History", "A read from History")
     assert window.output.shading == "rank"
     bar.by_rank.setChecked(False)
+
+
+def test_the_guest_lines_links_follow_the_theme(qtbot, playground, restore_palette):
+    from app.core import appearance
+
+    window = playground
+    appearance.apply_theme("light")
+    window.model.view(RunState(prompt="x"), "History", "A run from History")
+    light = QApplication.palette().link().color().name()
+    assert f"color: {light}" in window.viewing_label.text()
+    appearance.apply_theme("dark")
+    dark = QApplication.palette().link().color().name()
+    assert dark != light and f"color: {dark}" in window.viewing_label.text()
+    appearance.apply_theme("light")
