@@ -102,6 +102,8 @@ def say_position(ctx: dict) -> Sentence:
         a, b = data["edges"][name]
         share[key], size[key] = data["bins"][name], b - a
     total = data["edges"]["last 10%"][1]
+    a, b = data["edges"]["first 10%"]  # the rest of the first 10 %: named, so all add up
+    share["start"], size["start"] = data["bins"]["first 10%"], b - a
     numbers = {**share, "tokens": total}
     if not size["middle"] or not size["last"]:
         return Sentence(
@@ -110,12 +112,18 @@ def say_position(ctx: dict) -> Sentence:
             "attention.",
             numbers,
         )
-    each = {k: share[k] / size[k] for k in share}
+    each = {k: share[k] / size[k] for k in share if size[k]}
     numbers.update({f"{k}_each": v for k, v in each.items()})
+    start = (
+        f"the rest of the first 10 % ({size['start']} tokens) {pct(share['start'])}, "
+        if size["start"]
+        else ""
+    )
     return Sentence(
         f"Averaged over layers, the last token gave the very first token {pct(share['first'])} "
-        f"of its attention, the last 10 % ({size['last']} tokens) {pct(share['last'])} and "
-        f"the middle ({size['middle']} tokens) {pct(share['middle'])}. Per token that is "
+        f"of its attention, {start}the last 10 % ({size['last']} tokens) "
+        f"{pct(share['last'])} and the middle ({size['middle']} tokens) "
+        f"{pct(share['middle'])}. Per token that is "
         f"{_fine(each['first'])}, {_fine(each['last'])} and {_fine(each['middle'])}, against "
         f"{_fine(1 / total)} spread evenly over all {total}: {_position_verdict(each)}",
         numbers,

@@ -96,6 +96,7 @@ def test_position_compares_per_token_shares_when_the_middle_is_lost():
     assert s.numbers["middle_each"] == pytest.approx(0.30 / 40)
     assert s.numbers["last_each"] == pytest.approx(0.27 / 5)
     assert "the middle (40 tokens) 30 %" in s.text and "the last 10 % (5 tokens) 27 %" in s.text
+    assert "the rest of the first 10 % (4 tokens) 8.0 %" in s.text  # every share named: 100 %
     assert "Per token that is 35 %, 5.4 % and 0.75 %, against 2 % spread evenly" in s.text
     assert "per token the middle got the least" in s.text
     assert "the first token drew the most of all (the attention sink)" in s.text
