@@ -37,9 +37,7 @@ def test_float32_path_keeps_the_quantized_tokens_and_logprobs(smollm_stored, def
     # rounding (OpenBLAS vs MLX's quantized kernel) may differ from the fast path.
     q32, _info, _s = load_model(default_model_path)
     q32.model.set_dtype(mx.float32)
-    settings = SamplingSettings(
-        temperature=0, max_tokens=16, seed=0, top_n=5, prompt_cache=False
-    )  # prefill speeds are compared
+    settings = SamplingSettings(temperature=0, max_tokens=16, seed=0, top_n=5, prompt_cache=False)
     prompt = "Name three colours of the rainbow."
     q16 = collect(generate_records(smollm_stored, prompt, settings))  # float16 scales
     q = collect(generate_records(q32, prompt, settings))
@@ -50,7 +48,8 @@ def test_float32_path_keeps_the_quantized_tokens_and_logprobs(smollm_stored, def
         assert abs(a.logprob - b.logprob) < 1e-3
         assert abs(a.entropy - b.entropy) < 1e-3
         assert abs(a.logprob - c.logprob) < 2e-2  # float16 activations round more
-    assert f.done.prefill_tps > q16.done.prefill_tps  # a ratio in one run, not a time
+    # Which path is faster is a benchmark's question (BENCHMARKS.md, the compute paths),
+    # not this correctness test's: a loaded machine must not turn it red.
 
 
 def test_memory_preference_and_budget(default_model_path, monkeypatch):
