@@ -1,9 +1,14 @@
 """`logitscope lab calibrate`: does the model know when it is wrong? Each question of a set
 answered greedily and N times sampled (one batched pass per question), its confidence
-signals against whether it was right: accuracy, AUROC per signal, the reliability
-diagram, ECE and the risk-coverage curve (engine/backends/mlx/calibrate.py).
+signals against whether it was right: accuracy, AUROC per signal with its 95 % bootstrap
+interval, the reliability diagram, ECE and the risk-coverage curve, answers cut by the
+token limit counted (engine/backends/mlx/calibrate.py; the definitions in
+engine/lab/confidence.py).
 
     logitscope lab calibrate [--model M] [--questions FILE] [--samples 5] [--limit K] [--json]
+
+`--json` prints the whole ConfidenceResult (every row and signal, the bin and tie
+conventions, the load time); questions per minute count the answering only.
 
 The question file is JSONL or CSV (engine/lab/questions.py: format and correctness
 rule); without one the bundled set (resources/questions/factual.jsonl) is used.
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 from engine.cli.args import MODEL_ARG
 from engine.lab.params import CalibrateParams
@@ -65,8 +71,10 @@ def cmd_calibrate(args) -> int:
     say = lambda m, f: print(f"[{f:4.0%}] {m}", file=sys.stderr)  # noqa: E731
     backend = MLXBackend()
     backend.prefer = "speed"  # as the engine runs the lab
+    t0 = time.perf_counter()
     backend.load(args.model, say)
-    result = calibrate(backend.lm, backend.record.name, params, say)
+    load = time.perf_counter() - t0
+    result = calibrate(backend.lm, backend.record.name, params, say, load_seconds=load)
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False))
         return 0
@@ -74,19 +82,51 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
+def _auroc(s) -> str:
+    """A signal's AUROC in words, with its interval."""
+    if not s.informative:
+        return "not informative here (the same on every question)"
+    if s.auroc is None:
+        return "AUROC undefined"
+    text = f"AUROC {s.auroc:.3f}"
+    if s.auroc_low is not None:
+        text += f" (95 % {s.auroc_low:.2f}-{s.auroc_high:.2f})"
+    return text
+
+
 def _print(r) -> None:
-    print(f"{r.model}: {r.answered} of {r.asked} questions, {r.samples} samples each")
+    from engine.lab.confidence_stats import pct
+
+    print(
+        f"{r.model}: {r.answered} of {r.asked} questions, {r.samples} samples each, "
+        f"at most {r.max_tokens} tokens an answer"
+    )
     print(r.sentence)
     print(f"rule: {r.rule}")
+    print(f"bins: {r.bins_rule}")
+    print(f"risk-coverage: {r.ties_rule}")
     for s in r.signals:
-        auroc = f"AUROC {s.auroc:.3f}" if s.auroc is not None else "AUROC undefined"
         ece = f", ECE {s.ece:.3f}" if s.ece is not None else ""
-        print(f"  {s.name:<46} {auroc}{ece}")
+        keep = (
+            f", {pct(s.accuracy_abstain_20)} right abstaining on 20 %"
+            if s.accuracy_abstain_20 is not None and s.informative
+            else ""
+        )
+        print(f"  {s.name:<46} {_auroc(s)}{ece}{keep}")
+    print(f"cut by the {r.max_tokens}-token limit: {r.cut} of {r.answered} answers")
+    if r.overrides:
+        print(f"verdicts set by a person: rows {', '.join(str(i) for i in r.overrides)}")
+    if r.answered:
+        print(
+            f"{r.questions_per_minute:.1f} questions per minute ({r.rate_basis}); "
+            f"{r.seconds:.1f} s answering"
+        )
     wrong = [row for row in r.rows if not row.correct][:10]
     if wrong:
         print("wrong answers (first 10):")
         for row in wrong:
+            cut = " [cut]" if row.cut else ""
             print(
-                f"  line {row.line}: {row.question} -> {row.answer!r} "
+                f"  line {row.line}: {row.question} -> {row.answer!r}{cut} "
                 f"(accepted {row.accepted[0]!r})"
             )

@@ -222,19 +222,24 @@ def warning_for(correct: list[bool]) -> str:
     right, wrong = sum(correct), len(correct) - sum(correct)
     if not right or not wrong or (right >= FEW and wrong >= FEW):
         return ""
-    few = f"{right} right" if right < FEW else f"{wrong} wrong"
+
+    def count(n: int, kind: str) -> str:
+        return f"{n} {kind} answer{'' if n == 1 else 's'}"
+
+    few = count(right, "right") if right < FEW else count(wrong, "wrong")
     if right < FEW and wrong < FEW:
-        few = f"{right} right and {wrong} wrong"
+        few = f"{count(right, 'right')} and {count(wrong, 'wrong')}"
     return (
-        f"Only {few} answers: with fewer than {FEW} right or {FEW} wrong the AUROCs are "
+        f"Only {few}: with fewer than {FEW} right or {FEW} wrong the AUROCs are "
         "rough (see their 95 % intervals)."
     )
 
 
-def _auroc_words(s: SignalSummary) -> str:
+def _auroc_words(s: SignalSummary, said: str = "95 % interval ") -> str:
+    """The AUROC with its interval, in words ("0.92 (95 % interval 0.73–1.00)")."""
     text = cs.half_up(s.auroc, 2)
     if s.auroc_low is not None and s.auroc_high is not None:
-        text += f" (95 % interval {cs.half_up(s.auroc_low, 2)}–{cs.half_up(s.auroc_high, 2)})"
+        text += f" ({said}{cs.half_up(s.auroc_low, 2)}–{cs.half_up(s.auroc_high, 2)})"
     return text
 
 
@@ -284,8 +289,8 @@ def sentence(
     mean = next((s for s in ranked if s.key == "mean_prob" and s is not best), None)
     other = mean or (ranked[1] if len(ranked) > 1 else None)
     if other is not None:
-        text += f"; {other.name} with {_auroc_words(other)}"
-    text += " (0.5 is chance)."
+        text += f"; {other.name} with {_auroc_words(other, '')}"
+    text += "; 0.5 is chance."
     if best.accuracy_abstain_20 is not None:
         text += (
             f" Abstaining on its least confident 20 % by {best.name} gives "

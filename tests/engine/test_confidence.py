@@ -114,6 +114,11 @@ def test_the_sentence_names_the_best_signal_with_its_auroc():
     assert agree.auroc == 1.0 and mean.auroc == 0.5
     assert "sample agreement separates right from wrong answers with AUROC 1.00" in r.sentence
     assert "mean token probability with 0.50" in r.sentence
+    from engine.lab.confidence_stats import half_up
+
+    lo, hi = half_up(agree.auroc_low, 2), half_up(agree.auroc_high, 2)
+    assert f"with AUROC 1.00 (95 % interval {lo}–{hi}); " in r.sentence
+    assert r.sentence.startswith("The model answered 67 % of the questions right (2 of 3).")
 
 
 def test_the_correctness_rule():
@@ -435,9 +440,12 @@ def test_percentages_are_rounded_half_up():
     rows = [_row(i, i == 0, -0.1 * i) for i in range(8)]  # 1 right of 8: 12.5 %
     r = summarise(rows, model="m", questions_file="q", samples=0, temperature=1.0, asked=8)
     assert r.sentence.startswith("The model answered 13 % of the questions right (1 of 8).")
-    assert "Only 1 right answers: with fewer than 5 right or 5 wrong the AUROCs are rough" in (
+    assert "Only 1 right answer: with fewer than 5 right or 5 wrong the AUROCs are rough" in (
         r.sentence
     )
+    rows = [_row(i, i < 3, -0.1 * i) for i in range(6)]
+    both = summarise(rows, model="m", questions_file="q", samples=0, temperature=1.0, asked=6)
+    assert "Only 3 right answers and 3 wrong answers:" in both.sentence
     assert r.warning and "[low, high)" in r.bins_rule and "[0.9, 1] closed" in r.bins_rule
 
 
@@ -457,3 +465,33 @@ def test_the_arithmetic_and_geometric_means_and_cut_answers():
     assert "the answer's geometric mean probability" in names
     assert "the answer's arithmetic mean token probability" in names
     assert r.warning == ""  # 7 right, 5 wrong
+
+
+def test_the_command_prints_every_definition(capsys):
+    from engine.cli.lab_calibrate import _print
+
+    rows = _rows_for_overrides()
+    rows[3] = dataclasses.replace(rows[3], cut=True, correct=False)
+    r = summarise(
+        rows,
+        model="m",
+        questions_file="q",
+        samples=5,
+        temperature=1.0,
+        asked=12,
+        max_tokens=32,
+        seconds=6.0,
+        questions_per_minute=120.0,
+        load_seconds=2.5,
+        rate_basis="answering only; the model's load (2.5 s) is not included",
+    )
+    _print(r)
+    out = capsys.readouterr().out
+    agree = next(s for s in r.signals if s.key == "agreement")
+    assert f"AUROC {agree.auroc:.3f} (95 % {agree.auroc_low:.2f}-{agree.auroc_high:.2f})" in out
+    assert "cut by the 32-token limit: 1 of 12 answers" in out and "[cut]" in out
+    assert "120.0 questions per minute (answering only; the model's load (2.5 s) is not" in out
+    assert "[low, high)" in out and "random order" in out
+    data = json.loads(json.dumps(r.to_dict(), allow_nan=False))
+    assert data["cut"] == 1 and data["load_seconds"] == 2.5 and data["rows"][3]["cut"]
+    assert {"auroc_low", "auroc_high", "informative"} <= set(data["signals"][0])
