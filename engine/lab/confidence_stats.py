@@ -35,13 +35,13 @@ def auroc_interval(
     if n == 0 or c.all() or not c.any():
         return None
     idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-    w = np.zeros((resamples, n))
-    np.add.at(w, (np.arange(resamples)[:, None], idx), 1.0)  # (B, n) multiplicities
+    flat = (np.arange(resamples)[:, None] * n + idx).ravel()
+    w = np.bincount(flat, minlength=resamples * n).reshape(resamples, n).astype(np.float64)
     g = (s[:, None] > s[None, :]) + 0.5 * (s[:, None] == s[None, :])  # (n, n)
     g = g * (c[:, None] & ~c[None, :])  # right rows against wrong ones only
     pos = w @ c.astype(np.float64)  # (B,)
     neg = w.sum(axis=1) - pos
-    num = np.einsum("bi,ij,bj->b", w, g, w)
+    num = ((w @ g) * w).sum(axis=1)  # (B,): sum over i, j of w_bi g_ij w_bj
     ok = (pos > 0) & (neg > 0)
     if not ok.any():
         return None
