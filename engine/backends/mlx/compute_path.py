@@ -150,15 +150,19 @@ def choose_path(
     if not quantized:
         return model, PathChoice(STORED, "not quantized")
     blas = status()
+    # speed pinned but float32 not possible: said so, never a quiet change of path
+    asked = "speed was asked for, but " if prefer == "speed" else ""
     if not blas.ok:
-        return stored_float32(model), PathChoice(STORED_CPU, f"no optimised BLAS: {blas.detail}")
+        why = f"{asked}no optimised BLAS: {blas.detail}"
+        return stored_float32(model), PathChoice(STORED_CPU, why)
     if prefer == "memory":
         return stored_float32(model), PathChoice(STORED_CPU, "memory preferred (pinned)")
     avail = available_memory()
     share = 0.9 if prefer == "speed" else BUDGET_SHARE
     if avail is not None and need > share * avail:
         over = (
-            f"float32 needs {need / 1e6:,.0f} MB, over the budget of {share * avail / 1e6:,.0f} MB"
+            f"{asked}float32 needs {need / 1e6:,.0f} MB, over the budget of "
+            f"{share * avail / 1e6:,.0f} MB"
         )
         return stored_float32(model), PathChoice(STORED_CPU, over)
     why = f"float32 on {blas.detail}: {need / 1e6:,.0f} MB"
