@@ -163,8 +163,11 @@ class WindowTourHost:
         self.lab_results[record.result.kind] = record.result
 
     def lab(self, params, prompt) -> bool:
-        self._settings(mode="raw")
-        self.w.prompt.setPlainText(prompt)
+        from app.lab.window import OWN_INPUT
+
+        if params.kind not in OWN_INPUT:  # a question set leaves the playground as it is
+            self._settings(mode="raw")
+            self.w.prompt.setPlainText(prompt)
         lab = self._lab()
         lab.tabs.setCurrentWidget(lab.views[params.kind])
         self.lab_results.pop(params.kind, None)

@@ -76,7 +76,9 @@ class TourHost(Protocol):
         """Inside computes nothing now."""
 
     def lab(self, params, prompt: str) -> bool:
-        """Open the Lab on `params`' tab and run it on `prompt`. Returns whether it started."""
+        """Open the Lab on `params`' tab and run it on `prompt` (a tab with its own input,
+        the Confidence tab's question set, leaves the playground's prompt and mode as they
+        are). Returns whether it started."""
 
     def lab_result(self, kind: str):
         """The result of the lab experiment `kind` this tour started, once it is done."""

@@ -79,7 +79,9 @@ LESSONS: tuple[Lesson, ...] = (
     _l("read", "Why it can be confidently wrong", """A model scores how likely text is, not
        whether it is true. Read a text feeds a sentence through the model and shows the
        probability it gave each token. The lesson reads a few fluent false statements, each
-       beside its true counterpart, and shows the pair where the false one fared best.""",
+       beside its true counterpart, and shows the pair where the false one fared best. Then
+       the Lab's Confidence tab asks it a few questions and names its most confident wrong
+       answer.""",
        "playground.answer", reads.read_pairs, reads.say_read),
     _l("position", "Why the start matters and the middle gets lost", """Attention is not spread
        evenly. Much of it lands on the very first token (the attention sink) and on the most

@@ -16,6 +16,7 @@ from app.tour import steps
 from app.tour.false_statements import PAIRS, TINY_PAIRS, StatementPair
 from app.tour.host import Sentence
 from app.tour.steps import pct, quote
+from engine.lab.params import CalibrateParams
 
 NEAR = 1.10  # a false statement within 10 % of its true one's perplexity nearly matched it
 
@@ -32,6 +33,16 @@ class PairScore:
     def ratio(self) -> float:
         """The false statement's perplexity over the true one's (below 1: it scored better)."""
         return self.false_perplexity / self.true_perplexity
+
+
+CONFIDENCE_QUESTIONS, TINY_CONFIDENCE_QUESTIONS, CONFIDENCE_SAMPLES = 5, 3, 2
+CONFIDENCE_SIGNAL = "mean_prob"  # the answer's arithmetic mean token probability
+
+
+def confidence_params(host) -> CalibrateParams:
+    """The lesson's calibrate: the first few bundled questions, two samples each."""
+    n = steps.size(host, CONFIDENCE_QUESTIONS, TINY_CONFIDENCE_QUESTIONS)
+    return CalibrateParams(samples=CONFIDENCE_SAMPLES, limit=n)
 
 
 def perplexity(state) -> float | None:
@@ -72,6 +83,10 @@ def read_pairs(host, ctx: dict):
     ctx["scores"], ctx["reads"], ctx["shown"] = scores, reads, i
     ctx["true"], ctx["run"] = reads[i]
     host.select(_first_difference(ctx["true"].tokens, ctx["run"].tokens))
+    if host.local():  # the Lab reads the weights: a server's model is not asked
+        confidence: dict = {}
+        ctx["confidence"] = confidence
+        yield from steps.lab(host, confidence, confidence_params(host), "")
 
 
 def _read_pair(host, ctx: dict, pair: StatementPair):
@@ -143,7 +158,47 @@ def say_read(ctx: dict) -> Sentence:
             "usual a text is remains all it scores."
         )
     numbers = {"pairs": n, "lower": lower, "true_perplexity": pt, "false_perplexity": pf}
-    return Sentence(said + _where_they_part(ctx, numbers) + point, numbers)
+    said += _where_they_part(ctx, numbers) + point
+    return Sentence(said + _confidently_wrong(ctx.get("confidence"), numbers), numbers)
+
+
+def most_confident_wrong(result):
+    """The wrong row with the highest arithmetic mean token probability (None: none wrong)."""
+    wrong = [row for row in result.rows if not row.correct]
+    return max(wrong, key=lambda row: row.signal(CONFIDENCE_SIGNAL), default=None)
+
+
+def _confidently_wrong(confidence: dict | None, numbers: dict) -> str:
+    """The Confidence tab's part: the most confident wrong answer of its run (adds its
+    figures to `numbers`); "" where it did not run (a server's model)."""
+    if confidence is None:
+        return ""
+    r = confidence.get("result")
+    if "failed" in confidence or r is None:
+        return " The Lab's Confidence tab did not finish its questions: it says why."
+    right = sum(row.correct for row in r.rows)
+    numbers.update({"questions": r.answered, "right": right})
+    asked = (
+        f" The Lab's Confidence tab then asked it {r.answered} bundled question"
+        f"{'' if r.answered == 1 else 's'}: {right} right."
+    )
+    row = most_confident_wrong(r)
+    if row is None:
+        return asked + " None of its answers was wrong, so none was confidently wrong here."
+    p = row.signal(CONFIDENCE_SIGNAL)
+    beaten = sum(x.correct and x.signal(CONFIDENCE_SIGNAL) < p for x in r.rows)
+    numbers.update({"wrong_line": row.line, "wrong_mean_prob": p, "right_below": beaten})
+    lines = [ln for ln in row.answer.strip().splitlines() if ln.strip()]
+    answer = lines[0].strip() if lines else ""  # the line judged (engine/lab/questions.py)
+    said = (
+        f" Its most confident wrong answer: {quote(answer)} to {quote(row.question)}, with "
+        f"a mean token probability of {pct(p)}"
+    )
+    if beaten:
+        said += f", above {beaten} of its {right} right answer{'' if right == 1 else 's'}"
+    elif right:
+        said += ", below each of its right answers"
+    return asked + said + "."
 
 
 def _where_they_part(ctx: dict, numbers: dict) -> str:

@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.tour import lab_steps, run_steps
+from app.tour import lab_steps, read_steps, run_steps
 from app.tour.false_statements import PAIRS, TINY_PAIRS
 from app.tour.lessons import LESSONS
 from app.tour.panel import NEEDS_LOCAL
+from app.tour.steps import pct
 from engine.lab import QuantParams
 from engine.models.default_model import DEFAULT_MODEL_NAME
 from tests.app.conftest import LOAD_MS, RUN_MS
@@ -139,6 +140,33 @@ def check_read(window, ctx, s):
     assert window.dist_chart.record is run.tokens[k]  # every chart at the differing token
     assert s.numbers["true"] == true.tokens[k].prob
     assert s.numbers["false"] == pytest.approx(math.exp(run.tokens[k].logprob), rel=1e-9)
+    _check_confidently_wrong(window, ctx, s)
+
+
+def _check_confidently_wrong(window, ctx, s):
+    """The Confidence tab ran the lesson's questions; the sentence's most confident wrong
+    answer is found again here from the rows' token log-probabilities (float64 NumPy)."""
+    lab, r = window.windows.lab, ctx["confidence"]["result"]
+    assert r.kind == "calibrate" and lab.confidence.result is r
+    assert lab.tabs.currentWidget() is lab.confidence
+    tiny = window.tour.host.tiny
+    n = read_steps.TINY_CONFIDENCE_QUESTIONS if tiny else read_steps.CONFIDENCE_QUESTIONS
+    assert lab.confidence.params().limit == n and r.samples == read_steps.CONFIDENCE_SAMPLES
+    assert r.answered == len(r.rows) == s.numbers["questions"] == n
+    assert s.numbers["right"] == sum(row.correct for row in r.rows)
+    mean = np.array([np.mean(np.exp(np.array(row.token_logprobs))) for row in r.rows])
+    wrong = [i for i, row in enumerate(r.rows) if not row.correct]
+    if not wrong:
+        assert "wrong_line" not in s.numbers and "None of its answers was wrong" in s.text
+        return
+    top = max(wrong, key=lambda i: mean[i])
+    row = r.rows[top]
+    assert s.numbers["wrong_line"] == row.line
+    assert s.numbers["wrong_mean_prob"] == pytest.approx(mean[top], rel=1e-12)
+    assert s.numbers["wrong_mean_prob"] == row.signal("mean_prob")
+    right = [i for i, x in enumerate(r.rows) if x.correct]
+    assert s.numbers["right_below"] == sum(mean[i] < mean[top] for i in right)
+    assert f"to “{row.question}”, with a mean token probability of {pct(mean[top])}" in s.text
 
 
 def check_position(window, ctx, s):

@@ -216,3 +216,65 @@ def test_prefill_says_when_decode_was_hardly_slower():
     assert "6.7 tokens/s, 5× slower." in run_steps.say_prefill(_prefill_ctx(35.0, 6.7)).text
     close = run_steps.say_prefill(_prefill_ctx(8.0, 6.4)).text
     assert "hardly slower (prefill ×1.25 as fast): 5 prompt tokens were too few" in close
+
+
+def _answer_row(line: int, correct: bool, probs: tuple[float, ...], answer: str):
+    from engine.lab.confidence import QuestionRow
+
+    lps = tuple(math.log(p) for p in probs)
+    return QuestionRow(
+        line=line, question=f"Question {line}?", accepted=("x",), answer=answer,
+        correct=correct, answer_ids=tuple(range(len(probs))), prompt_tokens=5,
+        token_logprobs=lps, mean_logprob=sum(lps) / len(lps), min_logprob=min(lps),
+        first_prob=probs[0], first_entropy=1.0, samples=(), agreement=None,
+        cluster_entropy=None, clusters=0,
+    )  # fmt: skip
+
+
+def _confidence(rows) -> dict:
+    from engine.lab.confidence import summarise
+
+    r = summarise(rows, model="m", questions_file="q", samples=2, temperature=1.0, asked=len(rows))
+    return {"result": r}
+
+
+def test_read_adds_the_most_confident_wrong_answer_by_arithmetic_mean():
+    """Wrong line 2 has the higher arithmetic mean (0.5 against 0.4) but the lower
+    geometric one (0.3 against 0.4): the sentence names line 2, by the row's figure."""
+    rows = [
+        _answer_row(1, True, (0.8, 0.8), "Paris"),
+        _answer_row(2, False, (0.9, 0.1), "\n  Lyon\nand more"),
+        _answer_row(3, False, (0.4, 0.4), "Nice"),
+        _answer_row(4, True, (0.45,), "Rome"),
+    ]
+    ctx = _read_ctx([0.5, 0.8]) | {"confidence": _confidence(rows)}
+    s = read_steps.say_read(ctx)
+    assert s.numbers["false_perplexity"] == 5.0  # the read's numbers stay
+    assert s.numbers["questions"] == 4 and s.numbers["right"] == 2
+    assert s.numbers["wrong_line"] == 2 and s.numbers["right_below"] == 1
+    assert s.numbers["wrong_mean_prob"] == rows[1].signal("mean_prob") == pytest.approx(0.5)
+    assert read_steps.most_confident_wrong(ctx["confidence"]["result"]) is rows[1]
+    assert "asked it 4 bundled questions: 2 right." in s.text
+    assert (
+        "Its most confident wrong answer: “Lyon” to “Question 2?”, with a mean token "
+        "probability of 50 %, above 1 of its 2 right answers." in s.text
+    )
+
+
+def test_read_says_when_no_answer_was_wrong_and_when_the_lab_did_not_finish():
+    rows = [_answer_row(1, True, (0.8,), "Paris"), _answer_row(2, True, (0.3,), "Rome")]
+    s = read_steps.say_read(_read_ctx([0.5]) | {"confidence": _confidence(rows)})
+    assert "asked it 2 bundled questions: 2 right. None of its answers was wrong" in s.text
+    assert "wrong_line" not in s.numbers and s.numbers["right"] == 2
+    cut = read_steps.say_read(_read_ctx([0.5]) | {"confidence": {"failed": "no"}})
+    assert "did not finish its questions" in cut.text and "questions" not in cut.numbers
+    server = read_steps.say_read(_read_ctx([0.5]))  # not a local model: nothing asked
+    assert "Confidence tab" not in server.text
+
+
+def test_read_says_a_wrong_answer_below_every_right_one():
+    rows = [_answer_row(1, True, (0.8,), "Paris"), _answer_row(2, False, (0.3,), "Lyon")]
+    s = read_steps.say_read(_read_ctx([0.5]) | {"confidence": _confidence(rows)})
+    assert "asked it 2 bundled questions: 1 right. Its most confident wrong" in s.text
+    assert "probability of 30 %, below each of its right answers." in s.text
+    assert s.numbers["right_below"] == 0
