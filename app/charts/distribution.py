@@ -26,6 +26,7 @@ from app.charts.base import (
 )
 from app.core.theme import CHOSEN, RAW, SAMPLED, chart_colors
 from engine.records import TokenRecord, TopToken
+from engine.units import fmt_prob
 
 BAR = 0.38
 MIN_ROWS = 3  # the fewest candidates drawn, however short the chart (their labels thin out)
@@ -126,7 +127,7 @@ class DistributionChart(pg.PlotWidget):
             legend = _LEGEND.replace("■ sampled from", "sampled-from: not reported")
         elif unknown:
             note = f" · {unknown} sampled n/a"
-        p_text = f"p={record.prob:.1%}" if record.prob is not None else "raw p n/a"
+        p_text = f"p={fmt_prob(record.prob)}" if record.prob is not None else "raw p n/a"
         set_title(
             plot,
             "Next-token distribution",
@@ -220,8 +221,8 @@ class DistributionChart(pg.PlotWidget):
         if i is None:
             return None
         samp, raw = self.sampled_probs[i], self.raw_probs[i]
-        shown = "not recorded" if math.isnan(samp) else f"{samp:.1%}"
-        raw_shown = "not reported" if math.isnan(raw) else f"{raw:.1%}"
+        shown = "not recorded" if math.isnan(samp) else fmt_prob(samp)
+        raw_shown = "not reported" if math.isnan(raw) else fmt_prob(raw)
         tid = self.token_ids[i]
         ident = f"id {tid}" if tid >= 0 else "no id from the server"
         return f"{self.texts[i]!r} ({ident}): raw {raw_shown} · sampled from {shown}"

@@ -10,12 +10,13 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 
 from app.charts.base import style_plot
 from app.core.theme import SAMPLED
+from engine.units import fmt_prob
 
 HEADERS = ("stage", "tokens left", "mass kept", "chosen p", "chosen rank")
 
 
 def _pct(x) -> str:
-    return "—" if x is None else f"{100 * x:.2f}%"
+    return "—" if x is None else fmt_prob(x)  # a tiny p keeps its digits: 0.0085%
 
 
 class FunnelTable(QTableWidget):

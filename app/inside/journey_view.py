@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from app.charts.base import pen, scroll_not_zoom, set_title, short, style_plot, view_point
 from app.core.theme import CHOSEN, OUTPUT, RAW
 from app.inside.funnel_table import FunnelChart, FunnelTable
+from engine.units import fmt_prob
 
 MAX_TOKENS_SHOWN = 100  # the tokenization section shows the context's last tokens
 BAR = 0.38  # width of each of a layer's two bars
@@ -240,7 +241,7 @@ class JourneyView(QScrollArea):
         if c is not None:
             text += (
                 f"<br>chosen <b>{escape(repr(names[str(c['token_id'])]))}</b>: logit "
-                f"{c['logit']:.3f}, p = {c['prob']:.4f}, rank {c['rank']}"
+                f"{c['logit']:.3f}, p = {fmt_prob(c['prob'])}, rank {c['rank']:,}"
             )
             ranks = np.array([r["chosen_rank"] for r in proj["lens"]], dtype=float)
             self.lens_curve.setData(np.arange(len(ranks)), ranks)

@@ -20,6 +20,7 @@ from app.core.theme import prob_color, prob_text_color, rank_color
 from app.widgets.rendered_view import add_copy_actions
 from engine.records import TokenRecord
 from engine.run_result import add_token
+from engine.units import fmt_prob
 
 STEP_PROPERTY = QTextCharFormat.UserProperty + 1
 
@@ -65,13 +66,13 @@ def alternatives_html(record: TokenRecord, limit: int = 8) -> str:
     for c in (record.top or record.sampled_top)[:limit]:
         mark = "▶ " if c.token_id == record.token_id else ""
         sampled = record.sampled_prob_of(c.token_id)
-        raw = f"{math.exp(c.logprob):.1%}" if raw_known else "—"
+        raw = fmt_prob(math.exp(c.logprob)) if raw_known else "—"
         cells = f"<td align='right'>{raw}</td>"
         if not record.read:
-            cells += f"<td align='right'>{'—' if sampled is None else f'{sampled:.1%}'}</td>"
+            cells += f"<td align='right'>{'—' if sampled is None else fmt_prob(sampled)}</td>"
         rows.append(f"<tr><td>{mark}<code>{_shown(c.text)}</code></td>{cells}</tr>")
     what = "end of sequence " if record.eos else ""
-    p = "not reported" if record.prob is None else f"{record.prob:.1%}"
+    p = "not reported" if record.prob is None else fmt_prob(record.prob)
     h = "not reported" if record.entropy is None else f"{record.entropy:.2f} nats"
     columns = "<th>p</th>" if record.read else "<th>raw</th><th>sampled</th>"
     table = (

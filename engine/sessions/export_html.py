@@ -20,7 +20,7 @@ from engine.sessions.journal import RunLog, SessionLog
 from engine.sessions.report_rows import cost_rows, problems, read_rows
 from engine.ticks import nice_ticks
 from engine.units import fmt_or_na as _unit
-from engine.units import to_mb
+from engine.units import fmt_prob, to_mb
 
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 560, 200, 48, 44, 26, 32
 
@@ -66,7 +66,7 @@ def _e(text) -> str:
 
 
 def _pct(p) -> str:
-    return "not recorded" if p is None else f"{p:.1%}"
+    return "not recorded" if p is None else fmt_prob(p)
 
 
 def token_spans(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
@@ -84,7 +84,7 @@ def token_spans(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
     for t in run.tokens:
         rows = "".join(
             f"<tr class='{'chosen' if c.token_id == t.token_id else ''}'>"
-            f"<td>{_e(repr(c.text))}</td><td>{_e(f'{math.exp(c.logprob):.1%}')}</td></tr>"
+            f"<td>{_e(repr(c.text))}</td><td>{_e(fmt_prob(math.exp(c.logprob)))}</td></tr>"
             for c in (t.top or t.sampled_top)[:8]
         )
         p = _pct(t.prob).replace("not recorded", "not reported")
@@ -213,42 +213,56 @@ def svg_distribution(run: RunLog) -> str:
         run: the run.
 
     Returns:
-        The `<svg>` element for its top eight candidates, or "" when no step has a
-        reported probability and candidates.
+        The `<svg>` element for its top eight candidates and, when it is not among
+        them (a read's token may be rank 803), the token read or chosen as a bar of
+        its own, marked so; or "" when no step has a reported probability and
+        candidates.
     """
     tokens = [t for t in run.tokens if t.prob is not None and t.top]
     if not tokens:
         return ""  # nothing to draw (a server that reports no probabilities)
     t = min(tokens, key=lambda r: r.prob)
-    cands = t.top[:8]
+    cands = [(c.token_id, c.text, math.exp(c.logprob)) for c in t.top[:8]]
+    outside = t.token_id not in {i for i, _text, _p in cands}
+    if outside:  # the step's own token, below the candidates: its bar too
+        cands.append((t.token_id, t.label, t.prob))
     # None: not recorded; a read samples nothing, so it has one distribution, raw.
-    sampled = [None if t.read else t.sampled_prob_of(c.token_id) for c in cands]
+    sampled = [None if t.read else t.sampled_prob_of(i) for i, _text, _p in cands]
     row, left = 20, 110
-    height = PAD_T + row * len(cands) + 24
-    top = max([math.exp(c.logprob) for c in cands] + [p or 0.0 for p in sampled] + [1e-9])
+    height = PAD_T + row * len(cands) + 24 + (6 if outside else 0)
+    top = max([p for _i, _t, p in cands] + [p or 0.0 for p in sampled] + [1e-9])
+    verb = "read" if t.read else "chose"
     parts = [
         f"<svg width='{W}' height='{height}' viewBox='0 0 {W} {height}' role='img'>",
         f"<text x='{W / 2}' y='16' text-anchor='middle' font-weight='bold'>"
         + (
-            f"Least likely token, step {t.step}: read {_e(repr(t.label))} (p={t.prob:.1%})"
+            f"Least likely token, step {t.step}: read {_e(repr(t.label))} (p={fmt_prob(t.prob)}"
             if t.read
-            else f"Least confident step {t.step}: chose {_e(repr(t.label))} (p={t.prob:.1%})"
+            else f"Least confident step {t.step}: chose {_e(repr(t.label))} (p={fmt_prob(t.prob)}"
         )
-        + "</text>",
+        + (f", rank {t.rank:,}" if t.rank is not None else "")
+        + ")</text>",
     ]
-    for i, (c, samp) in enumerate(zip(cands, sampled, strict=True)):
-        y = PAD_T + i * row
-        raw = math.exp(c.logprob)
+    for i, ((tid, text, raw), samp) in enumerate(zip(cands, sampled, strict=True)):
+        own = outside and i == len(cands) - 1  # the token itself, after a gap
+        y = PAD_T + i * row + (6 if own else 0)
         wr = (W - left - 110) * raw / top
         ws = (W - left - 110) * (samp or 0.0) / top
-        weight = " font-weight='bold'" if c.token_id == t.token_id else ""
+        weight = " font-weight='bold'" if tid == t.token_id else ""
+        mark = f" · the token {verb}" + (f", rank {t.rank:,}" if t.rank is not None else "")
+        if own:
+            parts.append(
+                f"<line x1='{left - 100}' x2='{W - 20}' y1='{y - 2}' y2='{y - 2}' "
+                "stroke='#bbb' stroke-dasharray='3 3'/>"
+            )
         parts.append(
             f"<text x='{left - 6}' y='{y + 13}' text-anchor='end'{weight}>"
-            f"{_e(repr(c.text))}</text>"
+            f"{_e(repr(text))}</text>"
             f"<rect x='{left}' y='{y + 2}' width='{wr:.1f}' height='7' fill='#4c78a8'/>"
             f"<rect x='{left}' y='{y + 9}' width='{ws:.1f}' height='7' fill='#f58518'/>"
-            f"<text x='{left + max(wr, ws) + 4:.1f}' y='{y + 13}'>{raw:.1%}"
+            f"<text x='{left + max(wr, ws) + 4:.1f}' y='{y + 13}'{weight}>{_e(fmt_prob(raw))}"
             + ("" if t.read else f" / {_e(_pct(samp))}")
+            + (_e(mark) if own else "")
             + "</text>"
         )
     parts.append(

@@ -11,6 +11,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from app.core.bridge import EngineBridge
 from app.inside.window import TABS
 from app.shell.window import PlaygroundWindow
+from engine.units import fmt_prob
 from tests.app.conftest import run_and_wait
 
 PROMPT = "Name a colour of the sky."
@@ -40,7 +41,7 @@ def _check_journey(win, state, step):
     assert abs(stages[0]["chosen_prob"] - tok.prob) < 2e-3
     rows = _funnel_rows(win)
     assert [r[0] for r in rows] == ["raw", "top-p", "temperature 0.7"]
-    assert rows[-1][3] == f"{100 * stages[-1]['chosen_prob']:.2f}%"
+    assert rows[-1][3] == fmt_prob(stages[-1]["chosen_prob"])
     assert "temperature is applied last" in win.journey.order.text()
     assert "+46,080 bytes" in win.journey.iter_text.text()  # 30 layers × 2 × 3 × 64 × 4
     heights = win.journey.attn_bars.opts["height"]
