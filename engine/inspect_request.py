@@ -26,6 +26,12 @@ class InspectRequest:
         top_k: the logit lens's predictions per layer.
         continuation: the answer's token ids (step N reads the first N); None: the
             client produces the greedy answer first (EngineClient.inspect_answer).
+        reading: the run is a text read through the model (engine/reading): the
+            prompt is the text read and the settings' system prompt its context.
+            The pass starts with the read's context (the system prompt, else the
+            model's start token, as the read fed it), step N's prediction comes from
+            it and the text's first N tokens, and the funnel is the read's (T = 1,
+            no filter, no penalty): the numbers the read recorded for each token.
     """
 
     what: str
@@ -34,6 +40,7 @@ class InspectRequest:
     head: int | None = None
     top_k: int = LENS_TOP
     continuation: tuple[int, ...] | None = None
+    reading: bool = False
 
     def __post_init__(self):
         if self.continuation is not None:

@@ -131,16 +131,16 @@ class JourneyView(QScrollArea):
         self.record = record
         d = record.data
         names = d["token_labels"]
-        self._tokenization(d["tokenization"])
+        self._tokenization(d["tokenization"], d.get("reading", False))
         self._embedding(d["embedding"], record.labels[-1], names)
         self.show_layers(d["layers"])
         self._projection(d["projection"], names)
         self.order.setText(f"<i>{escape(d['sampling']['order'])}.</i>")
         self.funnel.show_stages(d["sampling"]["stages"], d["sampling"]["greedy"])
         self.funnel_chart.show_stages(d["sampling"]["stages"])
-        self._iteration(d["iteration"], record.step)
+        self._iteration(d["iteration"], record.step, d.get("reading", False))
 
-    def _tokenization(self, tok: dict) -> None:
+    def _tokenization(self, tok: dict, reading: bool) -> None:
         tokens, new, n_prompt = tok["tokens"], tok["new"], tok["prompt_tokens"]
         first = max(0, len(tokens) - MAX_TOKENS_SHOWN)
         spans = [f"… {first} earlier tokens … "] if first else []
@@ -157,9 +157,11 @@ class JourneyView(QScrollArea):
         if new is not None:
             tid, label, raw = tokens[new]
             hexes = " ".join(f"{b:02x}" for b in raw)
+            parts = ("context", "the text read") if reading else ("prompt", "answer")
             text += (
-                f"<br>new token <b>{escape(repr(label))}</b> · id {tid} · bytes {hexes} · "
-                f"{len(tokens)} tokens ({n_prompt} of the prompt; blue: prompt, orange: answer)"
+                f"<br>{'token read' if reading else 'new token'} <b>{escape(repr(label))}</b> · "
+                f"id {tid} · bytes {hexes} · {len(tokens)} tokens ({n_prompt} of the "
+                f"{parts[0]}; blue: {parts[0]}, orange: {parts[1]})"
             )
         self.tokens.setText(text)
 
@@ -250,14 +252,17 @@ class JourneyView(QScrollArea):
             self.lens_curve.setData([], [])
         self.proj_text.setText(text)
 
-    def _iteration(self, it: dict, step) -> None:
-        end = (
-            "a stop token: the answer ends here"
-            if it["stop_token"]
-            else "the length limit: the answer ends here"
-            if it["length_limit"]
-            else "the answer goes on"
-        )
+    def _iteration(self, it: dict, step, reading: bool) -> None:
+        if reading:  # a read stops where its text does, never at a limit or stop token
+            end = "the text ends here" if it["length_limit"] else "the text read goes on"
+        else:
+            end = (
+                "a stop token: the answer ends here"
+                if it["stop_token"]
+                else "the length limit: the answer ends here"
+                if it["length_limit"]
+                else "the answer goes on"
+            )
         self.iter_text.setText(
             f"the token is appended: context {it['context_tokens']:,} of "
             f"{it['context_length']:,} tokens · KV cache +{it['kv_bytes_added']:,} bytes this "

@@ -199,6 +199,9 @@ class InsideWindow(ChildWindow, QWidget):
             head=self.attention.head.currentData(),
             # the journey's last step may be the stop token itself
             continuation=tuple(t.token_id for t in s.tokens if key[3] == "journey" or not t.eos),
+            # a read: its text after its context (the system box), as the read fed it,
+            # never the text as a prompt followed by the same text as an answer
+            reading=s.reading,
         )
         self._asked = key
         if key[3] == "attention":

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from app.inside.window import TABS
+from engine.units import fmt_prob
 from tests.app.conftest import run_and_wait
 from tests.app.test_playground import click_token
 
@@ -124,3 +125,78 @@ def test_closing_and_reopening_gives_a_working_window(qtbot, inside):
     assert again is not win and not again.closed
     record = _wait_record(qtbot, again, "attention")
     assert record.step == 2
+
+
+READ_TEXT = "Lightning never strikes the same place twice."
+
+
+def _check_read_step(qtbot, win, state, step, n_context):
+    """Inside at `step` of the read `state`: the journey's chosen token is the read's,
+    with the read's probability and rank; the pass is the context, then the text's
+    tokens before the step (the text once, never as a prompt and again as an answer)."""
+    win.follow(state, step)
+    win.tabs.setCurrentIndex(TABS.index("journey"))
+    record = _wait_record(qtbot, win, "journey")
+    tok, d = state.tokens[step], record.data
+    assert d["reading"] is True
+    chosen = d["projection"]["chosen"]
+    assert chosen["token_id"] == tok.token_id
+    assert chosen["prob"] == pytest.approx(tok.prob, abs=1e-3)
+    assert chosen["prob"] == pytest.approx(tok.prob, rel=1e-2)  # a small p too
+    assert chosen["rank"] == tok.rank
+    shown = [tid for tid, _label, _raw in d["tokenization"]["tokens"]]
+    assert d["tokenization"]["prompt_tokens"] == n_context
+    assert shown[n_context:] == [t.token_id for t in state.tokens[: step + 1]]
+    assert len(shown) == n_context + step + 1  # not the text twice
+    assert f"{len(shown)} tokens ({n_context} of the context" in win.journey.tokens.text()
+    assert [s["stage"] for s in d["sampling"]["stages"]] == ["raw"]  # a read samples nothing
+    assert d["sampling"]["stages"][0]["chosen_prob"] == pytest.approx(tok.prob, abs=1e-3)
+    funnel = win.journey.funnel  # the read's one stage, its p with its digits
+    assert funnel.rowCount() == 1 and funnel.item(0, 4).text() == str(tok.rank)
+    assert funnel.item(0, 3).text() == fmt_prob(d["sampling"]["stages"][0]["chosen_prob"])
+    assert f"p = {fmt_prob(chosen['prob'])}, rank {tok.rank:,}" in win.journey.proj_text.text()
+    # the logit lens's last layer is the model's output: the same p and rank
+    win.tabs.setCurrentIndex(TABS.index("lens"))
+    lens = _wait_record(qtbot, win, "lens")
+    assert lens.data["chosen"] == tok.token_id and len(lens.ids) == n_context + step
+    final = lens.data["rows"][-1]
+    assert final["chosen_prob"] == pytest.approx(tok.prob, abs=1e-3)
+    assert final["chosen_rank"] == tok.rank
+    return record
+
+
+def test_inside_a_read_gives_the_reads_numbers(qtbot, window):
+    """A read (Mode: Read a text) inspected: each step's prediction is the one the read
+    scored, after the read's context (the model's start token, or the system box)."""
+    from engine.backends.mlx.loader import load_model
+    from engine.backends.mlx.read_pass import start_token_id
+    from tests.app.test_read_mode import read_and_wait
+
+    state = read_and_wait(qtbot, window, READ_TEXT)
+    assert state.reading and state.error is None
+    lm, _i, _s = load_model(Path(window.model_record.path), prefer="speed")
+    text_ids = list(lm.tokenizer.encode(READ_TEXT, add_special_tokens=False))
+    assert [t.token_id for t in state.tokens] == text_ids
+    never = [t.text for t in state.tokens].index(" never")  # an unlikely token
+    assert state.tokens[never].rank > 100  # the old pass (the text twice) made it rank 1
+    win = window.open_inside(never)
+    qtbot.addWidget(win)
+    try:
+        record = _check_read_step(qtbot, win, state, never, 1)
+        assert record.data["tokenization"]["tokens"][0][0] == start_token_id(lm.tokenizer)
+        assert record.data["iteration"]["next_step"] == never + 1
+        assert "the text read goes on" in win.journey.iter_text.text()
+        last = len(state.tokens) - 1
+        record = _check_read_step(qtbot, win, state, last, 1)
+        assert record.data["iteration"]["next_step"] is None
+        assert "the text ends here" in win.journey.iter_text.text()
+
+        # With a context in the system box: the pass starts with the context's tokens.
+        context = "A list of old sayings."
+        window.controls.system.setPlainText(context)
+        state = read_and_wait(qtbot, window, READ_TEXT)
+        assert state.settings.system_prompt == context
+        n_context = len(lm.tokenizer.encode(context))
+        _check_read_step(qtbot, win, state, 2, n_context)
+    finally:
+        win.close()

@@ -18,16 +18,62 @@ from engine.settings import MAX_LENS_TOP
 
 
 def _ids(backend, prompt, settings, request: InspectRequest):
-    """(prompt and answer tokens before the step, the step, its chosen token, prompt length)."""
-    enc = encode_prompt(backend.lm.tokenizer, prompt, settings)
-    continuation = [int(i) for i in request.continuation or () if int(i) >= 0]
+    """(prompt and answer tokens before the step, the step, its chosen token, prompt
+    length, answer length)."""
+    if request.reading:
+        prompt_ids, text_ids = _read_ids(backend.lm, prompt, settings)
+    else:
+        prompt_ids, text_ids = list(encode_prompt(backend.lm.tokenizer, prompt, settings).ids), []
+    given = request.continuation if request.continuation is not None else text_ids
+    continuation = [int(i) for i in given if int(i) >= 0]
     step = request.step
     if step is not None and not 0 <= int(step) <= len(continuation):
         raise SettingsError(f"step {step} is outside the run's {len(continuation)} tokens")
     before = continuation[: int(step)] if step is not None else []
     chosen = continuation[int(step)] if step is not None and int(step) < len(continuation) else None
     step = int(step) if step is not None else None
-    return list(enc.ids) + before, step, chosen, len(enc.ids)
+    return prompt_ids + before, step, chosen, len(prompt_ids), len(continuation)
+
+
+def _read_ids(lm, text, settings) -> tuple[list[int], list[int]]:
+    """A read's context ids (the system prompt, else the model's start token) and its
+    text's ids, exactly as engine/backends/mlx/read_pass.py fed them."""
+    from engine.backends.mlx.read_pass import encode_read
+    from engine.reading.request import ReadRequest
+
+    if not isinstance(text, str):
+        raise SettingsError("a read is inspected with its text, not a conversation")
+    ids, n_context, _system, _start = encode_read(
+        lm, ReadRequest(text=text, context=settings.system_prompt or None)
+    )
+    return ids[:n_context], ids[n_context:]
+
+
+def _read_settings(settings):
+    """A read's sampling: the model's own distribution (T = 1, no filter, no penalty)."""
+    return settings.with_(temperature=1.0, top_p=1.0, top_k=0, min_p=0.0, repetition_penalty=1.0)
+
+
+READ_ORDER = (
+    "a read samples nothing: each token of the text is scored in the model's own "
+    "distribution (T = 1, no filter, no penalty)"
+)
+
+
+def _as_read(data: dict, step: int | None, tokens: int) -> None:
+    """A journey's sampling and iteration as a read's: one stage, the raw distribution
+    the read scored; the read goes on to the text's next token and ends with the text
+    (no stop token, one in the text being read like any other, and no length limit)."""
+    data["sampling"] = {
+        "greedy": False,
+        "order": READ_ORDER,
+        "stages": data["sampling"]["stages"][:1],
+    }
+    if step is not None:
+        last = step + 1 >= tokens
+        data["iteration"].update(
+            stop_token=False, length_limit=last, next_step=None if last else step + 1
+        )
 
 
 def inspect_step(backend, prompt, settings, request: InspectRequest) -> InspectRecord:
@@ -44,11 +90,17 @@ def inspect_step(backend, prompt, settings, request: InspectRequest) -> InspectR
         _lens_top(request)  # refused before any forward pass
     if backend.inspection is None:
         backend.inspection = Inspection(backend.lm.model)
-    ids, step, chosen, n_prompt = _ids(backend, prompt, settings, request)
+    ids, step, chosen, n_prompt, n_answer = _ids(backend, prompt, settings, request)
     if what == "journey":
         from engine.backends.mlx.journey import journey_record
 
-        return journey_record(backend.lm, ids, n_prompt, step, chosen, settings)
+        if request.reading:
+            settings = _read_settings(settings)
+        record = journey_record(backend.lm, ids, n_prompt, step, chosen, settings)
+        record.data["reading"] = request.reading
+        if request.reading:
+            _as_read(record.data, step, n_answer)
+        return record
     full = len(ids)
     p = backend.inspection.get(ids)
     ids = p.ids  # the last MAX_POSITIONS of them
@@ -61,7 +113,12 @@ def inspect_step(backend, prompt, settings, request: InspectRequest) -> InspectR
         )
     labels = tuple(token_label(backend.lm.token_bytes(i)) for i in ids)
     # an inspection covers the last MAX_POSITIONS tokens: say how many there were
-    data: dict = {"truncated": full > len(ids), "context_tokens": full, "chosen": chosen}
+    data: dict = {
+        "truncated": full > len(ids),
+        "context_tokens": full,
+        "chosen": chosen,
+        "reading": request.reading,
+    }
     if what == "position":
         from engine.backends.mlx.position import attention_by_position
 
