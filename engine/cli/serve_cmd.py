@@ -5,6 +5,11 @@ The API key is read from the environment variable `--api-key-env` names, or with
 --set-key`, which reads it from standard input); never from the command line, where
 other users of the machine could read it. Without one the server only listens on the
 loopback.
+
+`--route SMALL,LARGE --escalate-below SIGNAL=VALUE` serves two models: the small one
+answers each request, the large one instead when the small answer's confidence signal
+(mean_prob or min_prob) is below VALUE (engine/serve/app.py). Bad route settings are
+one sentence and exit 2 before any model loads.
 """
 
 from __future__ import annotations
@@ -23,6 +28,20 @@ def add_parser(sub) -> None:
         "serve", help="serve a model over an OpenAI-compatible API, every token journaled"
     )
     s.add_argument("--model", default=None, type=MODEL_ARG)
+    s.add_argument(
+        "--route",
+        default=None,
+        metavar="SMALL,LARGE",
+        help="route every request: the small model answers, the large one when the small "
+        "one is not confident enough (with --escalate-below)",
+    )
+    s.add_argument(
+        "--escalate-below",
+        default=None,
+        metavar="SIGNAL=VALUE",
+        help="with --route: escalate when the small answer's mean_prob or min_prob (its "
+        "token probabilities' mean or least) is below VALUE, e.g. min_prob=0.2",
+    )
     s.add_argument(
         "--host",
         default="127.0.0.1",
@@ -128,6 +147,29 @@ def _api_key(var: str | None, keychain: bool = False) -> str | None:
     return key.strip()
 
 
+def parse_route(text: str | None) -> tuple[str, ...] | None:
+    """`--route SMALL,LARGE` as its model specs (checked by server.check_route)."""
+    return None if text is None else tuple(text.split(","))
+
+
+def parse_escalate(text: str | None) -> tuple[str, float] | None:
+    """`--escalate-below SIGNAL=VALUE` as (signal, value).
+
+    Raises:
+        SettingsError: not SIGNAL=VALUE with a number.
+    """
+    if text is None:
+        return None
+    signal, eq, value = text.partition("=")
+    try:
+        number = float(value) if eq else None
+    except ValueError:
+        number = None
+    if number is None or not signal.strip():
+        raise SettingsError(f"--escalate-below takes SIGNAL=VALUE, e.g. min_prob=0.2, not {text!r}")
+    return signal.strip(), number
+
+
 def cmd_serve(args) -> int:
     """Run the server until interrupted."""
     from engine.backends.base import prepare_process
@@ -141,6 +183,8 @@ def cmd_serve(args) -> int:
     if args.batch < 1 or args.queue < 0:
         raise SettingsError("--batch must be >= 1 and --queue >= 0")
     options = ServeOptions(
+        route=parse_route(args.route),
+        escalate_below=parse_escalate(args.escalate_below),
         model=args.model,
         host=args.host,
         port=args.port,

@@ -1,6 +1,7 @@
 """`logitscope serve`: an OpenAI-compatible endpoint whose every token is recorded.
 
-    app.py         the Starlette routes (/v1/models, /v1/chat/completions, /v1/completions)
+    app.py         the Starlette routes (/v1/models, /v1/chat/completions, /v1/completions),
+                   and --route: a small model first, a large one below a confidence threshold
     validation.py  a request body to a ServeRequest, or an ApiError in OpenAI's shape
     stream.py      records to OpenAI chunks and responses (streamed and not)
     scheduler.py   the one thread that runs the model; a bounded queue in front of it

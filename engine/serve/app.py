@@ -8,13 +8,29 @@ sends its whole body before reading sees the 413 rather than a reset), 429 with
 Retry-After when the queue is full, 400 for anything malformed); a bug is a 500
 with the same shape and no traceback (that goes to the server's stderr). A
 request's headers have their own deadline (server.py).
+
+Routing (`ServeState.route`, `logitscope serve --route SMALL,LARGE --escalate-below
+SIGNAL=VALUE`): the small model answers every request as it asks (greedy or sampled);
+the confidence signal of that answer, computed from its own token log-probabilities
+(mean_prob: the arithmetic mean token probability; min_prob: the least one), is
+compared with the threshold with engine/lab/routing.decide; below it, the large model
+answers the same request instead. Both answers are held until the request is decided
+(a streamed request gets its chunks then), so a large model that fails (or whose queue
+is full, or whose context the prompt does not fit) leaves the small model's answer,
+marked not escalated, never a lost request. The response's `model` names the model
+that answered and its `logitscope` extension says why: {"routed": "small"|"large",
+"escalated", "signal", "value", "threshold", "reason", "small_run", "large_run"}. Both
+runs are in the server's journal, named for the decision, the large run naming the
+small run's id ("escalated from SESSION/1: min token p 0.08 < 0.20").
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
+import math
 import time
 import uuid
 from dataclasses import dataclass
@@ -30,7 +46,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from engine import bounded_json
-from engine.errors import SettingsError
+from engine.errors import LogitscopeError, SettingsError
+from engine.lab import routing
 from engine.prompt import encode_prompt
 from engine.serve import events_feed
 from engine.serve.errors import ApiError, error_body
@@ -43,11 +60,25 @@ from engine.serve.validation import parse_request
 MAX_BODY = 1 << 20  # bytes of a request body (1 MB); more is 413
 MAX_DISCARDED_BODY = 16 * MAX_BODY  # a body over MAX_BODY up to this is read, then 413
 BODY_TIMEOUT_S = 30.0  # a request's whole body must arrive within this; else 408, closed
+ROUTE_SIGNALS = ("mean_prob", "min_prob")  # computable from an answer's own token logprobs
+
+
+@dataclass
+class Escalation:
+    """The large model a route escalates to, and when (the small one is ServeState's)."""
+
+    model_name: str
+    context_length: int
+    tokenizer: object
+    scheduler: Scheduler
+    signal: str  # one of ROUTE_SIGNALS
+    threshold: float  # escalate when the small answer's signal is below it
 
 
 @dataclass
 class ServeState:
-    """What the routes need: the model's name and context, its tokenizer, the scheduler."""
+    """What the routes need: the model's name and context, its tokenizer, the scheduler
+    (with a route: the small model's, and the Escalation to the large one)."""
 
     model_name: str
     context_length: int
@@ -56,6 +87,7 @@ class ServeState:
     api_key: str | None = None
     created: int = 0
     body_timeout_s: float = BODY_TIMEOUT_S
+    route: Escalation | None = None
 
 
 def _auth(state: ServeState, request: Request) -> None:
@@ -128,18 +160,23 @@ def _too_large(size: int | None, close: bool = False) -> ApiError:
     )
 
 
+def _names(state: ServeState) -> list[str]:
+    return [state.model_name] + ([state.route.model_name] if state.route else [])
+
+
 def _check_model(state: ServeState, name) -> None:
-    if name is not None and name != state.model_name:
+    names = _names(state)
+    if name is not None and name not in names:
+        served = " and ".join(f"'{n}'" for n in names)
         raise ApiError(
             404,
-            f"the model '{str(name)[:100]}' does not exist; this server "
-            f"serves '{state.model_name}'",
+            f"the model '{str(name)[:100]}' does not exist; this server serves {served}",
             param="model",
             code="model_not_found",
         )
 
 
-def _check_fits(state: ServeState, req) -> None:
+def _check_fits(state: ServeState | Escalation, req) -> None:
     """400 unless the prompt encodes and fits the context with room for one token."""
     try:
         n = len(encode_prompt(state.tokenizer, req.prompt, req.settings).ids)
@@ -171,16 +208,10 @@ async def _watch_disconnect(request: Request, job: Job) -> None:
             return
 
 
-async def _completions(request: Request, chat: bool):
-    state: ServeState = request.app.state.serve
-    _auth(state, request)
-    req = parse_request(await _read_json(request, state.body_timeout_s), chat)
-    _check_model(state, req.model)
-    await run_in_threadpool(_check_fits, state, req)
-    request_id = uuid.uuid4().hex[:24]
-    job = Job(req, request_id, _client(request))
+def _submit(scheduler: Scheduler, job: Job) -> None:
+    """Queue `job`, or 429 with Retry-After when the queue is full."""
     try:
-        state.scheduler.submit(job)
+        scheduler.submit(job)
     except QueueFull as e:
         raise ApiError(
             429,
@@ -190,6 +221,19 @@ async def _completions(request: Request, chat: bool):
             kind="rate_limit_error",
             headers={"Retry-After": str(e.retry_after)},
         ) from None
+
+
+async def _completions(request: Request, chat: bool):
+    state: ServeState = request.app.state.serve
+    _auth(state, request)
+    req = parse_request(await _read_json(request, state.body_timeout_s), chat)
+    _check_model(state, req.model)
+    await run_in_threadpool(_check_fits, state, req)
+    if state.route is not None:
+        return await _routed(request, state, req)
+    request_id = uuid.uuid4().hex[:24]
+    job = Job(req, request_id, _client(request))
+    _submit(state.scheduler, job)
     watcher = asyncio.create_task(_watch_disconnect(request, job))
     answer = Answer(req, request_id, state.model_name)
     try:
@@ -238,6 +282,134 @@ async def _events(job: Job, answer: Answer, first, watcher):
         watcher.cancel()
 
 
+# -- routing ------------------------------------------------------------------------------
+def answer_signal(signal: str, records: list) -> float | None:
+    """The answer's confidence (a ROUTE_SIGNALS key) from its own token log-probabilities,
+    the end-of-sequence token left out as the client never sees it (None: no token)."""
+    probs = [math.exp(r.logprob) for r in records if r.type == "token" and not r.eos]
+    if not probs:
+        return None
+    return min(probs) if signal == "min_prob" else sum(probs) / len(probs)
+
+
+class _Watched:
+    """The jobs of one routed request, all cancelled when its client leaves."""
+
+    def __init__(self):
+        self.jobs: list[Job] = []
+        self.gone = False
+
+    def add(self, job: Job) -> Job:
+        self.jobs.append(job)
+        if self.gone:
+            job.cancel()
+        return job
+
+    def cancel(self) -> None:
+        for job in self.jobs:
+            job.cancel()
+
+
+async def _watch_all(request: Request, watched: _Watched) -> None:
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            watched.gone = True
+            watched.cancel()
+            return
+
+
+async def _held(job: Job) -> list:
+    """Every record of `job` once it ended (its ApiError raised; 503 when cancelled)."""
+    records = []
+    while (item := await job.queue.get()) is not END:
+        if isinstance(item, ApiError):
+            raise item
+        records.append(item)
+    done = next((r for r in records if r.type == "done"), None)
+    if done is None or done.finish_reason == "cancelled":
+        raise ApiError(503, "the request was cancelled", kind="server_error")
+    return records
+
+
+async def _ask(scheduler: Scheduler, req, request_id: str, client, watched: _Watched):
+    """One model's whole answer to `req`: (its records, its run id)."""
+    job = watched.add(Job(req, request_id, client))
+    _submit(scheduler, job)
+    records = await _held(job)
+    return records, job.run.run_id if job.run is not None else None
+
+
+def _name_runs(journal, small_run, large_run, reason: str) -> None:
+    """Name both runs for the decision; the large one names the small one's id."""
+    if journal is None:
+        return
+    with contextlib.suppress(LogitscopeError):  # a name is a nicety; the answer goes on
+        if small_run is not None:
+            journal.meta(small_run, name=f"routed: {reason}")
+        if large_run is not None:
+            why = reason.removesuffix(": escalated")
+            journal.meta(large_run, name=f"escalated from {small_run or 'an unsaved run'}: {why}")
+
+
+async def _routed(request: Request, state: ServeState, req):
+    """The small model answers; below the threshold the large one answers instead."""
+    route = state.route
+    request_id = uuid.uuid4().hex[:24]
+    client = _client(request)
+    watched = _Watched()
+    watcher = asyncio.create_task(_watch_all(request, watched))
+    try:
+        records, small_run = await _ask(state.scheduler, req, request_id, client, watched)
+        value = answer_signal(route.signal, records)
+        escalated, reason = routing.decide(route.signal, value, route.threshold)
+        large_run, name = None, state.model_name
+        if escalated:
+            try:
+                await run_in_threadpool(_check_fits, route, req)
+                big, large_run = await _ask(route.scheduler, req, request_id, client, watched)
+                records, name = big, route.model_name
+            except Exception as e:  # noqa: BLE001 - a failing large model never loses a request
+                if watched.gone:
+                    raise
+                error = e.message if isinstance(e, ApiError) else f"{type(e).__name__}: {e}"
+                escalated, reason = False, routing.failed(reason, error)
+                started = watched.jobs[1].run if len(watched.jobs) > 1 else None
+                large_run = started.run_id if started is not None else None  # its failed run
+        await run_in_threadpool(_name_runs, state.scheduler.journal, small_run, large_run, reason)
+    except BaseException:
+        watched.cancel()
+        watcher.cancel()
+        raise
+    extension = {
+        "routed": "large" if escalated else "small",
+        "escalated": escalated,
+        "signal": route.signal,
+        "value": value,
+        "threshold": route.threshold,
+        "reason": reason,
+        "small_run": small_run,
+        "large_run": large_run,
+    }
+    answer = Answer(req, request_id, name)
+    if req.stream:
+        return EventSourceResponse(_routed_events(answer, records, extension, watcher), ping=15)
+    watcher.cancel()
+    for record in records:
+        answer.chunks(record)
+    return JSONResponse({**answer.response(), "logitscope": extension})
+
+
+async def _routed_events(answer: Answer, records: list, extension: dict, watcher):
+    try:
+        for record in records:
+            for chunk in answer.chunks(record):
+                yield {"data": json.dumps({**chunk, "logitscope": extension})}
+        yield {"data": "[DONE]"}
+    finally:
+        watcher.cancel()
+
+
 async def chat_completions(request: Request):
     return await _completions(request, chat=True)
 
@@ -256,17 +428,26 @@ def _model_entry(state: ServeState) -> dict:
     }
 
 
+def _entries(state: ServeState) -> list[dict]:
+    entries = [_model_entry(state)]
+    if state.route is not None:
+        r = state.route
+        entries.append({**entries[0], "id": r.model_name, "max_model_len": r.context_length})
+    return entries
+
+
 async def models(request: Request):
     state: ServeState = request.app.state.serve
     _auth(state, request)
-    return JSONResponse({"object": "list", "data": [_model_entry(state)]})
+    return JSONResponse({"object": "list", "data": _entries(state)})
 
 
 async def model(request: Request):
     state: ServeState = request.app.state.serve
     _auth(state, request)
-    _check_model(state, request.path_params["name"])
-    return JSONResponse(_model_entry(state))
+    name = request.path_params["name"]
+    _check_model(state, name)
+    return JSONResponse(next(e for e in _entries(state) if e["id"] == name))
 
 
 async def events(request: Request):

@@ -16,6 +16,11 @@ OpenAI's shape and the connection closed; its body has BODY_TIMEOUT_S
 (engine/serve/app.py). A request h11 cannot parse (`Content-Length: abc`, a
 malformed request line or header), which uvicorn refuses before the app sees it,
 gets a 400 in OpenAI's shape too.
+
+With `route` (`--route SMALL,LARGE --escalate-below SIGNAL=VALUE`) two models are
+loaded, each on its own scheduler thread, both journaled in the one "Server" session;
+the app routes every request (engine/serve/app.py). The route's settings are checked
+before the port is claimed or any model loads.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
+import math
 import socket
 import threading
 import time
@@ -34,7 +40,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol, h11
 
 from engine import environment
 from engine.errors import SettingsError
-from engine.serve.app import BODY_TIMEOUT_S, ServeState, make_app
+from engine.serve.app import BODY_TIMEOUT_S, ROUTE_SIGNALS, Escalation, ServeState, make_app
 from engine.serve.errors import error_body
 from engine.serve.scheduler import DEFAULT_BATCH, DEFAULT_QUEUE, Scheduler
 from engine.sessions.journal import Journal
@@ -59,14 +65,66 @@ class ServeOptions:
     journal: bool = True
     header_timeout_s: float = HEADER_TIMEOUT_S
     body_timeout_s: float = BODY_TIMEOUT_S
+    route: tuple[str, ...] | None = None  # (small, large): route every request
+    escalate_below: tuple[str, float] | None = None  # (signal, threshold) of the route
+
+
+def check_route(options: ServeOptions) -> None:
+    """Refuse a route that cannot work, before any model loads: not two models, the same
+    model twice, a signal an answer's own token probabilities do not give, a threshold
+    out of range, or a half of the route settings without the other.
+
+    Raises:
+        SettingsError: one sentence naming the option to change.
+    """
+    from engine.lab.routing import model_key
+
+    route, below = options.route, options.escalate_below
+    if route is None:
+        if below is not None:
+            raise SettingsError(
+                "--escalate-below needs --route SMALL,LARGE: the two models a request is "
+                "routed between"
+            )
+        return
+    if options.model is not None:
+        raise SettingsError("give either --model or --route SMALL,LARGE, not both")
+    specs = [m.strip() for m in route]
+    if len(specs) != 2 or not all(specs):
+        raise SettingsError(
+            "--route takes two models, SMALL,LARGE: the small one answers first and the "
+            f"large one when the small one is not confident enough (given: {','.join(route)!r})"
+        )
+    if model_key(specs[0]) == model_key(specs[1]):
+        raise SettingsError(
+            f"--route names the same model twice ({specs[0]}): routing needs a larger "
+            "model to escalate to"
+        )
+    if below is None:
+        raise SettingsError(
+            "--route needs --escalate-below SIGNAL=VALUE (e.g. min_prob=0.2): below it, "
+            "the large model answers instead"
+        )
+    signal, value = below
+    if signal not in ROUTE_SIGNALS:
+        raise SettingsError(
+            f"--escalate-below takes {' or '.join(ROUTE_SIGNALS)} (the signals an answer's "
+            f"own token probabilities give), not {signal!r}"
+        )
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise SettingsError(
+            f"--escalate-below {signal} is a probability from 0 to 1, not {value!r}"
+        )
 
 
 def check_options(options: ServeOptions) -> None:
-    """Refuse to listen beyond this machine without an API key.
+    """Refuse to listen beyond this machine without an API key; refuse a bad route.
 
     Raises:
-        SettingsError: a non-loopback host and no key, or a bad port.
+        SettingsError: a non-loopback host and no key, a bad port or a bad route.
     """
+    check_route(options)
     if options.host not in LOOPBACK and not options.api_key:
         raise SettingsError(
             f"listening on {options.host} lets other machines use this model: give an API "
@@ -133,6 +191,13 @@ class Served:
     scheduler: Scheduler
     journal: Journal | None
     record: object
+    large: Scheduler | None = None  # a route's large model's scheduler
+
+    def stop(self) -> None:
+        """End every model thread."""
+        self.scheduler.stop()
+        if self.large is not None:
+            self.large.stop()
 
 
 def prepare(options: ServeOptions, progress=None) -> Served:
@@ -157,14 +222,35 @@ def _load(options: ServeOptions, sock: socket.socket, progress) -> Served:
     from engine.backends.mlx.backend import MLXBackend
     from engine.serve.runs import model_dict
 
-    backend = MLXBackend()
-    # float32 on the BLAS, as the lab runs: a batch's matrix products pay for it
-    backend.prefer = environment.text("LOGITSCOPE_COMPUTE") or "speed"
-    record = backend.load(options.model, progress or (lambda message, fraction: None))
+    def load(spec):
+        backend = MLXBackend()
+        # float32 on the BLAS, as the lab runs: a batch's matrix products pay for it
+        backend.prefer = environment.text("LOGITSCOPE_COMPUTE") or "speed"
+        record = backend.load(spec, progress or (lambda message, fraction: None))
+        return backend.lm, record
+
+    small, large = options.route or (options.model, None)
+    lm, record = load(small)
+    route, large_scheduler = None, None
+    if large is not None:
+        large_lm, large_record = load(large)
     journal = Journal.create(title="Server") if options.journal else None
-    lm = backend.lm
     scheduler = Scheduler(lm, model_dict(record), journal, options.max_batch, options.max_queue)
     scheduler.start()
+    if large is not None:
+        large_scheduler = Scheduler(
+            large_lm, model_dict(large_record), journal, options.max_batch, options.max_queue
+        )
+        large_scheduler.start()
+        signal, threshold = options.escalate_below
+        route = Escalation(
+            large_record.name,
+            large_lm.context_length,
+            large_lm.tokenizer,
+            large_scheduler,
+            signal,
+            float(threshold),
+        )
     state = ServeState(
         record.name,
         lm.context_length,
@@ -172,9 +258,10 @@ def _load(options: ServeOptions, sock: socket.socket, progress) -> Served:
         scheduler,
         options.api_key,
         body_timeout_s=options.body_timeout_s,
+        route=route,
     )
     app = make_app(state, list(options.cors) or None)
-    return Served(sock, app, scheduler, journal, record)
+    return Served(sock, app, scheduler, journal, record, large_scheduler)
 
 
 def _error_response(status: int, message: str, code: str) -> bytes:
@@ -279,7 +366,7 @@ def serve(options: ServeOptions, progress=None, ready=None) -> None:
     try:
         server.run(sockets=[served.socket])
     finally:
-        served.scheduler.stop()
+        served.stop()
 
 
 def _announce(server, ready) -> None:
@@ -305,7 +392,7 @@ class Handle:
         """Stop listening, cancel every request and end the model thread."""
         self.server.should_exit = True
         self.thread.join(timeout=30)
-        self.served.scheduler.stop()
+        self.served.stop()
 
 
 def start(options: ServeOptions, progress=None, timeout_s: float = 120) -> Handle:
@@ -322,7 +409,7 @@ def start(options: ServeOptions, progress=None, timeout_s: float = 120) -> Handl
     deadline = time.monotonic() + timeout_s
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
-            served.scheduler.stop()
+            served.stop()
             raise SettingsError(f"the server could not listen on {options.host}:{options.port}")
         time.sleep(0.02)
     return Handle(served, server, thread)
