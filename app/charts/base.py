@@ -192,6 +192,28 @@ def view_point(plot: pg.PlotItem, scene_pos):
     return vb.mapSceneToView(scene_pos)
 
 
+def count_label(n: int, short_form: bool = False) -> str:
+    """A whole count for an axis: '1,000', or short (1k, 10k, 1M) where the labels sit
+    side by side on a narrow axis ('1,000' and '10,000' ran together there)."""
+    if short_form:
+        for size, suffix in ((1_000_000, "M"), (1_000, "k")):
+            if n >= size:
+                return f"{n / size:g}{suffix}"
+    return f"{n:,}"
+
+
+def decade_ticks(top: int, short_form: bool = False) -> list[list[tuple[float, str]]]:
+    """Ticks for a log10 axis of a whole number (a rank, a count of tokens): at 1, 10,
+    100 … 10**top only, never 0.9 or 2 … 9 crowded under 10. Two levels, the even
+    powers first: pyqtgraph always labels the first and labels the second only where
+    there is room, so labels never run together."""
+    powers = range(max(int(top), 0) + 1)
+    return [
+        [(float(k), count_label(10**k, short_form)) for k in powers if k % 2 == 0],
+        [(float(k), count_label(10**k, short_form)) for k in powers if k % 2 == 1],
+    ]
+
+
 def pen(color: str, width: float = 1, style=None) -> pg.mkPen:
     kw = {"color": color, "width": width}
     if style is not None:

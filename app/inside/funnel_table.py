@@ -8,7 +8,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
-from app.charts.base import style_plot
+from app.charts.base import decade_ticks, style_plot
 from app.core.theme import SAMPLED
 from engine.units import fmt_prob
 
@@ -73,7 +73,6 @@ class FunnelChart(pg.PlotWidget):
         self.bars.setOpts(x0=np.zeros(len(stages)), y=y, width=widths, height=0.7)
         item.getAxis("left").setTicks([[(float(i), s["stage"]) for i, s in enumerate(stages)]])
         top = float(widths.max()) if len(widths) else 1.0
-        item.setXRange(0, top * 1.05, padding=0)
+        item.setXRange(-0.06 * top, top * 1.05, padding=0)  # the tick at 1 (x = 0) is drawn
         item.setYRange(-0.5, len(stages) - 0.5, padding=0)
-        ticks = [(k, f"{10**k:,}") for k in range(int(top) + 1)]
-        item.getAxis("bottom").setTicks([ticks])
+        item.getAxis("bottom").setTicks(decade_ticks(int(top), short_form=True))  # 1 10 100 1k

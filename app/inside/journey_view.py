@@ -9,6 +9,7 @@ heatmap (`layer_clicked`); the iteration section's button asks for the next step
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 import numpy as np
@@ -25,7 +26,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.charts.base import pen, scroll_not_zoom, set_title, short, style_plot, view_point
+from app.charts.base import (
+    decade_ticks,
+    pen,
+    scroll_not_zoom,
+    set_title,
+    short,
+    style_plot,
+    view_point,
+)
 from app.core.theme import CHOSEN, OUTPUT, RAW
 from app.inside.funnel_table import FunnelChart, FunnelTable
 from engine.units import fmt_prob
@@ -93,6 +102,7 @@ class JourneyView(QScrollArea):
         self.lens = _plot("Chosen token's rank by layer (logit lens)", "rank", "layer", 170)
         self.lens.getPlotItem().setLogMode(y=True)
         self.lens.getPlotItem().invertY(True)
+        self.lens.getPlotItem().getAxis("left").setTicks(decade_ticks(3))  # ranks: 1, 10, 100…
         self.lens_curve = self.lens.getPlotItem().plot(
             [], [], pen=pen(CHOSEN, 2), symbol="o", symbolSize=4, symbolBrush=CHOSEN
         )
@@ -247,6 +257,12 @@ class JourneyView(QScrollArea):
             )
             ranks = np.array([r["chosen_rank"] for r in proj["lens"]], dtype=float)
             self.lens_curve.setData(np.arange(len(ranks)), ranks)
+            # whole ranks from 1 to the decade above the largest: 1, 10, 100, 1,000…
+            known = ranks[np.isfinite(ranks)]
+            top = max(1, math.ceil(math.log10(max(known.max(initial=1.0), 1.0)) - 1e-9))
+            item = self.lens.getPlotItem()
+            item.getAxis("left").setTicks(decade_ticks(top))
+            item.setYRange(0, top, padding=0.05)
         else:
             text += "<br>the prompt alone: no token chosen yet"
             self.lens_curve.setData([], [])

@@ -1,11 +1,16 @@
 """Small things that were wrong on screen: a probability under 0.1 % read "p=0.0%" (it
-keeps its significant digits now, through engine.units.fmt_prob everywhere)."""
+keeps its significant digits now, through engine.units.fmt_prob everywhere), Inside ▸
+Journey's rank axis said "0.9" and crowded 6 7 8 9 (ranks are whole: 1, 10, 100…), and
+the funnel's axis ran "1,00010,000" together."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from engine.records import TokenRecord, TopToken
+from tests.app.test_legibility import _drawn_labels, _overlapping, _settle
 
 TOP = [(" strikes", 0.29), (" is", 0.2), (" can", 0.1), (" was", 0.08)]
 
@@ -34,3 +39,53 @@ def test_a_tiny_probability_shows_its_digits_in_the_chart_and_the_tooltip(qtbot)
     tip = alternatives_html(record)
     assert "p=0.0085%" in tip and "rank 803" in tip
     assert "29.0%" in tip  # from 0.1 % up: one decimal, as before
+
+
+def _rank_labels(view) -> list[str]:
+    return [text for _rect, text in _drawn_labels(view.lens.getPlotItem().getAxis("left"))]
+
+
+def test_the_journeys_rank_axis_is_whole_decades_and_the_funnels_labels_stand_apart(qtbot):
+    from app.inside.journey_view import JourneyView
+
+    view = JourneyView()
+    qtbot.addWidget(view)
+    _settle(qtbot, view, (1200, 900))
+    names = {"1039": " never", "10": " strikes"}
+    for ranks in ([803, 640, 200, 41, 9, 8, 7, 6, 2, 1], [1, 1, 1], [2, 3, 1], [40_000, 5]):
+        proj = {
+            "top": [(10, 12.0, 0.29)],
+            "chosen": {"token_id": 1039, "logit": 3.1, "prob": 0.000085, "rank": 803},
+            "lens": [{"top": 10, "chosen_rank": r, "chosen_prob": 0.1} for r in ranks],
+        }
+        view._projection(proj, names)
+        qtbot.wait(30)
+        axis = view.lens.getPlotItem().getAxis("left")
+        drawn = _drawn_labels(axis)
+        labels = [text for _rect, text in drawn]
+        # only powers of ten, from 1 to the decade at or above the largest rank
+        top = math.ceil(math.log10(max(ranks)))
+        want = {f"{10**k:,}" for k in range(max(top, 1) + 1)}
+        assert set(labels) <= want and "1" in labels, (ranks, labels)
+        assert f"{10 ** max(top, 1):,}" in labels or len(labels) >= 2
+        assert not _overlapping(drawn), (ranks, labels)
+        lo, hi = view.lens.getPlotItem().viewRange()[1]
+        assert lo <= 0 and hi >= math.log10(max(ranks))  # every rank is on the chart
+        x, y = view.lens_curve.getData()
+        assert np.allclose(10**y, ranks)  # the points at their ranks (log axis)
+    assert "p = 0.0085%, rank 803" in view.proj_text.text()
+
+    stages = [
+        {"stage": s, "tokens": n, "mass": 1.0, "chosen_prob": 0.1, "chosen_rank": 1, "detail": ""}
+        for s, n in (("raw", 49_152), ("top-k", 1_000), ("top-p", 37), ("min-p", 1))
+    ]
+    every = {"1", "10", "100", "1k", "10k"}  # 1 to 49,152 tokens: short, apart
+    for width in (1200, 900, 700, 560, 420):
+        _settle(qtbot, view, (width, 900))
+        view.funnel_chart.show_stages(stages)
+        qtbot.wait(30)
+        drawn = _drawn_labels(view.funnel_chart.getPlotItem().getAxis("bottom"))
+        labels = [text for _rect, text in drawn]
+        assert not _overlapping(drawn), (width, labels)
+        # where there is room every decade is named; a narrow chart names every other
+        assert set(labels) == every if width >= 700 else {"1", "100", "10k"} <= set(labels)
