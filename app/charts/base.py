@@ -11,7 +11,7 @@ import weakref
 import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSizeF, Qt
-from PySide6.QtGui import QFont, QTextOption
+from PySide6.QtGui import QFont, QGuiApplication, QTextOption
 from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
 from app.core.repaint_registry import on_repaint
@@ -155,7 +155,9 @@ def empty_text(plot: pg.PlotItem, message: str) -> pg.TextItem:
     # Two short lines fit the narrowest chart: "Run a prompt to see / what it shows".
     text = message.replace("Run a prompt to see ", "Run a prompt to see\n")
     item = pg.TextItem(text, color="#888888", anchor=(0.5, 0.5))
-    item.setFont(QFont("", 9))
+    font = QGuiApplication.font()  # the application's family (QFont("") fell back to serif)
+    font.setPointSize(9)
+    item.setFont(font)
     plot.addItem(item, ignoreBounds=True)
     return item
 

@@ -1,14 +1,18 @@
 """Small things that were wrong on screen: a probability under 0.1 % read "p=0.0%" (it
 keeps its significant digits now, through engine.units.fmt_prob everywhere), Inside ▸
-Journey's rank axis said "0.9" and crowded 6 7 8 9 (ranks are whole: 1, 10, 100…), and
-the funnel's axis ran "1,00010,000" together."""
+Journey's rank axis said "0.9" and crowded 6 7 8 9 (ranks are whole: 1, 10, 100…), the
+funnel's axis ran "1,00010,000" together, and the empty-chart message was in a serif
+font (QFont("") is no family: the application's font is)."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pyqtgraph as pg
+from PySide6.QtGui import QFontInfo, QGuiApplication
 
+from app.charts.base import empty_text, style_plot
 from engine.records import TokenRecord, TopToken
 from tests.app.test_legibility import _drawn_labels, _overlapping, _settle
 
@@ -89,3 +93,15 @@ def test_the_journeys_rank_axis_is_whole_decades_and_the_funnels_labels_stand_ap
         assert not _overlapping(drawn), (width, labels)
         # where there is room every decade is named; a narrow chart names every other
         assert set(labels) == every if width >= 700 else {"1", "100", "10k"} <= set(labels)
+
+
+def test_the_empty_chart_message_is_in_the_applications_font(qtbot):
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    style_plot(widget.getPlotItem(), "A chart")
+    item = empty_text(widget.getPlotItem(), "Run a prompt to see what it shows")
+    font = item.textItem.font()
+    app_font = QGuiApplication.font()
+    assert font.pointSize() == 9
+    assert font.family() == app_font.family()
+    assert QFontInfo(font).family() == QFontInfo(app_font).family()  # as drawn
