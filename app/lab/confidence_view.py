@@ -14,6 +14,10 @@ A person may dispute a verdict: the figures are then those of
 engine.lab.confidence.with_overrides, and the result kept is that one (its `overrides`).
 Clicking a question opens its greedy answer, journaled by the engine in the History
 session "Confidence", read-only in the playground (`open_run(RunLog)`).
+
+"Compare with…" names a second local model; Compare (`compare_requested`) has the window
+run the parameters of the result shown (`ran`, the same questions) on it, and
+`show_other()` draws both side by side in the "Side by side" tab (confidence_compare.py).
 """
 
 from __future__ import annotations
@@ -31,12 +35,14 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from app.core.appearance import on_theme
 from app.lab.confidence_charts import AurocChart, ReliabilityChart, RiskCoverageChart, short_name
+from app.lab.confidence_compare import ConfidenceCompare
 from app.lab.confidence_table import ConfidenceTable
 from engine.errors import SettingsError
 from engine.lab.confidence import SIGNALS, ConfidenceResult, with_overrides
@@ -52,8 +58,21 @@ HINT = (
 )
 
 
+def local_models() -> list[tuple[str, str]]:
+    """(name, folder) of each local MLX model a second run may load (the app's models
+    folder and the Hugging Face cache; none on a damaged folder)."""
+    from engine.models.catalogue import list_models
+
+    try:
+        models = list_models(other_tools=False)
+    except (OSError, SettingsError):
+        return []
+    return [(m.name, m.path) for m in models if Path(m.path).is_dir()]
+
+
 class ConfidenceView(QWidget):
     run_requested = Signal()  # the window asks `params()` and runs them
+    compare_requested = Signal()  # the window runs `ran` on `other_model()`
     open_run = Signal(object)  # a RunLog: a question's answer, to show in the playground
     runs_saved = Signal(str)  # the History session the engine journaled the answers in
 
@@ -67,6 +86,9 @@ class ConfidenceView(QWidget):
         self.saved_error: str | None = None
         self.running = False  # this tab's experiment is in flight
         self.tally = [0, 0]  # answered, right so far (from the run's steps)
+        self.ran: CalibrateParams | None = None  # the parameters of the result shown
+        self.other: ConfidenceResult | None = None  # side B: `ran` on the other model
+        self.comparing = False  # side B's run is in flight
 
         self.source = QLabel()
         self.choose = QPushButton("Question file…")
@@ -92,6 +114,15 @@ class ConfidenceView(QWidget):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop after the question being answered; keep the rest")
         self.cancel_button.setEnabled(False)
+        self.other_model = QComboBox()
+        self.other_model.setToolTip("A second local model to answer the same questions")
+        self.other_model.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.other_model.addItem("Compare with…", None)
+        for name, path in local_models():
+            self.other_model.addItem(name, path)
+        self.compare = QPushButton("Compare")
+        self.compare.setToolTip("Run the result's questions on the chosen model: side by side")
+        self.compare.setEnabled(False)
         bar = QHBoxLayout()
         for w in (
             QLabel("Questions:"),
@@ -106,6 +137,8 @@ class ConfidenceView(QWidget):
             self.temperature,
             self.run,
             self.cancel_button,
+            self.other_model,
+            self.compare,
         ):
             bar.addWidget(w)
         bar.addStretch(1)
@@ -139,9 +172,13 @@ class ConfidenceView(QWidget):
         pick.addWidget(self.hint, 1)
         below.addLayout(pick)
         below.addWidget(self.table, 1)
+        self.side = ConfidenceCompare()
+        self.lower = QTabWidget()
+        self.lower.addTab(lower, "Questions")
+        self.lower.addTab(self.side, "Side by side")
         split = QSplitter(Qt.Vertical)
         split.addWidget(charts)
-        split.addWidget(lower)
+        split.addWidget(self.lower)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
         split.setChildrenCollapsible(False)
@@ -155,6 +192,8 @@ class ConfidenceView(QWidget):
 
         self.run.clicked.connect(self.run_requested.emit)
         self.cancel_button.clicked.connect(self.cancel)
+        self.compare.clicked.connect(self.compare_requested.emit)
+        self.other_model.currentIndexChanged.connect(lambda _i: self._enable_compare())
         self.choose.clicked.connect(self._choose_file)
         self.bundled.clicked.connect(lambda: self.set_questions(None))
         self.signal.currentIndexChanged.connect(lambda _i: self._draw())
@@ -186,8 +225,38 @@ class ConfidenceView(QWidget):
         self.temperature.setValue(params.temperature)
         self.running, self.tally = True, [0, 0]
         self.run_ids, self.saved_error = [], None
+        self.ran, self.other, self.comparing = params, None, False
         self.cancel_button.setEnabled(True)
         self.progress.setText("Loading the model…")
+
+    def chosen_model(self) -> str | None:
+        """The folder of the model chosen in "Compare with…" (None: none chosen)."""
+        return self.other_model.currentData()
+
+    def choose_model(self, path: str) -> None:
+        """Choose `path` in "Compare with…" (added when the list lacks it)."""
+        i = self.other_model.findData(path)
+        if i < 0:
+            self.other_model.addItem(Path(path).name, path)
+            i = self.other_model.count() - 1
+        self.other_model.setCurrentIndex(i)
+
+    def show_compare_params(self, path: str) -> None:
+        """The window has started `ran` on the model at `path` (side B): follow it."""
+        self.running, self.comparing, self.tally = True, True, [0, 0]
+        self.cancel_button.setEnabled(True)
+        self.progress.setText(f"Loading {Path(path).name} for side B…")
+
+    def show_other(self, result: ConfidenceResult) -> None:
+        """Side B's result: both drawn side by side, that tab brought up."""
+        self.other, self.running, self.comparing = result, False, False
+        self.cancel_button.setEnabled(False)
+        self._draw()
+        self.lower.setCurrentWidget(self.side)
+
+    def _enable_compare(self) -> None:
+        idle = not self.bridge.busy
+        self.compare.setEnabled(idle and self.ran is not None and self.chosen_model() is not None)
 
     def set_questions(self, path: str | None) -> None:
         """Answer the questions of `path` (JSONL or CSV); None: the bundled set."""
@@ -228,7 +297,7 @@ class ConfidenceView(QWidget):
     def _on_step(self, step) -> None:
         if step.kind == CalibrateParams.kind:
             self.tally = [step.step, self.tally[1] + bool(step.data.get("correct"))]
-        elif step.kind == RUNS_STEP:
+        elif step.kind == RUNS_STEP and not self.comparing:  # side B's runs: not the rows
             self.run_ids = list(step.data.get("run_ids") or [])
             self.saved_error = step.data.get("error")
             if step.data.get("session_id"):
@@ -237,8 +306,9 @@ class ConfidenceView(QWidget):
     def _on_busy(self, busy: bool) -> None:
         if not busy and self.running:  # it ended without a result: the header says why
             self.progress.setText("")
-            self.running = False
+            self.running = self.comparing = False
         self.cancel_button.setEnabled(busy and self.running)
+        self._enable_compare()
 
     # -- the result -----------------------------------------------------------------------
     def show_result(self, result: ConfidenceResult) -> None:
@@ -278,6 +348,8 @@ class ConfidenceView(QWidget):
         self.coverage.show_result(r, key)
         self.table.show_rows(r.rows, key)
         self.summary.setText(summary_text(r))
+        if self.other is not None:
+            self.side.show_pair(r, self.other)
         if not self.running:
             self.progress.setText(outcome_text(r, self.run_ids, self.saved_error))
 

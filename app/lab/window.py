@@ -4,6 +4,8 @@ thread), one at a time, with progress. Tabs: quantization A/B, conversations and
 KV cache, speculative decoding, batching, distillation, confidence (does the model know
 when it is wrong: a question set). The header says what the tab on screen
 shows: "Done" only on a tab whose experiment ran, the model and prompt elsewhere.
+The Confidence tab's Compare runs its result's questions on a second model (side B,
+`compare_confidence`), on this same engine, after the first.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class LabWindow(ChildWindow, QWidget):
         self.model_name: str | None = None  # the playground's model, when one is loaded
         self.said: dict[str, str] = {}  # per tab: its experiment's last outcome
         self.running: str | None = None  # the experiment in flight
+        self.side_b = False  # the experiment in flight is the Confidence tab's side B
         self.status = QLabel(self.source_text)
         self.status.setWordWrap(True)
         self.progress = QProgressBar()
@@ -76,6 +79,7 @@ class LabWindow(ChildWindow, QWidget):
         layout.addWidget(self.tabs, 1)
         for kind, view in self.views.items():
             view.run_requested.connect(lambda k=kind: self._on_run_requested(k))
+        self.confidence.compare_requested.connect(self.compare_confidence)
         self.bridge.progress.connect(self._on_progress)
         self.bridge.lab_done.connect(self._on_done)
         self.bridge.failed.connect(
@@ -162,6 +166,30 @@ class LabWindow(ChildWindow, QWidget):
         self.status.setText(f"Running on {Path(model.path).name}: {what}…")
         return True
 
+    def compare_confidence(self) -> bool:
+        """Run the Confidence tab's result's parameters (the same questions, samples,
+        temperature, limit and seed) on the model chosen in "Compare with…": side B.
+        Its answers are not journaled (the tab's rows open side A's). Returns whether
+        it started."""
+        view, path = self.confidence, self.confidence.chosen_model()
+        if view.ran is None or path is None:
+            self._finish(
+                "Run the questions first, then choose a model to compare with.", "calibrate"
+            )
+            return False
+        if not Path(path).is_dir():
+            self._finish(f"The model to compare with is not a local folder: {path}", "calibrate")
+            return False
+        _model, prompt, settings = self.source()
+        params = replace(view.ran, journal=False)
+        if not self.bridge.lab(params, prompt or "", settings, path):
+            self.status.setText("An experiment is already running; wait for it to finish.")
+            return False
+        self.running, self.side_b = "calibrate", True
+        view.show_compare_params(path)
+        self.status.setText(f"Running on {Path(path).name}: {OWN_INPUT['calibrate']}, side B…")
+        return True
+
     def _on_progress(self, message: str, fraction: float) -> None:
         self.status.setText(message)
         self.progress.setValue(int(100 * fraction))
@@ -170,7 +198,10 @@ class LabWindow(ChildWindow, QWidget):
         """A LabRecord: its result dataclass, drawn by its experiment's tab."""
         result: LabResult = record.result
         kind = TAB_OF.get(result.kind, result.kind)
-        self.views[kind].show_result(result)
+        if kind == "calibrate" and self.side_b:
+            self.confidence.show_other(result)
+        else:
+            self.views[kind].show_result(result)
         self._finish(DONE, kind)
 
     def _finish(self, message: str, kind: str | None) -> None:
@@ -183,6 +214,8 @@ class LabWindow(ChildWindow, QWidget):
         self.status.setText(self.said.get(current, self._source_of(current)))
 
     def _on_busy(self, busy: bool) -> None:
+        if not busy:
+            self.side_b = False
         self.progress.setVisible(busy)
         for view in self.views.values():
             view.run.setEnabled(not busy)
