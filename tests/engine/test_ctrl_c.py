@@ -17,6 +17,13 @@ ROOT = Path(__file__).resolve().parents[2]
 LONG = "Write a long story about a lighthouse keeper and the sea, in many chapters."
 
 
+def sigint_as_at_a_terminal() -> None:
+    """In the child before it runs: Ctrl-C's default action, as a terminal gives it. A
+    test runner started in the background (`cmd &` in a script) hands its children
+    SIGINT ignored, and Python then never turns it into KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupted(args: list[str], data: Path, ready) -> tuple[int, str]:
     """Run `logitscope ARGS` in its own process group, press Ctrl-C (SIGINT to the whole
     group, as a terminal does) once `ready(stdout, stderr)` holds; (status, stderr)."""
@@ -28,6 +35,7 @@ def _interrupted(args: list[str], data: Path, ready) -> tuple[int, str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        preexec_fn=sigint_as_at_a_terminal,
     )
     os.set_blocking(p.stdout.fileno(), False)
     os.set_blocking(p.stderr.fileno(), False)

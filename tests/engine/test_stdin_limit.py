@@ -117,14 +117,19 @@ def test_ctrl_c_while_standard_input_is_read_stops_the_command(tmp_path):
 
     silent = subprocess.Popen(["sleep", "600"], stdout=subprocess.PIPE)  # never writes
     env = {**os.environ, **_env(tmp_path)}
+    from tests.engine.test_ctrl_c import sigint_as_at_a_terminal
+
     p = subprocess.Popen(
         [sys.executable, "-m", "engine", "read", "-"],
         stdin=silent.stdout, stderr=subprocess.PIPE, cwd=ROOT, env=env,
+        preexec_fn=sigint_as_at_a_terminal,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
-        wchan = Path(f"/proc/{p.pid}/wchan")
-        while "pipe_read" not in wchan.read_text():  # blocked reading standard input
+        wchan, call = Path(f"/proc/{p.pid}/wchan"), Path(f"/proc/{p.pid}/syscall")
+        # blocked in read(0, …) on the pipe: standard input itself, not a pipe read at
+        # start-up (a helper command's output) that a busy machine lets a poll see first
+        while not ("pipe_read" in wchan.read_text() and call.read_text().startswith("0 0x0 ")):
             assert time.monotonic() < deadline and p.poll() is None, "never read stdin"
             time.sleep(0.05)
         p.send_signal(signal.SIGINT)
