@@ -113,9 +113,11 @@ class RunView(QObject):
 
     def marked_temperature(self) -> float:
         """The temperature the charts mark: the slider's for the person's own runs (it
-        shows what another temperature would do), a guest's own (it ran at that)."""
+        shows what another temperature would do) and for any read (it sampled nothing),
+        a guest's own (it ran at that)."""
         shown = self.session.shown
-        return shown.settings.temperature if self.session.guest else self.temperature()
+        ran_at = self.session.guest is not None and not shown.reading
+        return shown.settings.temperature if ran_at else self.temperature()
 
     def refresh_status(self) -> None:
         """The status line describes the run on screen, with the model it ran with."""

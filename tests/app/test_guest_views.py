@@ -177,3 +177,13 @@ def test_the_guest_lines_links_follow_the_theme(qtbot, playground, restore_palet
     dark = QApplication.palette().link().color().name()
     assert dark != light and f"color: {dark}" in window.viewing_label.text()
     appearance.apply_theme("light")
+
+
+def test_a_reopened_read_marks_the_sliders_temperature_it_sampled_nothing(qtbot, playground):
+    window = playground
+    window.controls.temp_spin.setValue(0.8)
+    read = RunState(prompt="Rain.", settings=SamplingSettings(temperature=0.0), reading=True)
+    read.add_tokens([_token(0, "Rain")])
+    window.model.view(read, "History", "A read from History")
+    qtbot.waitUntil(lambda: not window._dirty, timeout=5_000)
+    assert window.temp_chart.temp == 0.8
