@@ -2,7 +2,8 @@
 the playground's model and prompt, each measured in the engine (never on the GUI
 thread), one at a time, with progress. Tabs: quantization A/B, conversations and the
 KV cache, speculative decoding, batching, distillation, confidence (does the model know
-when it is wrong: a question set). The header says what the tab on screen
+when it is wrong: a question set), routing (the playground's model answers a question
+set, a larger one escalated to: app/lab/routing_view.py). The header says what the tab on screen
 shows: "Done" only on a tab whose experiment ran, the model and prompt elsewhere.
 The Confidence tab's Compare runs its result's questions on a second model (side B,
 `compare_confidence`), on this same engine, after the first.
@@ -23,6 +24,7 @@ from app.lab.cache_view import CacheView
 from app.lab.confidence_view import ConfidenceView
 from app.lab.distill_view import DistillView
 from app.lab.quant_view import QuantView
+from app.lab.routing_view import RoutingView
 from app.lab.speculative_view import SpeculativeView
 from engine.errors import SettingsError
 from engine.lab import CacheParams, LabParams, LabResult
@@ -31,7 +33,10 @@ DONE = "Done: numbers measured in the engine, in this run."
 DEFAULT_SIZE = (1200, 760)  # shrunk to fit the screen (app/core/window_fit.py)
 GEOMETRY_KEY = "lab"
 TAB_OF = {"distill-train": "distill"}  # an experiment run from another's tab
-OWN_INPUT = {"calibrate": "its question set"}  # tabs that do not run the playground's prompt
+OWN_INPUT = {
+    "calibrate": "its question set",
+    "route": "its question set and a larger model",
+}  # tabs that do not run the playground's prompt
 
 
 class LabWindow(ChildWindow, QWidget):
@@ -45,6 +50,7 @@ class LabWindow(ChildWindow, QWidget):
         self.quant, self.speculative, self.batch = QuantView(), SpeculativeView(), BatchView()
         self.cache, self.distill = CacheView(), DistillView(self.bridge)
         self.confidence = ConfidenceView(self.bridge)
+        self.routing = RoutingView(self.bridge)
         self.views = {
             "quant": self.quant,
             "speculative": self.speculative,
@@ -52,6 +58,7 @@ class LabWindow(ChildWindow, QWidget):
             "cache": self.cache,
             "distill": self.distill,
             "calibrate": self.confidence,
+            "route": self.routing,
         }
         self.tabs = QTabWidget()
         self.tabs.addTab(self.quant, "Quantization A/B")
@@ -60,6 +67,7 @@ class LabWindow(ChildWindow, QWidget):
         self.tabs.addTab(self.batch, "Batching")
         self.tabs.addTab(self.distill, "Distillation")
         self.tabs.addTab(self.confidence, "Confidence")
+        self.tabs.addTab(self.routing, "Routing")
         self.source_text = "Experiments use the playground's model and prompt."
         self.model_name: str | None = None  # the playground's model, when one is loaded
         self.said: dict[str, str] = {}  # per tab: its experiment's last outcome
@@ -94,6 +102,7 @@ class LabWindow(ChildWindow, QWidget):
             return
         model, prompt, _settings = self.source()
         self.distill.set_teacher(model)  # the playground's model teaches
+        self.routing.set_small(model)  # and answers first in the cascade
         self.model_name = model.name if model is not None else None
         if model is None:
             self.source_text = "Load a local model in the playground to run experiments."
@@ -111,7 +120,7 @@ class LabWindow(ChildWindow, QWidget):
 
     def current_kind(self) -> str:
         """The experiment of the tab on screen (quant | cache | speculative | batch |
-        distill | calibrate)."""
+        distill | calibrate | route)."""
         view = self.tabs.currentWidget()
         return next(k for k, v in self.views.items() if v is view)
 

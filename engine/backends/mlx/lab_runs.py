@@ -26,6 +26,7 @@ from engine.lab import (
 )
 from engine.lab.params import CalibrateParams
 from engine.lab.results import QuantVariant, SpeculativeRun
+from engine.lab.routing import RouteParams
 
 
 def run_experiment(record, params: LabParams, prompt, settings, progress=None) -> LabResult:
@@ -34,8 +35,10 @@ def run_experiment(record, params: LabParams, prompt, settings, progress=None) -
     Args:
         record: the model (its folder is `record.path`; its limits feed the ceilings).
         params: QuantParams | SpeculativeParams | BatchParams | CacheParams | DistillParams
-            | DistillTrainParams | CalibrateParams (a question set: progress per question,
-            cancel between questions, the partial result on cancel).
+            | DistillTrainParams | CalibrateParams | RouteParams (a question set: progress
+            per question, cancel between questions, the partial result on cancel). A
+            RouteParams names both its models (the Lab passes the loaded one as `small`):
+            route_runs.measure_route loads each in turn, `record` is not used.
         prompt: the prompt text or chat messages (the cache experiment's first message
             comes from `params.first`).
         settings: the prompt's settings (chat template, system prompt).
@@ -52,6 +55,10 @@ def run_experiment(record, params: LabParams, prompt, settings, progress=None) -
         from engine.backends.mlx.calibrate_runs import calibrate_lab
 
         return calibrate_lab(record, params, progress)
+    if isinstance(params, RouteParams):
+        from engine.backends.mlx.route_runs import measure_route
+
+        return measure_route(params, progress)
     folder = Path(record.path)
     if isinstance(params, QuantParams):
         return quant_experiment(folder, prompt, settings, params, progress)

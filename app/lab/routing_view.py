@@ -1,0 +1,330 @@
+"""The lab's Routing tab: hybrid inference. The playground's model (the small one)
+answers a question set, then a larger installed model answers it too, in the engine
+(`lab route`, engine/backends/mlx/route_runs.measure_route); the tab draws the result:
+the routing curve and the cost curve (routing_charts.py), APGR and the sentence, and a
+row per question: the small answer and its verdict, the signal, the large answer and its.
+
+As every tab: `run_requested`, then `params()` (a RouteParams), then `show_result()` with
+the engine's RouteResult. The tab listens to the lab's engine bridge for its progress and
+busy (Run and Cancel), and cancels through it (the engine stops between questions and
+measures the questions both models answered).
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.lab.routing_charts import CostCurveChart, RouteCurveChart
+from app.widgets.model_picker import fill_models
+from engine.errors import SettingsError
+from engine.lab.confidence import SIGNALS
+from engine.lab.questions import bundled_path, load_questions
+from engine.lab.routing import DEFAULT_SIGNAL, RouteParams, escalates, label
+
+WINDOW_LIMIT = 20  # questions a first run answers (0: all); both models answer each
+COLUMNS = ("line", "question", "small answer", "small", "signal", "large answer", "large", "95 %")
+LINE, QUESTION, SMALL_ANSWER, SMALL, SIGNAL, LARGE_ANSWER, LARGE, AT_TARGET = range(len(COLUMNS))
+
+
+def verdict(correct: bool | None) -> str:
+    """✓ right / ✗ wrong / — (no answer)."""
+    return "—" if correct is None else "✓ right" if correct else "✗ wrong"
+
+
+def row_cells(r, row) -> tuple[str, ...]:
+    """The table's cells for RoutedQuestion `row` of RouteResult `r`."""
+    t = r.target_point
+    if row.large_correct is None:
+        at = "—"
+    elif t is None:
+        at = ""
+    else:
+        at = "escalated" if escalates(row.signal, t.threshold) else "kept"
+    large = row.large_answer if row.large_answer is not None else f"failed: {row.large_error}"
+    return (
+        str(row.line),
+        row.question,
+        _first_line(row.small_answer) or "(nothing)",
+        verdict(row.small_correct),
+        "—" if row.signal is None else f"{row.signal:.3f}",
+        _first_line(large) or "(nothing)",
+        verdict(row.large_correct),
+        at,
+    )
+
+
+def _first_line(text: str) -> str:
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:.0%}"
+
+
+def summary_text(r) -> str:
+    """The result in words (rich text): the two accuracies, APGR, the 95 % point, then
+    the sentence."""
+    esc = lambda s: html.escape(str(s), quote=False)  # noqa: E731
+    if r.apgr is None:
+        apgr = f"APGR undefined ({esc(r.why)})" if r.why else "APGR undefined"
+    else:
+        apgr = (
+            f"APGR {r.apgr:.2f} (random 0.50, oracle {r.oracle_apgr:.2f})"
+            if r.oracle_apgr is not None
+            else f"APGR {r.apgr:.2f}"
+        )
+    head = (
+        f"<b>small {_pct(r.small_accuracy)} · large {_pct(r.large_accuracy)} · {apgr}</b>"
+        f" · {esc(r.signal_name)} on {esc(r.questions_file)}: {r.compared} of {r.asked} "
+        "questions answered by both"
+    )
+    t = r.target_point
+    if t is not None and r.saving is not None:
+        head += (
+            f" · {r.target:.0%} point: {t.escalated} escalated, accuracy {_pct(t.accuracy)},"
+            f" saves {r.saving:.0%} of the all-large time"
+        )
+    return f"{head}<br>{esc(r.sentence)}"
+
+
+class RoutingView(QWidget):
+    run_requested = Signal()  # the window asks `params()` and runs them
+
+    def __init__(self, bridge, parent=None):
+        """`bridge`: the lab window's engine bridge (progress, busy, cancel)."""
+        super().__init__(parent)
+        self.bridge = bridge
+        self.questions: str | None = None  # a question file; None: the bundled set
+        self.small_path: str | None = None  # the playground's model: the small one
+        self.result = None  # the RouteResult shown
+        self.running = False
+
+        self.small = QLabel("no model loaded")
+        self.small.setToolTip("The playground's model answers first (the small model)")
+        self.large = QComboBox()
+        self.large.setToolTip("The larger installed model a question is escalated to")
+        self.large.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.large.setMaximumWidth(320)
+        fill_models(self.large)
+        for i in reversed(range(self.large.count())):  # local models only: both load here
+            data = self.large.itemData(i)
+            if not data or not Path(data).exists():
+                self.large.removeItem(i)
+        self.signal = QComboBox()
+        self.signal.setToolTip("The small model's confidence signal: escalate when it is low")
+        for key, (name, _probability) in SIGNALS.items():
+            self.signal.addItem(f"{label(key)}", key)
+            self.signal.setItemData(self.signal.count() - 1, name, Qt.ToolTipRole)
+        self.signal.setCurrentIndex(self.signal.findData(DEFAULT_SIGNAL))
+        self.source = QLabel()
+        self.choose = QPushButton("Question file…")
+        self.choose.setToolTip("Your own questions: JSONL or CSV (question, answers)")
+        self.bundled = QPushButton("Bundled set")
+        self.bundled.setToolTip("The bundled factual questions")
+        self.limit = QSpinBox()
+        self.limit.setRange(0, 100_000)
+        self.limit.setSpecialValueText("all")
+        self.limit.setValue(WINDOW_LIMIT)
+        self.limit.setToolTip("Only the first this many questions (all: every one)")
+        self.run = QPushButton("Run")
+        self.run.setToolTip("Both models answer every question, in the engine, one after the other")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop after the question being answered")
+        self.cancel_button.setEnabled(False)
+        models = QHBoxLayout()
+        for w in (QLabel("Small:"), self.small, QLabel("Large:"), self.large):
+            models.addWidget(w)
+        models.addWidget(QLabel("Signal"))
+        models.addWidget(self.signal)
+        models.addStretch(1)
+        bar = QHBoxLayout()
+        for w in (
+            QLabel("Questions:"),
+            self.source,
+            self.choose,
+            self.bundled,
+            QLabel("Limit"),
+            self.limit,
+            self.run,
+            self.cancel_button,
+        ):
+            bar.addWidget(w)
+        bar.addStretch(1)
+        self.progress = QLabel("")
+        self.summary = QLabel(
+            "Run to see how much of the large model's accuracy the small one keeps when it "
+            "hands over only the questions it is unsure of, and at what cost."
+        )
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.RichText)
+        self.summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.curve, self.cost = RouteCurveChart(), CostCurveChart()
+        charts = QSplitter(Qt.Horizontal)
+        for chart in (self.curve, self.cost):
+            chart.setMinimumSize(300, 240)
+            charts.addWidget(chart)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.setWordWrap(False)
+        head = self.table.horizontalHeader()
+        for c in range(len(COLUMNS)):
+            head.setSectionResizeMode(c, QHeaderView.ResizeToContents)
+        for c in (QUESTION, SMALL_ANSWER, LARGE_ANSWER):
+            head.setSectionResizeMode(c, QHeaderView.Stretch)
+        self.table.horizontalHeaderItem(AT_TARGET).setToolTip(
+            "At the cheapest threshold keeping 95 % of the large model's accuracy"
+        )
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(charts)
+        split.addWidget(self.table)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(models)
+        layout.addLayout(bar)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.summary)
+        layout.addWidget(split, 1)
+        self._show_source()
+
+        self.run.clicked.connect(self.run_requested.emit)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.choose.clicked.connect(self._choose_file)
+        self.bundled.clicked.connect(lambda: self.set_questions(None))
+        self.bridge.progress.connect(self._on_progress)
+        self.bridge.busy_changed.connect(self._on_busy)
+
+    # -- parameters ---------------------------------------------------------------------
+    def set_small(self, model) -> None:
+        """The playground's model (a ModelRecord, or None): the small model."""
+        local = model is not None and model.backend == "mlx" and Path(model.path).is_dir()
+        self.small_path = model.path if local else None
+        self.small.setText(model.name if local else "load a local model in the playground")
+        self.small.setToolTip(model.path if local else "The small model is the playground's")
+
+    def chosen_large(self) -> str | None:
+        return self.large.currentData()
+
+    def choose_large(self, path: str) -> None:
+        """Choose `path` as the large model (added when the list lacks it)."""
+        i = self.large.findData(path)
+        if i < 0:
+            self.large.addItem(Path(path).name, path)
+            i = self.large.count() - 1
+        self.large.setCurrentIndex(i)
+
+    def params(self) -> RouteParams:
+        """The run's parameters as chosen on screen (SettingsError: no small or large
+        model, the same model twice, a bad question file)."""
+        if self.small_path is None:
+            raise SettingsError("load a local model in the playground: it is the small model")
+        if self.chosen_large() is None:
+            raise SettingsError("choose the large model to escalate to")
+        load_questions(self.questions)  # a bad file: one sentence, before the engine is asked
+        return RouteParams(
+            small=self.small_path,
+            large=self.chosen_large(),
+            questions=self.questions,
+            limit=self.limit.value() or None,
+            signal=self.signal.currentData(),
+        )
+
+    def show_params(self, params: RouteParams) -> None:
+        """Show `params`, the experiment the window has just started, and follow it."""
+        self.set_questions(params.questions)
+        self.limit.setValue(params.limit or 0)
+        self.signal.setCurrentIndex(self.signal.findData(params.signal))
+        self.choose_large(params.large)
+        self.running = True
+        self.cancel_button.setEnabled(True)
+        self.progress.setText("Loading the small model…")
+
+    def set_questions(self, path: str | None) -> None:
+        """Answer the questions of `path` (JSONL or CSV); None: the bundled set."""
+        self.questions = path
+        self._show_source()
+
+    def _show_source(self) -> None:
+        path = Path(self.questions) if self.questions else bundled_path()
+        try:
+            n = f" ({len(load_questions(self.questions)):,})"
+        except SettingsError:  # a file that went bad since: said when Run is pressed
+            n = ""
+        self.source.setText(("bundled set" if self.questions is None else path.name) + n)
+        self.source.setToolTip(str(path))
+        self.bundled.setEnabled(self.questions is not None)
+
+    def _choose_file(self) -> None:
+        path, _filter = QFileDialog.getOpenFileName(
+            self, "Question file", "", "Questions (*.jsonl *.csv);;All files (*)"
+        )
+        if path:
+            self.set_questions(path)
+
+    def cancel(self) -> None:
+        """Ask the engine to stop after the question it is answering."""
+        if self.running and self.bridge.busy:
+            self.bridge.cancel()
+            self.progress.setText("Cancelling after this question…")
+
+    # -- the run as it goes ---------------------------------------------------------------
+    def _on_progress(self, message: str, _fraction: float) -> None:
+        if self.running:
+            self.progress.setText(message)
+
+    def _on_busy(self, busy: bool) -> None:
+        if not busy and self.running:  # it ended without a result: the header says why
+            self.progress.setText("")
+            self.running = False
+        self.cancel_button.setEnabled(busy and self.running)
+
+    # -- the result -----------------------------------------------------------------------
+    def show_result(self, result) -> None:
+        """Draw the engine's RouteResult."""
+        self.result, self.running = result, False
+        self.cancel_button.setEnabled(False)
+        self.curve.show_result(result)
+        self.cost.show_result(result)
+        self.summary.setText(summary_text(result))
+        self.table.setRowCount(len(result.rows))
+        for i, row in enumerate(result.rows):
+            for c, text in enumerate(row_cells(result, row)):
+                item = QTableWidgetItem(text)
+                if c in (QUESTION, SMALL_ANSWER, LARGE_ANSWER):
+                    item.setToolTip(text)
+                if c in (LINE, SIGNAL):
+                    item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                self.table.setItem(i, c, item)
+        where = (
+            " Both models' answers are in the History session “Routing”." if result.journal else ""
+        )
+        if result.journal_error:
+            where = f" The answers could not all be saved to History: {result.journal_error}"
+        self.progress.setText(f"Answered in {result.seconds:.0f} s.{where}")
+
+    def cleanup(self) -> None:
+        self.bridge.progress.disconnect(self._on_progress)
+        self.bridge.busy_changed.disconnect(self._on_busy)

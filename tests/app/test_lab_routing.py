@@ -1,0 +1,100 @@
+"""Lab ▸ Routing on the real models: SmolLM2-135M (the playground's, the small model) and
+Gemma 3 270M (the large one) answer 3 bundled questions in the Lab's engine; what the tab
+draws is read back from its charts and table and compared with the engine's RouteResult
+(as lab_done delivered it)."""
+
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+
+import pytest
+
+from engine.lab.routing import RouteParams, RouteResult
+
+N = 3
+
+
+def _data(curve) -> list[tuple[float, float]]:
+    xs, ys = curve.getData()
+    return [] if xs is None else list(zip(xs.tolist(), ys.tolist(), strict=True))
+
+
+def _first_line(text: str) -> str:
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+
+
+@pytest.mark.timeout(900)
+def test_routing_tab_draws_the_engines_result(qtbot, window, gemma_path):
+    lab = window.open_lab()
+    qtbot.addWidget(lab)
+    lab.resize(1200, 760)
+    view = lab.show_tab("route")
+    assert lab.current_kind() == "route"
+    assert view.small_path == window.model_record.path  # the playground's model answers first
+    view.limit.setValue(N)
+    view.choose_large(str(gemma_path))
+    params = view.params()
+    assert isinstance(params, RouteParams)
+    assert (params.small, params.large, params.limit) == (
+        window.model_record.path,
+        str(gemma_path),
+        N,
+    )
+    done, steps = [], []
+    lab.bridge.lab_done.connect(lambda rec: done.append(rec.result))
+    lab.bridge.progress.connect(lambda m, f: steps.append(m))
+    view.run.click()
+    assert view.cancel_button.isEnabled()
+    qtbot.waitUntil(lambda: len(done) == 1 and not lab.bridge.busy, timeout=600_000)
+    r = done[0]
+    assert isinstance(r, RouteResult) and view.result is r
+    assert (r.asked, r.answered, r.compared) == (N, N, N) and not r.cancelled
+    assert r.small == window.model_record.name and "gemma" in r.large.lower()
+    # progress per question, both models
+    for i in range(1, N + 1):
+        assert any(f"question {i} of {N}" in m and r.small in m for m in steps)
+        assert any(f"question {i} of {N}" in m and r.large in m for m in steps)
+
+    # the routing curve: the cascade, the oracle, the random line, the 95 % point
+    assert r.points
+    assert _data(view.curve.cascade) == [(p.share, p.accuracy) for p in r.points]
+    assert _data(view.curve.oracle) == [(p.share, p.oracle_accuracy) for p in r.points]
+    assert _data(view.curve.random) == [(0.0, r.small_accuracy), (1.0, r.large_accuracy)]
+    t = r.target_point
+    xs, ys = view.curve.target.getData()
+    assert list(zip(xs, ys, strict=True)) == ([(t.share, t.accuracy)] if t else [])
+    assert view.curve.keep.value() == pytest.approx(r.target * r.large_accuracy)
+    # the cost curve against all-large
+    assert _data(view.cost.cost) == [(p.share, p.relative_cost) for p in r.points]
+    assert _data(view.cost.alone) == [(0.0, 1.0), (1.0, 1.0)]
+    xs, ys = view.cost.target.getData()
+    assert list(zip(xs, ys, strict=True)) == ([(t.share, t.relative_cost)] if t else [])
+    # APGR and the sentence
+    text = view.summary.text()
+    assert html.escape(r.sentence, quote=False) in text
+    if r.apgr is None:
+        assert "APGR undefined" in text
+    else:
+        assert f"APGR {r.apgr:.2f}" in text
+
+    # the table: a row per question, in the result's order
+    table = view.table
+    assert table.rowCount() == len(r.rows) == N
+    for i, row in enumerate(r.rows):
+        cells = [table.item(i, c).text() for c in range(table.columnCount())]
+        assert cells[0] == str(row.line) and cells[1] == row.question
+        assert cells[2] == (_first_line(row.small_answer) or "(nothing)")
+        assert cells[3] == ("✓ right" if row.small_correct else "✗ wrong")
+        assert cells[4] == ("—" if row.signal is None else f"{row.signal:.3f}")
+        assert cells[5] == (_first_line(row.large_answer) or "(nothing)")
+        assert cells[6] == ("✓ right" if row.large_correct else "✗ wrong")
+        if t is not None:
+            up = t.threshold is None or row.signal is None or row.signal < t.threshold
+            assert cells[7] == ("escalated" if up else "kept")
+
+    qtbot.wait(200)
+    out = Path(os.environ.get("ROUTING_PNG", "/tmp/lab_routing_tab.png"))
+    assert lab.grab().save(str(out))
+    lab.close()
