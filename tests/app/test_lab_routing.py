@@ -10,8 +10,11 @@ import os
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QObject, Signal
 
-from engine.lab.routing import RouteParams, RouteResult
+from app.lab.routing_view import RoutingView
+from engine.errors import SettingsError
+from engine.lab.routing import RoutedQuestion, RouteParams, RouteResult, summarise
 
 N = 3
 
@@ -98,3 +101,62 @@ def test_routing_tab_draws_the_engines_result(qtbot, window, gemma_path):
     out = Path(os.environ.get("ROUTING_PNG", "/tmp/lab_routing_tab.png"))
     assert lab.grab().save(str(out))
     lab.close()
+
+
+class _Bridge(QObject):
+    progress = Signal(str, float)
+    busy_changed = Signal(bool)
+    busy = False
+
+
+def _row(line: int, signal: float, small: bool, large: bool) -> RoutedQuestion:
+    return RoutedQuestion(
+        line=line,
+        question=f"Question {line}?",
+        signal=signal,
+        small_answer=f"small {line}\nmore",
+        small_correct=small,
+        small_seconds=1.0,
+        small_tokens=10,
+        large_answer=f"large {line}",
+        large_correct=large,
+        large_seconds=4.0,
+        large_tokens=10,
+    )
+
+
+def test_a_large_model_that_is_better_draws_apgr_and_the_95_point(qtbot):
+    """No model: a RouteResult made by engine.lab.routing.summarise from rows where the
+    large model is the better one (APGR defined, a 95 % point that escalates some)."""
+    view = RoutingView(_Bridge())
+    qtbot.addWidget(view)
+    with pytest.raises(SettingsError, match="playground"):
+        view.params()  # no small model yet
+    rows = [_row(1, 0.9, True, True), _row(2, 0.2, False, True), _row(3, 0.5, True, False)]
+    rows.append(_row(4, 0.1, False, True))
+    r = summarise(
+        rows,
+        small="S",
+        large="L",
+        questions_file="q.jsonl",
+        signal="min_prob",
+        asked=4,
+        watts=10.0,
+        energy_basis="estimated",
+        price_per_kwh=0.3,
+        currency="EUR",
+    )
+    assert r.apgr is not None and r.target_point is not None and r.target_point.escalated
+    view.show_result(r)
+    assert _data(view.curve.cascade) == [(p.share, p.accuracy) for p in r.points]
+    assert _data(view.curve.oracle) == [(p.share, p.oracle_accuracy) for p in r.points]
+    assert _data(view.cost.cost) == [(p.share, p.relative_cost) for p in r.points]
+    xs, ys = view.curve.target.getData()
+    assert list(zip(xs, ys, strict=True)) == [(r.target_point.share, r.target_point.accuracy)]
+    text = view.summary.text()
+    assert f"APGR {r.apgr:.2f} (random 0.50, oracle {r.oracle_apgr:.2f})" in text
+    assert html.escape(r.sentence, quote=False) in text
+    t = r.target_point.threshold
+    at = [view.table.item(i, 7).text() for i in range(view.table.rowCount())]
+    assert at == ["escalated" if row.signal < t else "kept" for row in rows]
+    assert [view.table.item(i, 2).text() for i in range(4)] == [f"small {i}" for i in (1, 2, 3, 4)]
