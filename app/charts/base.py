@@ -12,7 +12,7 @@ import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSizeF, Qt
 from PySide6.QtGui import QFont, QGuiApplication, QTextOption
-from PySide6.QtWidgets import QAbstractScrollArea, QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QFrame, QScrollArea, QVBoxLayout, QWidget
 
 from app.core.repaint_registry import on_repaint
 from app.core.theme import AXIS, PLOT_BG, chart_colors
@@ -263,3 +263,22 @@ def scroll_not_zoom(chart: pg.GraphicsView) -> None:
     """A chart inside a scrolling pane: the mouse wheel over it scrolls the pane and never
     zooms the chart (a zoom made while scrolling leaves the axes far from the data)."""
     chart.viewport().installEventFilter(_WHEEL_TO_PANE)
+
+
+def scroll_pane(owner: QWidget, body: QWidget) -> QScrollArea:
+    """Fill `owner` with `body` in a frameless scroll area: a narrow window scrolls it
+    instead of being widened by it, and the wheel over its charts scrolls (scroll_not_zoom).
+
+    Returns:
+        The scroll area.
+    """
+    scroll = QScrollArea(owner)
+    scroll.setWidget(body)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.NoFrame)
+    layout = QVBoxLayout(owner)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(scroll)
+    for chart in body.findChildren(pg.GraphicsView):
+        scroll_not_zoom(chart)
+    return scroll

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.charts.base import scroll_pane
 from app.core.appearance import on_theme
 from app.lab.confidence_charts import AurocChart, ReliabilityChart, RiskCoverageChart, short_name
 from app.lab.confidence_compare import ConfidenceCompare
@@ -182,12 +183,14 @@ class ConfidenceView(QWidget):
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
         split.setChildrenCollapsible(False)
-        layout = QVBoxLayout(self)
+        body = QWidget()
+        layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
         layout.addWidget(self.progress)
         layout.addWidget(self.summary)
         layout.addWidget(split, 1)
+        scroll_pane(self, body)  # a narrow window scrolls the tab, never widens the Lab
         self._show_source()
 
         self.run.clicked.connect(self.run_requested.emit)
