@@ -156,7 +156,8 @@ class BranchesView(QWidget):
         self.items[answer] = item
         for step, children in node.points:
             before = " ".join(text_before(node.tokens, step).split())[-30:]
-            point = QTreeWidgetItem([f"at step {step}, after “…{before}”"])
+            where = f"after “…{before}”" if before else "from the start"  # step 0: no text
+            point = QTreeWidgetItem([f"at step {step}, {where}"])
             point.setFlags(Qt.ItemIsEnabled)  # a place, not a run: not selectable
             point.setToolTip(0, f"{len(children)} branch(es) continue from step {step}")
             self.points.append(point)

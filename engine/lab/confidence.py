@@ -80,6 +80,8 @@ class QuestionRow(PlainData):
     largest_share: float | None = None  # the largest sample cluster's share
     p_true: float | None = None  # P(True) renormalised over the True and False tokens
     p_true_raw: float | None = None  # the raw probability of the True tokens
+    sample_ids: tuple[tuple[int, ...], ...] = ()  # each sample's answer token ids
+    sample_stops: tuple[int | None, ...] = ()  # the stop token each sample ended at (None: none)
 
     def signal(self, key: str) -> float | None:
         """The signal `key` of SIGNALS, higher = more confident (None: not measured)."""

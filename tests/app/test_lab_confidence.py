@@ -1,7 +1,8 @@
 """The Lab's Confidence tab on the real default model: the question set answered in the
 engine, drawn from the engine's result (the diagram's bars are its bins, the table its
 rows sorted by the chosen signal), a disputed verdict recomputed as with_overrides
-computes it, and a question's row opening its journaled answer in the playground."""
+computes it, and a question's row opening its journaled answer in the playground, its
+samples with it as branches."""
 
 from __future__ import annotations
 
@@ -109,6 +110,28 @@ def test_the_confidence_tab(qtbot, window):
         list(answer.token_logprobs[: len(answer.answer_ids)]), abs=1e-4
     )
     assert shown.prompt == answer.question and shown.done is not None
+    # its samples come with it: sibling runs of the turn, branches at step 0, their own ids
+    answers = session.home().answers
+    assert len(answers) == 1 + len(answer.sample_ids) == 3
+    assert answers[session.home().current].state is shown
+    ids = [tuple(t.token_id for t in a.state.tokens if not t.eos) for a in answers]
+    assert ids == [answer.answer_ids, *answer.sample_ids]
+    kids = [a for a in answers if a.state is not shown]
+    assert all(a.parent.state is shown and a.branch_step == 0 for a in kids)
+    assert all(a.branch_kind == "sample" and a.state.settings.temperature == 1.0 for a in kids)
+    tree = window.branches_view  # the greedy answer, its one branch point, the two samples
+    tree.refresh()
+    (root,) = [tree.tree.topLevelItem(i) for i in range(tree.tree.topLevelItemCount())]
+    assert root.data(0, Qt.UserRole).state is shown and root.childCount() == 1
+    point = root.child(0)
+    assert point.text(0) == "at step 0, from the start" and point.childCount() == 2
+    assert [point.child(i).data(0, Qt.UserRole) for i in range(2)] == kids
+    tree._clicked(point.child(1))  # a sample shown: every chart follows its tokens
+    assert session.shown is kids[1].state
+    window.run_view.redraw()
+    assert session.guest is not None  # still the run from elsewhere, read-only
+    tree._clicked(tree.items[answers[0]])  # the tree was redrawn: its item for the greedy one
+    assert session.shown is shown
     window.run_view.redraw()  # its charts: the distributions drawn, no invented speed
     throughput = window.charts.throughput
     assert throughput.empty.isVisible() and not len(throughput.times)

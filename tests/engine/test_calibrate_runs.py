@@ -1,6 +1,7 @@
 """`lab calibrate` in the engine process (lab_runs.run_experiment): progress per question,
 cancel between questions with the partial result, and each greedy answer journaled as a
-run whose tokens and log-probabilities are the row's own."""
+run whose tokens and log-probabilities are the row's own, each sample as a branch of it
+whose tokens are the sample's own."""
 
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ def test_the_journaled_prompt_is_the_one_calibrate_sends(smollm, tiny_lm):
 def test_calibrate_runs_in_the_lab_and_journals_each_answer(default_model_path, tmp_path):
     from engine.backends.mlx.lab_runs import run_experiment
     from engine.backends.mlx.loader import load_model
+    from engine.lab.confidence import ConfidenceResult
     from engine.models.catalogue import inspect_model
     from engine.records import ModelRecord
     from engine.sessions.journal import find
@@ -67,7 +69,9 @@ def test_calibrate_runs_in_the_lab_and_journals_each_answer(default_model_path, 
         return asked[0] > 2
 
     reporter = LabReporter(lambda m, f: said.append((m, f)), steps.append, stop)
-    params = CalibrateParams(questions=_questions(tmp_path), samples=1, journal=True)
+    params = CalibrateParams(
+        questions=_questions(tmp_path), samples=2, temperature=1.5, journal=True
+    )
     result = run_experiment(record, params, "", SamplingSettings(), reporter)
 
     # progress per question with the time left; cancelled after two: the partial result
@@ -103,6 +107,24 @@ def test_calibrate_runs_in_the_lab_and_journals_each_answer(default_model_path, 
         assert not run.model_record.can("timings")  # the speed views say: not reported
         assert run.settings["temperature"] == 0 and run.settings["system_prompt"]
         assert math.isfinite(run.done.elapsed_s)
+        # each sample: a run of the same session branching from the greedy one at step 0
+        kids = [r for r in session.runs if (r.branch or {}).get("parent") == run_id]
+        assert len(kids) == len(row.sample_ids) == len(row.sample_stops) == 2
+        for kid, ids, stop in zip(kids, row.sample_ids, row.sample_stops, strict=True):
+            assert kid.branch == {"parent": run_id, "step": 0, "kind": "sample"}
+            assert tuple(t.token_id for t in kid.tokens if not t.eos) == ids
+            assert kid.done.text.strip() == lm.tokenizer.decode(list(ids)).strip()
+            assert kid.settings["temperature"] == 1.5 and kid.prompt == row.question
+            assert kid.conversation == run.conversation and kid.done.branch_step == 0
+            assert kid.done.finish_reason == (
+                "length" if stop is None else "eos" if stop in eos else "stop_string"
+            )
+            if stop in eos:  # the end of sequence it drew, recorded as its last step
+                assert kid.tokens[-1].eos and kid.tokens[-1].token_id == stop
+    # a sample's ids differ from the greedy answer's somewhere (at 1.5, over 2 questions)
+    rows = result.rows
+    assert any(ids != row.answer_ids for row in rows for ids in row.sample_ids)
+    assert ConfidenceResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result
     assert result.rows[0].answer_ids and result.rows[0].correct  # Paris
 
 

@@ -119,7 +119,8 @@ def answer_batch(lm, ids: list[int], samples: int, temperature: float, max_token
         (per row: answer token ids, per row: their log-probabilities,
         first step's (probability of the greedy token, entropy in nats),
         per row: whether it ended: at a stop token within `max_tokens`, or, for the
-        greedy row, when its next greedy token would have been one).
+        greedy row, when its next greedy token would have been one,
+        per row: the stop token it ended at, None for none).
     """
     from mlx_lm.models.cache import make_prompt_cache
 
@@ -131,6 +132,7 @@ def answer_batch(lm, ids: list[int], samples: int, temperature: float, max_token
     tokens: list[list[int]] = [[] for _ in range(rows)]
     lps: list[list[float]] = [[] for _ in range(rows)]
     done = [False] * rows
+    stopped: list[int | None] = [None] * rows
     first = (0.0, 0.0)
     x = None  # (B, 1): the tokens the rows took at the step before
     for step in range(max_tokens):
@@ -155,6 +157,7 @@ def answer_batch(lm, ids: list[int], samples: int, temperature: float, max_token
                 continue
             if t in stops:
                 done[r] = True
+                stopped[r] = t
                 if not tokens[r]:  # an empty answer: its stop token is what it said
                     lps[r].append(lp)
                 continue
@@ -167,7 +170,7 @@ def answer_batch(lm, ids: list[int], samples: int, temperature: float, max_token
     if not done[0] and x is not None:  # at the limit: would the greedy answer have ended?
         logits = lm.model(x, cache=cache)[:1, -1, :]  # (1, V)
         ended[0] = int(mx.argmax(logits, axis=-1).item()) in stops
-    return tokens, lps, first, ended
+    return tokens, lps, first, ended, stopped
 
 
 def measure_question(lm, q: Question, params, key, stops, verdicts=None) -> QuestionRow:
@@ -176,7 +179,8 @@ def measure_question(lm, q: Question, params, key, stops, verdicts=None) -> Ques
     ids = question_ids(lm, q.question)
     t0 = time.perf_counter()
     n, temp, most = params.samples, params.temperature, params.max_tokens
-    tokens, lps, (p_first, h_first), ended = answer_batch(lm, ids, n, temp, most, key, stops)
+    batch = answer_batch(lm, ids, n, temp, most, key, stops)
+    tokens, lps, (p_first, h_first), ended, stopped = batch
     texts = [lm.tokenizer.decode(t).strip() for t in tokens]
     p_yes, p_yes_raw = p_true(lm, p_true_ids(lm, q.question, texts[0]), verdicts or verdict_ids(lm))
     seconds = time.perf_counter() - t0
@@ -196,6 +200,8 @@ def measure_question(lm, q: Question, params, key, stops, verdicts=None) -> Ques
         first_prob=p_first,
         first_entropy=h_first,
         samples=tuple(texts[1:]),
+        sample_ids=tuple(tuple(t) for t in tokens[1:]),
+        sample_stops=tuple(stopped[1:]),
         agreement=agreement,
         cluster_entropy=cluster_entropy,
         clusters=clusters,

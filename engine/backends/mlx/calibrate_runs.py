@@ -14,6 +14,13 @@ new line. Its timings are not the answer's own (the answer was decoded in a batc
 its samples): the run's model does not claim "timings", so the speed views say they
 are not reported, and the done record's `elapsed_s` is the question's batched pass.
 
+Each of the row's samples is journaled too, as a branch of the greedy run in the same
+session ({"parent": the greedy run, "step": 0, "kind": "sample"}): its own tokens
+(`sample_ids`) teacher-forced over the same prompt at the samples' temperature, so that
+opening the greedy run shows its samples as sibling runs in the Branches tree, each with
+every token chart. A sample ends as it ended in the batch: at an end of sequence (the
+eos step recorded), at a new line, or at the token limit.
+
 After the last run the engine sends one LabStep of kind RUNS_STEP: the session's id
 and each row's run id (None where the history could not be written, with `error`).
 """
@@ -69,7 +76,8 @@ def calibrate_lab(record, params, progress=None) -> ConfidenceResult:
 
 
 def journal_answers(lm, model, params, rows, progress) -> tuple[str | None, list, str | None]:
-    """Journal each row's greedy answer as a run in a new "Confidence" session.
+    """Journal each row's greedy answer as a run in a new "Confidence" session, and
+    each of its samples as a branch of that run (see the module docstring).
 
     Args:
         lm: the LoadedModel calibrate ran.
@@ -79,7 +87,7 @@ def journal_answers(lm, model, params, rows, progress) -> tuple[str | None, list
         progress: a (message, fraction) callback.
 
     Returns:
-        (the session id, each row's run id, None) or, when the history cannot be written,
+        (the session id, each row's (greedy) run id, None) or, when the history cannot be written,
         (None or the id, the ids written so far and None for the rest, the message).
     """
     from engine.errors import LogitscopeError
@@ -110,7 +118,25 @@ def journal_answers(lm, model, params, rows, progress) -> tuple[str | None, list
         if writer.run_id is not None:
             for rec in answer_records(lm, row, prompt, settings, conversation):
                 writer.record(rec)
-        run_ids.append(writer.run_id if not failed else None)
+        parent = writer.run_id if not failed else None
+        run_ids.append(parent)
+        sampled = replace(settings, temperature=params.temperature)
+        for k in range(len(row.sample_ids) if parent is not None else 0):
+            if failed:
+                break
+            branch = {"parent": parent, "step": 0, "kind": "sample"}
+            writer = RunWriter(
+                journal,
+                prompt,
+                sampled.to_dict(),
+                model_dict,
+                failed.append,
+                conversation=conversation,
+                branch=branch,
+            )
+            if writer.run_id is not None:
+                for rec in answer_records(lm, row, prompt, sampled, conversation, sample=k):
+                    writer.record(rec)
     return journal.session_id, run_ids, failed[0] if failed else None
 
 
@@ -151,14 +177,21 @@ def sent_prompt(prompt: str, conversation: dict | None):
 
 
 def answer_records(
-    lm, row: QuestionRow, prompt: str, settings: SamplingSettings, conversation: dict | None
+    lm,
+    row: QuestionRow,
+    prompt: str,
+    settings: SamplingSettings,
+    conversation: dict | None,
+    sample: int | None = None,
 ) -> list[Record]:
-    """The records of `row`'s greedy answer: its prefill, one TokenRecord per answer
-    token (teacher-forced: the row's own ids), the end-of-sequence step when the answer
-    ended on one, and the DoneRecord (reason eos, stop_string at a new line, or length).
+    """The records of `row`'s greedy answer (or, with `sample`, of its sample of that
+    index): its prefill, one TokenRecord per answer token (teacher-forced: the row's own
+    ids), the end-of-sequence step when the answer ended on one, and the DoneRecord
+    (reason eos, stop_string at a new line, or length; a sample's names branch step 0).
 
     The prompt's ids are calibrate's own (question_ids); `prompt`/`conversation` give
-    where its system part ends.
+    where its system part ends; `settings` the distribution each step is recorded from
+    (a sample's: the samples' temperature).
     """
     from mlx_lm.models.cache import make_prompt_cache
 
@@ -170,8 +203,8 @@ def answer_records(
     ids = question_ids(lm, row.question)
     said = encode_prompt(lm.tokenizer, sent_prompt(prompt, conversation), settings)
     enc = EncodedPrompt(ids, min(said.system_tokens, len(ids)))
-    answer = list(row.answer_ids)
-    sample = make_step_sampler(replace(settings, stop=()), lm.vocab_size, sweep_on_device=True)
+    answer = list(row.answer_ids if sample is None else row.sample_ids[sample])
+    step = make_step_sampler(replace(settings, stop=()), lm.vocab_size, sweep_on_device=True)
     t0 = time.perf_counter()
     cache = make_prompt_cache(lm.model)
     logits = lm.model(mx.array([ids + answer]), cache=cache)[0, len(ids) - 1 :]  # (A+1, V)
@@ -179,12 +212,14 @@ def answer_records(
     run = RunRecords(lm, enc, None, t0, cache)
     records: list[Record] = [PrefillRecord(len(ids), len(ids), 0.0, enc.system_tokens)]
     for i, tid in enumerate(answer):
-        _token, packed, _raw = sample(logits[i : i + 1], None, tid)
-        records.append(run.token(unpack(packed.tolist(), sample.n), time.perf_counter(), False))
+        _token, packed, _raw = step(logits[i : i + 1], None, tid)
+        records.append(run.token(unpack(packed.tolist(), step.n), time.perf_counter(), False))
     reason = "length"
     if len(answer) < settings.max_tokens:  # it stopped: at an end of sequence or a new line
-        _token, packed, _raw = sample(logits[len(answer) : len(answer) + 1], None)
-        stats = unpack(packed.tolist(), sample.n)
+        # a sample's stop token is the one it drew; the greedy answer's, the likeliest
+        stop = None if sample is None else _sample_stop(row, sample)
+        _token, packed, _raw = step(logits[len(answer) : len(answer) + 1], None, stop)
+        stats = unpack(packed.tolist(), step.n)
         if stats.token_id in set(lm.tokenizer.eos_token_ids):
             records.append(run.token(stats, time.perf_counter(), True))
             reason = "eos"
@@ -202,6 +237,12 @@ def answer_records(
             decode_s=None,
             peak_memory_bytes=None,
             elapsed_s=row.seconds,
+            branch_step=None if sample is None else 0,
         )
     )
     return records
+
+
+def _sample_stop(row: QuestionRow, k: int) -> int | None:
+    """The stop token sample `k` of `row` ended at (None: not known)."""
+    return row.sample_stops[k] if k < len(row.sample_stops) else None
