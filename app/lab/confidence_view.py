@@ -29,7 +29,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -45,10 +44,11 @@ from app.core.appearance import on_theme
 from app.lab.confidence_charts import AurocChart, ReliabilityChart, RiskCoverageChart, short_name
 from app.lab.confidence_compare import ConfidenceCompare
 from app.lab.confidence_table import ConfidenceTable
+from app.lab.question_source import choose_question_file, show_question_source
 from engine.errors import SettingsError
 from engine.lab.confidence import SIGNALS, ConfidenceResult, with_overrides
 from engine.lab.params import CalibrateParams
-from engine.lab.questions import bundled_path, load_questions
+from engine.lab.questions import load_questions
 
 DEFAULT = CalibrateParams()
 WINDOW_LIMIT = 50  # questions a first run answers (0: all of them)
@@ -267,19 +267,10 @@ class ConfidenceView(QWidget):
         self._show_source()
 
     def _show_source(self) -> None:
-        path = Path(self.questions) if self.questions else bundled_path()
-        try:
-            n = f" ({len(load_questions(self.questions)):,})"
-        except SettingsError:  # a file that went bad since: said when Run is pressed
-            n = ""
-        self.source.setText(("bundled set" if self.questions is None else path.name) + n)
-        self.source.setToolTip(str(path))
-        self.bundled.setEnabled(self.questions is not None)
+        show_question_source(self.source, self.bundled, self.questions)
 
     def _choose_file(self) -> None:
-        path, _filter = QFileDialog.getOpenFileName(
-            self, "Question file", "", "Questions (*.jsonl *.csv);;All files (*)"
-        )
+        path = choose_question_file(self)
         if path:
             self.set_questions(path)
 

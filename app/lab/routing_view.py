@@ -19,7 +19,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -32,11 +31,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.lab.question_source import choose_question_file, show_question_source
 from app.lab.routing_charts import CostCurveChart, RouteCurveChart
 from app.widgets.model_picker import fill_models
 from engine.errors import SettingsError
 from engine.lab.confidence import SIGNALS
-from engine.lab.questions import bundled_path, load_questions
+from engine.lab.questions import load_questions
 from engine.lab.routing import DEFAULT_SIGNAL, RouteParams, escalates, label
 
 WINDOW_LIMIT = 20  # questions a first run answers (0: all); both models answer each
@@ -268,19 +268,10 @@ class RoutingView(QWidget):
         self._show_source()
 
     def _show_source(self) -> None:
-        path = Path(self.questions) if self.questions else bundled_path()
-        try:
-            n = f" ({len(load_questions(self.questions)):,})"
-        except SettingsError:  # a file that went bad since: said when Run is pressed
-            n = ""
-        self.source.setText(("bundled set" if self.questions is None else path.name) + n)
-        self.source.setToolTip(str(path))
-        self.bundled.setEnabled(self.questions is not None)
+        show_question_source(self.source, self.bundled, self.questions)
 
     def _choose_file(self) -> None:
-        path, _filter = QFileDialog.getOpenFileName(
-            self, "Question file", "", "Questions (*.jsonl *.csv);;All files (*)"
-        )
+        path = choose_question_file(self)
         if path:
             self.set_questions(path)
 
