@@ -1,15 +1,14 @@
 """Inside the model: attention weights and the logit lens, for any mlx-lm model.
 
-One forward pass over a token sequence, with two captures that work for every
-architecture mlx-lm ships, without copying any model's code:
+One forward pass over a token sequence, captured (capture.py: for the pass only)
+in two ways that work for every architecture mlx-lm ships, without copying any
+model's code:
 
-- every attention call goes through `mx.fast.scaled_dot_product_attention`; a
-  spy records its queries and keys (after the model's own projections, norms
-  and RoPE), scale and mask, and the weights are recomputed from them
+- every attention call's queries and keys (after the model's own projections,
+  norms and RoPE), scale and mask; the weights are recomputed from them
   (grouped-query heads repeated, the model's mask applied, softmax in float32);
-- every transformer block's output (the residual stream) is recorded by
-  wrapping the block class's `__call__`; the lens applies the model's final
-  norm and output projection to it.
+- every transformer block's output (the residual stream); the lens applies the
+  model's final norm and output projection to it.
 
 `Inspection` caches one pass per token sequence (a step of a run is the prompt
 plus the tokens before it); the engine asks it for a layer, a head, a step.
@@ -17,12 +16,12 @@ plus the tokens before it); the engine asks it for a layer, a head, a step.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 
 import mlx.core as mx
 import numpy as np
 
+from engine.backends.mlx.capture import capture
 from engine.errors import SettingsError
 
 MAX_POSITIONS = 1024  # an inspection covers at most this many tokens (the last ones)
@@ -41,56 +40,19 @@ class Pass:
     logits: mx.array | None = None  # the model's own (T, V)
 
 
-@contextlib.contextmanager
-def _spy_attention(p: Pass):
-    original = mx.fast.scaled_dot_product_attention
-
-    def spy(q, k, v, *, scale, mask=None, **kw):
-        """Record the attention call's queries, keys, scale and mask, then run it."""
-        p.queries.append(q)
-        p.keys.append(k)
-        p.scales.append(float(scale))
-        p.masks.append(mask)
-        return original(q, k, v, scale=scale, mask=mask, **kw)
-
-    mx.fast.scaled_dot_product_attention = spy
-    try:
-        yield
-    finally:
-        mx.fast.scaled_dot_product_attention = original
-
-
-@contextlib.contextmanager
-def _spy_blocks(model, p: Pass):
-    classes = {type(layer) for layer in model.layers}
-    originals = {cls: cls.__call__ for cls in classes}
-
-    def wrap(original):
-        """A transformer block's `__call__` that also records its output."""
-
-        def call(self, x, *args, **kw):
-            """Run the block and keep its hidden state in the pass."""
-            out = original(self, x, *args, **kw)
-            p.hidden.append(out[0] if isinstance(out, tuple) else out)
-            return out
-
-        return call
-
-    for cls, original in originals.items():
-        cls.__call__ = wrap(original)
-    try:
-        yield
-    finally:
-        for cls, original in originals.items():
-            cls.__call__ = original
-
-
 def run_pass(model, ids: list[int]) -> Pass:
     """One forward pass over `ids` with both captures (no KV cache)."""
-    p = Pass(ids=list(ids))
-    with _spy_attention(p), _spy_blocks(model, p):
+    with capture(model, attention=True, hidden=True) as seen:
         logits = model(mx.array(ids)[None])
-    p.logits = logits[0].astype(mx.float32)
+    p = Pass(
+        ids=list(ids),
+        queries=seen.queries,
+        keys=seen.keys,
+        scales=seen.scales,
+        masks=seen.masks,
+        hidden=seen.hidden,
+        logits=logits[0].astype(mx.float32),
+    )
     mx.eval(p.logits, *p.queries, *p.keys, *p.hidden)
     return p
 

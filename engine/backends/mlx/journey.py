@@ -3,7 +3,8 @@ with the real numbers of that step, for any mlx-lm model.
 
 The step is fed the way decoding feeds it: the context before the last token
 goes into a KV cache (the model's own `make_prompt_cache`), then the last token
-alone, with every transformer block's input, call arguments and output recorded.
+alone, with every transformer block's input, call arguments and output recorded
+(capture.py).
 Each block is then run once more on the same input and a copy of the cache as it
 was, with its feed-forward module returning zeros: that output is the residual
 stream after attention (a norm after the feed-forward, as Gemma has, maps zeros
@@ -17,7 +18,6 @@ plain values (see `journey`).
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from dataclasses import dataclass, field
 
@@ -25,6 +25,7 @@ import mlx.core as mx
 import mlx.nn as nn
 import numpy as np
 
+from engine.backends.mlx.capture import capture
 from engine.backends.mlx.funnel import ORDER_NOTE, sampling_funnel
 from engine.backends.mlx.inside import MAX_POSITIONS, Pass, logit_lens
 from engine.backends.mlx.run_records import kv_cache_bytes
@@ -52,33 +53,6 @@ class _Zeros(nn.Module):
     def __call__(self, x, *args, **kw):
         """Zeros shaped like the input."""
         return mx.zeros_like(x)
-
-
-@contextlib.contextmanager
-def _record_blocks(model, cap: StepCapture):
-    classes = {type(layer) for layer in model.layers}
-    originals = {cls: cls.__call__ for cls in classes}
-
-    def wrap(original):
-        """A block's `__call__` that also records its input, arguments and output."""
-
-        def call(self, x, *args, **kw):
-            """Run the block and keep what went in and came out."""
-            out = original(self, x, *args, **kw)
-            cap.inputs.append(x)
-            cap.calls.append((args, kw))
-            cap.outputs.append(out[0] if isinstance(out, tuple) else out)
-            return out
-
-        return call
-
-    for cls, original in originals.items():
-        cls.__call__ = wrap(original)
-    try:
-        yield
-    finally:
-        for cls, original in originals.items():
-            cls.__call__ = original
 
 
 def _ffn_name(block) -> str | None:
@@ -138,10 +112,14 @@ def feed_step(model, ids: list[int]) -> tuple[StepCapture, list, list[int], list
             mx.eval([c.state for c in cache])
     before_bytes = [kv_cache_bytes([c]) for c in cache]
     before = copy.deepcopy(cache)
-    cap = StepCapture()
-    with _record_blocks(model, cap):
+    with capture(model, hidden=True, inputs=True) as seen:
         logits = model(mx.array(ids[-1:])[None], cache=cache)
-    cap.logits = logits[0, -1].astype(mx.float32)
+    cap = StepCapture(
+        inputs=seen.inputs,
+        outputs=seen.hidden,
+        calls=seen.calls,
+        logits=logits[0, -1].astype(mx.float32),
+    )
     mx.eval(cap.logits, *cap.inputs, *cap.outputs, [c.state for c in cache])
     return cap, before, before_bytes, [kv_cache_bytes([c]) for c in cache]
 
