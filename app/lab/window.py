@@ -6,7 +6,8 @@ when it is wrong: a question set), routing (the playground's model answers a que
 set, a larger one escalated to: app/lab/routing_view.py). The header says what the tab on screen
 shows: "Done" only on a tab whose experiment ran, the model and prompt elsewhere.
 The Confidence tab's Compare runs its result's questions on a second model (side B,
-`compare_confidence`), on this same engine, after the first.
+`compare_confidence`), on this same engine, after the first. The tabs, keyed by the
+experiments' names (engine/lab/registry.py), are listed in app/lab/views.py.
 """
 
 from __future__ import annotations
@@ -19,24 +20,16 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QTabWidget, QVB
 
 from app.core.bridge import error_text
 from app.core.child_window import ChildWindow
-from app.lab.batch_view import BatchView
-from app.lab.cache_view import CacheView
-from app.lab.confidence_view import ConfidenceView
-from app.lab.distill_view import DistillView
-from app.lab.quant_view import QuantView
-from app.lab.routing_view import RoutingView
-from app.lab.speculative_view import SpeculativeView
+from app.lab.views import SHARED, TABS, tab_of
 from engine.errors import SettingsError
-from engine.lab import CacheParams, LabParams, LabResult
+from engine.lab import LabParams, LabResult
 
 DONE = "Done: numbers measured in the engine, in this run."
 DEFAULT_SIZE = (1200, 760)  # shrunk to fit the screen (app/core/window_fit.py)
 GEOMETRY_KEY = "lab"
-TAB_OF = {"distill-train": "distill"}  # an experiment run from another's tab
-OWN_INPUT = {
-    "calibrate": "its question set",
-    "route": "its question set and a larger model",
-}  # tabs that do not run the playground's prompt
+TAB_OF = SHARED  # an experiment run from another's tab (app/lab/views.py)
+# tabs that do not run the playground's prompt: what they run on instead
+OWN_INPUT = {kind: tab.own_input for kind, tab in TABS.items() if tab.own_input}
 
 
 class LabWindow(ChildWindow, QWidget):
@@ -47,27 +40,12 @@ class LabWindow(ChildWindow, QWidget):
         self.source = source
         self.setWindowTitle("Lab — Logitscope")
         self.start_child(GEOMETRY_KEY, DEFAULT_SIZE, bridge)  # app/core/child_window.py
-        self.quant, self.speculative, self.batch = QuantView(), SpeculativeView(), BatchView()
-        self.cache, self.distill = CacheView(), DistillView(self.bridge)
-        self.confidence = ConfidenceView(self.bridge)
-        self.routing = RoutingView(self.bridge)
-        self.views = {
-            "quant": self.quant,
-            "speculative": self.speculative,
-            "batch": self.batch,
-            "cache": self.cache,
-            "distill": self.distill,
-            "calibrate": self.confidence,
-            "route": self.routing,
-        }
+        self.views = {}  # experiment name -> its tab's view (app/lab/views.py)
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.quant, "Quantization A/B")
-        self.tabs.addTab(self.cache, "KV cache")
-        self.tabs.addTab(self.speculative, "Speculative decoding")
-        self.tabs.addTab(self.batch, "Batching")
-        self.tabs.addTab(self.distill, "Distillation")
-        self.tabs.addTab(self.confidence, "Confidence")
-        self.tabs.addTab(self.routing, "Routing")
+        for kind, tab in TABS.items():
+            view = self.views[kind] = tab.make(self.bridge)
+            setattr(self, tab.attr, view)  # lab.quant, lab.confidence, lab.routing, …
+            self.tabs.addTab(view, tab.title)
         self.source_text = "Experiments use the playground's model and prompt."
         self.model_name: str | None = None  # the playground's model, when one is loaded
         self.said: dict[str, str] = {}  # per tab: its experiment's last outcome
@@ -114,7 +92,7 @@ class LabWindow(ChildWindow, QWidget):
 
     def show_tab(self, kind: str) -> QWidget:
         """Bring the tab of experiment `kind` (e.g. "distill") on screen; returns its view."""
-        view = self.views[TAB_OF.get(kind, kind)]
+        view = self.views[tab_of(kind)]
         self.tabs.setCurrentWidget(view)
         return view
 
@@ -151,16 +129,15 @@ class LabWindow(ChildWindow, QWidget):
     def start(self, params: LabParams) -> bool:
         """Run the experiment `params` on the playground's model and prompt (the
         conversation of the cache experiment starts with that prompt)."""
-        kind = TAB_OF.get(params.kind, params.kind)
+        kind = tab_of(params.kind)
         model, prompt, settings = self.source()
         if model is None or model.backend != "mlx" or not Path(model.path).is_dir():
             self._finish("The lab needs a local model's weights: load one in the playground.", kind)
             return False
         prompt = prompt.strip() or "Explain why the sky is blue."
+        field = TABS[kind].prompt_field  # e.g. the cache experiment's first message
         try:
-            experiment = (
-                replace(params, first=prompt) if isinstance(params, CacheParams) else params
-            )
+            experiment = replace(params, **{field: prompt}) if field else params
         except SettingsError as e:
             self._finish(f"Check the experiment's settings: {e}", kind)
             return False
@@ -206,7 +183,7 @@ class LabWindow(ChildWindow, QWidget):
     def _on_done(self, record) -> None:
         """A LabRecord: its result dataclass, drawn by its experiment's tab."""
         result: LabResult = record.result
-        kind = TAB_OF.get(result.kind, result.kind)
+        kind = tab_of(result.kind)
         if kind == "calibrate" and self.side_b:
             self.confidence.show_other(result)
         else:

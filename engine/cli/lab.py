@@ -1,7 +1,8 @@
-"""`logitscope lab quant|cache|speculative|batch|distill|distill-train`: the lab's
-experiments on the command line, run in this process by the same function the Lab window reaches
-through the engine process (engine/backends/mlx/lab_runs.run_experiment), on the
-same parameter dataclasses (engine/lab/params.py).
+"""`logitscope lab <experiment>`: the lab's experiments on the command line, each run in
+this process by the same function the Lab window reaches through the engine process
+(engine/backends/mlx/lab_runs.run_experiment), on the same parameter dataclasses
+(engine/lab/params.py). Each experiment's subparser and command are the ones
+engine/lab/registry.py names; quant, batch, cache and speculative are here:
 
     logitscope lab quant --prompt TEXT [--model M] [--bits 8,6,4,3] [--tokens 24] [--json]
     logitscope lab speculative --prompt TEXT [--k 4] [--draft-bits 3 | --draft M] [--json]
@@ -20,12 +21,6 @@ import json
 import sys
 
 from engine.cli.args import MODEL_ARG
-from engine.cli.lab_calibrate import add_parser as add_calibrate_parser
-from engine.cli.lab_calibrate import cmd_calibrate
-from engine.cli.lab_distill import DISTILL, cmd_distill
-from engine.cli.lab_distill import add_parsers as add_distill_parsers
-from engine.cli.lab_route import add_parser as add_route_parser
-from engine.cli.lab_route import cmd_route
 from engine.errors import SettingsError
 from engine.lab import (
     COMMAND_CACHE,
@@ -39,6 +34,7 @@ from engine.lab import (
     SpeculativeParams,
     SpeculativeResult,
 )
+from engine.lab.registry import EXPERIMENTS, experiment, resolve
 
 QUANT, BATCH, CACHE, SPEC = QuantParams(), BatchParams(), COMMAND_CACHE, COMMAND_SPECULATIVE
 
@@ -48,17 +44,32 @@ def _listed(values: tuple[int, ...]) -> str:
 
 
 def add_parser(sub) -> None:
-    """Add the `lab` command and its experiments (defaults: engine/lab/params.py)."""
+    """Add the `lab` command and its experiments: each experiment's own subparser, as the
+    registry names it (engine/lab/registry.py; defaults: engine/lab/params.py)."""
     lab = sub.add_parser("lab", help="inference technique experiments")
     kinds = lab.add_subparsers(dest="lab", required=True)
+    for e in EXPERIMENTS.values():
+        resolve(e.parser)(kinds)
+
+
+def add_quant(kinds) -> None:
+    """`lab quant`."""
     q = kinds.add_parser("quant", help="re-quantized variants against a float32 reference")
     _prompted(q)
     q.add_argument("--bits", default=_listed(QUANT.bits), help="comma-separated bit widths (2-8)")
     q.add_argument("--tokens", type=int, default=QUANT.tokens, help="answer tokens teacher-forced")
+
+
+def add_batch(kinds) -> None:
+    """`lab batch`."""
     b = kinds.add_parser("batch", help="the same prompts at batch sizes 1, 2, 4, 8")
     _model(b)
     b.add_argument("--sizes", default=_listed(BATCH.sizes), help="comma-separated batch sizes")
     b.add_argument("--tokens", type=int, default=BATCH.tokens, help="answer tokens per prompt")
+
+
+def add_cache(kinds) -> None:
+    """`lab cache`."""
     c = kinds.add_parser("cache", help="a conversation turn cold vs from the KV cache")
     _model(c)
     c.add_argument(
@@ -81,6 +92,10 @@ def add_parser(sub) -> None:
         default=_listed(CACHE.kv_bits),
         help="also compare float vs quantized KV caches, e.g. 8,4 (bytes, speed, per-token KL)",
     )
+
+
+def add_speculative(kinds) -> None:
+    """`lab speculative`."""
     sp = kinds.add_parser("speculative", help="a draft proposes, the target verifies (T = 0)")
     _prompted(sp)
     sp.add_argument("--draft", default=None, help="draft model (default: the target re-quantized)")
@@ -89,9 +104,6 @@ def add_parser(sub) -> None:
     )
     sp.add_argument("--k", type=int, default=SPEC.ks[0], help="tokens drafted per target pass")
     sp.add_argument("--tokens", type=int, default=SPEC.tokens, help="answer tokens")
-    add_distill_parsers(kinds)
-    add_calibrate_parser(kinds)
-    add_route_parser(kinds)
 
 
 def _model(p) -> None:
@@ -119,52 +131,82 @@ def _numbers(text: str, option: str, example: str) -> tuple[int, ...]:
     return numbers
 
 
-def params_of(args):
-    """The experiment's parameter dataclass from the command's options (validated)."""
-    if args.lab == "quant":
-        return QuantParams(_numbers(args.bits, "--bits", "8,6,4,3"), args.tokens)
-    if args.lab == "batch":
-        return BatchParams(_numbers(args.sizes, "--sizes", "1,2,4,8"), args.tokens)
-    if args.lab == "cache":
-        kv = _numbers(args.kv_bits, "--kv-bits", "8,4") if args.kv_bits else ()
-        return CacheParams(
-            turns=args.turns, tokens=args.tokens, rounds=args.rounds, first=args.prompt, kv_bits=kv
-        )
-    return SpeculativeParams((args.k,), args.draft_bits, args.tokens, args.draft)
-
-
 def cmd_lab(args) -> int:
-    """Run a `logitscope lab` experiment in this process; the exit status."""
-    from engine.backends.base import prepare_process
-    from engine.cli.args import read_prompt
-    from engine.settings import SamplingSettings
+    """Run a `logitscope lab` experiment in this process: the command the registry names
+    for it (engine/lab/registry.py); the exit status."""
+    return resolve(experiment(args.lab).command)(args)
 
-    if args.lab in DISTILL:
-        return cmd_distill(args)
-    if args.lab == "calibrate":
-        return cmd_calibrate(args)
-    if args.lab == "route":
-        return cmd_route(args)
-    if args.lab in ("quant", "speculative", "cache"):
-        args.prompt = read_prompt(args.prompt)  # checked as `generate` checks its prompt
-    params = params_of(args)
+
+def cmd_quant(args) -> int:
+    """`lab quant`; the exit status."""
+    from engine.cli.args import read_prompt
+
+    args.prompt = read_prompt(args.prompt)  # checked as `generate` checks its prompt
+    params = QuantParams(_numbers(args.bits, "--bits", "8,6,4,3"), args.tokens)
+    return _measure(args, params, args.prompt, _print_quant)
+
+
+def cmd_batch(args) -> int:
+    """`lab batch`; the exit status."""
+    params = BatchParams(_numbers(args.sizes, "--sizes", "1,2,4,8"), args.tokens)
+    return _measure(args, params, "", _print_batch)
+
+
+def cmd_cache(args) -> int:
+    """`lab cache` (its first message is `--prompt`, in the parameters); the exit status."""
+    from engine.cli.args import read_prompt
+
+    args.prompt = read_prompt(args.prompt)
+    kv = _numbers(args.kv_bits, "--kv-bits", "8,4") if args.kv_bits else ()
+    params = CacheParams(
+        turns=args.turns, tokens=args.tokens, rounds=args.rounds, first=args.prompt, kv_bits=kv
+    )
+    return _measure(args, params, "", _print_cache)
+
+
+def cmd_speculative(args) -> int:
+    """`lab speculative` (one k); the exit status."""
+    from engine.cli.args import read_prompt
+
+    args.prompt = read_prompt(args.prompt)
+    params = SpeculativeParams((args.k,), args.draft_bits, args.tokens, args.draft)
+    return _measure(args, params, args.prompt, _print_speculative, _flat_speculative)
+
+
+def lab_record(model, progress):
+    """Load `model` (a spec; None: the default) in this process as the engine loads it
+    for the lab; its ModelRecord, for lab_runs.run_experiment (the runner loads its own
+    copy from the record's folder, as in the engine process).
+
+    Args:
+        progress: the load's (message, fraction) callback, or None (silent).
+    """
+    from engine.backends.base import prepare_process
+
     prepare_process()  # an optimised BLAS before MLX loads, as in the engine process
     from engine.backends.mlx.backend import MLXBackend
-    from engine.backends.mlx.lab_runs import run_experiment
 
-    prompt = args.prompt if args.lab in ("quant", "speculative") else ""
-    settings = SamplingSettings(chat_template=not getattr(args, "raw", False)).validate()
-    say = (lambda m, f: print(f"[{f:4.0%}] {m}", file=sys.stderr)) if not args.json else None
     backend = MLXBackend()
     backend.prefer = "speed"  # as the engine runs the lab
-    record = backend.load(args.model, say or (lambda m, f: None))
+    return backend.load(model, progress or (lambda m, f: None))
+
+
+def _measure(args, params, prompt, printer, flat=None) -> int:
+    """Run `params` in this process and print its result (`--json`: its fields, `flat`
+    applied); the exit status."""
+    from engine.settings import SamplingSettings
+
+    settings = SamplingSettings(chat_template=not getattr(args, "raw", False)).validate()
+    say = (lambda m, f: print(f"[{f:4.0%}] {m}", file=sys.stderr)) if not args.json else None
+    record = lab_record(args.model, say)
+    from engine.backends.mlx.lab_runs import run_experiment
+
     result = run_experiment(record, params, prompt, settings, say)
     if args.json:  # the dataclass becomes JSON here, at the edge
         out = result.to_dict()
-        out = _flat_speculative(out) if args.lab == "speculative" else out
-        print(json.dumps(out, ensure_ascii=False))
+        print(json.dumps(flat(out) if flat else out, ensure_ascii=False))
         return 0
-    PRINTERS[type(result)](result)
+    printer(result)
     return 0
 
 
@@ -237,11 +279,3 @@ def _print_speculative(result: SpeculativeResult) -> None:
         f"speculative {run.seconds:.2f} s vs target alone {result.target_alone_s:.2f} s: "
         f"{run.speedup:.2f}x; output identical to the target's: {run.same_as_target}"
     )
-
-
-PRINTERS = {
-    QuantResult: _print_quant,
-    BatchResult: _print_batch,
-    CacheResult: _print_cache,
-    SpeculativeResult: _print_speculative,
-}

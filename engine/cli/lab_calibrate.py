@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 
 from engine.cli.args import MODEL_ARG
 from engine.lab.params import CalibrateParams
@@ -51,9 +50,11 @@ def add_parser(kinds) -> None:
 
 
 def cmd_calibrate(args) -> int:
-    """Run `lab calibrate` in this process; the exit status."""
-    from engine.backends.base import prepare_process
+    """Run `lab calibrate` in this process, by the function the Lab window reaches through
+    the engine process (lab_runs.run_experiment); the exit status."""
+    from engine.cli.lab import lab_record
     from engine.lab.questions import load_questions
+    from engine.settings import SamplingSettings
 
     params = CalibrateParams(
         questions=args.questions,
@@ -64,17 +65,12 @@ def cmd_calibrate(args) -> int:
         seed=args.seed,
     )
     load_questions(params.questions)  # a bad file: one line, exit 2, before any model loads
-    prepare_process()
-    from engine.backends.mlx.backend import MLXBackend
-    from engine.backends.mlx.calibrate import calibrate
-
     say = lambda m, f: print(f"[{f:4.0%}] {m}", file=sys.stderr)  # noqa: E731
-    backend = MLXBackend()
-    backend.prefer = "speed"  # as the engine runs the lab
-    t0 = time.perf_counter()
-    backend.load(args.model, say)
-    load = time.perf_counter() - t0
-    result = calibrate(backend.lm, backend.record.name, params, say, load_seconds=load)
+    record = lab_record(args.model, say)
+    from engine.backends.mlx.lab_runs import run_experiment
+
+    # the engine process's path (calibrate_runs.calibrate_lab): its load time measured
+    result = run_experiment(record, params, "", SamplingSettings(), say)
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False))
         return 0

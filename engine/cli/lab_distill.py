@@ -1,7 +1,7 @@
 """`logitscope lab distill|distill-train`: teacher vs student on a text, and a student
 distilled here, run in this process by the function the Lab window reaches through the
-engine process (engine/backends/mlx/distill_runs.run_distill), on the same parameter
-dataclasses (engine/lab/params.py).
+engine process (engine/backends/mlx/lab_runs.run_experiment, its runners in
+distill_runs.py), on the same parameter dataclasses (engine/lab/params.py).
 
     logitscope lab distill --teacher A --student B (--text FILE | --text-str TEXT) [--json]
     logitscope lab distill-train [--teacher M] [--text FILE] [--steps N] [--width W]
@@ -22,12 +22,11 @@ from engine.cli.args import MODEL_ARG
 from engine.lab import DistillParams, DistillResult, DistillTrainParams, DistillTrainResult
 from engine.lab.reporter import LabReporter
 
-DISTILL = ("distill", "distill-train")
 TRAIN = DistillTrainParams()
 
 
-def add_parsers(kinds) -> None:
-    """Add `lab distill` and `lab distill-train` (defaults: engine/lab/params.py)."""
+def add_distill(kinds) -> None:
+    """Add `lab distill` (defaults: engine/lab/params.py)."""
     d = kinds.add_parser("distill", help="teacher vs student on one text: per-token KL")
     _teacher(d)
     d.add_argument("--student", required=True, type=MODEL_ARG, help="the student model")
@@ -42,6 +41,10 @@ def add_parsers(kinds) -> None:
         help="re-quantize the student to BITS bits first (2-8; the teacher's own folder "
         "then gives a student that differs)",
     )
+
+
+def add_train(kinds) -> None:
+    """Add `lab distill-train` (defaults: engine/lab/params.py)."""
     t = kinds.add_parser("distill-train", help="distil a small student: soft vs hard targets")
     _teacher(t)
     t.add_argument("--text", default=None, metavar="FILE", help="training text (default: shipped)")
@@ -65,16 +68,21 @@ def _teacher(p) -> None:
     p.add_argument("--json", action="store_true", help="print the numbers as JSON")
 
 
-def params_of(args) -> DistillParams | DistillTrainParams:
-    """The experiment's parameters from the command's options (validated)."""
+def distill_params(args) -> DistillParams:
+    """`lab distill`'s parameters from the command's options (validated)."""
     from engine.cli.read_cmd import read_text
     from engine.errors import SettingsError
 
-    if args.lab == "distill":
-        if (args.text is None) == (args.text_str is None):
-            raise SettingsError("give --text FILE ('-' for stdin) or --text-str TEXT, not both")
-        text, _name = read_text(SimpleNamespace(file=args.text, text=args.text_str))
-        return DistillParams(args.student, text, most=args.most, student_bits=args.student_bits)
+    if (args.text is None) == (args.text_str is None):
+        raise SettingsError("give --text FILE ('-' for stdin) or --text-str TEXT, not both")
+    text, _name = read_text(SimpleNamespace(file=args.text, text=args.text_str))
+    return DistillParams(args.student, text, most=args.most, student_bits=args.student_bits)
+
+
+def train_params(args) -> DistillTrainParams:
+    """`lab distill-train`'s parameters from the command's options (validated)."""
+    from engine.cli.read_cmd import read_text
+
     text = None
     if args.text is not None:
         text = read_text(SimpleNamespace(file=args.text, text=None))[0]
@@ -95,13 +103,20 @@ def params_of(args) -> DistillParams | DistillTrainParams:
 
 
 def cmd_distill(args) -> int:
-    """Run `lab distill` or `lab distill-train` in this process; the exit status."""
-    from engine.backends.base import prepare_process
+    """Run `lab distill` in this process; the exit status."""
+    return _run(args, distill_params(args), _print_compare)  # bad input: before any load
 
-    params = params_of(args)  # bad input: one line, exit 2, before any model loads
-    prepare_process()
-    from engine.backends.mlx.backend import MLXBackend
-    from engine.backends.mlx.distill_runs import run_distill
+
+def cmd_distill_train(args) -> int:
+    """Run `lab distill-train` in this process; the exit status."""
+    return _run(args, train_params(args), _print_train)  # bad input: before any load
+
+
+def _run(args, params, printer) -> int:
+    """Load the teacher, run `params` (lab_runs.run_experiment, as the engine process
+    does) with Ctrl-C cancelling at the next step, and print the result."""
+    from engine.cli.lab import lab_record
+    from engine.settings import SamplingSettings
 
     say = (lambda m, f: print(f"[{f:4.0%}] {m}", file=sys.stderr)) if not args.json else None
 
@@ -117,18 +132,17 @@ def cmd_distill(args) -> int:
 
     from engine.cli.interrupt import CancelOnInterrupt
 
-    backend = MLXBackend()
-    backend.prefer = "speed"  # as the engine runs the lab
-    record = backend.load(args.model, say or (lambda m, f: None))
+    record = lab_record(args.model, say)
+    from engine.backends.mlx.lab_runs import run_experiment
+
     # Ctrl-C: the run stops at its next step, as the Lab's Cancel does (no traceback)
     with CancelOnInterrupt(lambda: None) as ctrl_c:
-        result = run_distill(record, params, LabReporter(say, step, lambda: ctrl_c.pressed > 0))
+        reporter = LabReporter(say, step, lambda: ctrl_c.pressed > 0)
+        result = run_experiment(record, params, "", SamplingSettings(), reporter)
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
-    elif isinstance(result, DistillResult):
-        _print_compare(result)
     else:
-        _print_train(result)
+        printer(result)
     return ctrl_c.status(0)
 
 

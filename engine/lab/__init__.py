@@ -1,22 +1,23 @@
 """The inference techniques lab: each experiment's parameters and result as frozen
-dataclasses of plain values (params.py, results.py). One function runs them
-(engine/backends/mlx/lab_runs.run_experiment), in the engine process for the Lab
-window and the command line alike; no MLX here."""
+dataclasses of plain values (params.py, results.py; confidence.py and routing.py for
+calibrate and route). registry.py lists every experiment once: its name, parameters,
+runner and command; one function runs them (engine/backends/mlx/lab_runs.run_experiment,
+through the registry), in the engine process for the Lab window and in this process
+for the command line; no MLX here."""
 
 from engine.lab.params import (
     COMMAND_CACHE,
     COMMAND_SPECULATIVE,
-    KINDS,
     WINDOW_KV_BITS,
     WINDOW_QUANT_BITS,
     BatchParams,
     CacheParams,
+    CalibrateParams,
     DistillParams,
     DistillTrainParams,
     LabParams,
     QuantParams,
     SpeculativeParams,
-    params_from,
 )
 from engine.lab.results import (
     BatchResult,
@@ -39,6 +40,7 @@ from engine.lab.results import (
 __all__ = [
     "COMMAND_CACHE",
     "COMMAND_SPECULATIVE",
+    "EXPERIMENTS",
     "KINDS",
     "WINDOW_KV_BITS",
     "WINDOW_QUANT_BITS",
@@ -52,6 +54,7 @@ __all__ = [
     "SpeculativeRound",
     "SpeculativeRun",
     "CacheParams",
+    "CalibrateParams",
     "DistillParams",
     "DistillResult",
     "DistillTrainParams",
@@ -66,3 +69,15 @@ __all__ = [
     "params_from",
     "result_from",
 ]
+
+_REGISTRY = ("EXPERIMENTS", "KINDS", "params_from")
+
+
+def __getattr__(name: str):
+    """The registry's names, imported on first use: engine/lab/registry.py imports
+    routing.py (and with it numpy), which importing engine.lab alone does not need."""
+    if name in _REGISTRY:
+        from engine.lab import registry
+
+        return getattr(registry, name)
+    raise AttributeError(f"module 'engine.lab' has no attribute {name!r}")

@@ -4,7 +4,8 @@ Each is validated once, here, when it is made (a SettingsError says what is out
 of range), and crosses the process pipe as itself (engine/operations.Lab). The
 command line and the Lab window build the same dataclasses and take every default
 from here (the dataclasses' own, and the few named below where one of them starts
-elsewhere); engine/backends/mlx/lab_runs.run_experiment runs them.
+elsewhere). Each experiment's name, parameters, runner and command are listed once,
+in engine/lab/registry.py (which also makes one from its name: params_from).
 """
 
 from __future__ import annotations
@@ -304,6 +305,8 @@ class CalibrateParams:
             raise SettingsError("journal is true or false")
 
 
+# The annotation of "an experiment's parameters" (RouteParams too, in engine/lab/routing.py;
+# every experiment, with its runner and command: engine/lab/registry.py).
 LabParams = (
     QuantParams
     | SpeculativeParams
@@ -313,16 +316,6 @@ LabParams = (
     | DistillTrainParams
     | CalibrateParams
 )
-_ALL = (
-    QuantParams,
-    SpeculativeParams,
-    BatchParams,
-    CacheParams,
-    DistillParams,
-    DistillTrainParams,
-    CalibrateParams,
-)
-KINDS = {p.kind: p for p in _ALL}
 
 
 # Where a default differs between the command line and the Lab window, both start here.
@@ -333,38 +326,11 @@ COMMAND_SPECULATIVE = SpeculativeParams(ks=(4,))  # `lab speculative` runs one k
 COMMAND_CACHE = CacheParams(turns=0, tokens=8, rounds=3)
 
 
-def params_from(kind: str, values: dict | None = None) -> LabParams:
-    """The experiment `kind` with `values` (unknown names are refused, not ignored).
-
-    Args:
-        kind: a key of KINDS (quant | speculative | batch | cache | distill | distill-train).
-        values: field names to values (a `kind` key is ignored); None or missing
-            fields: the defaults.
-
-    Returns:
-        The validated parameter dataclass.
-
-    Raises:
-        SettingsError: an unknown experiment, an unknown parameter, a value out of range.
-    """
-    if kind not in KINDS:
-        raise SettingsError(f"unknown experiment '{kind}' ({', '.join(KINDS)})")
-    cls = KINDS[kind]
-    values = {k: v for k, v in (values or {}).items() if k != "kind"}
-    names = {f for f in cls.__dataclass_fields__ if f != "kind"}
-    unknown = sorted(set(values) - names)
-    if unknown:
-        raise SettingsError(f"the {kind} experiment has no parameter {', '.join(unknown)}")
-    return cls(**values)
-
-
 __all__ = [
     "QUICK_STUDENT_BITS",
     "COMMAND_CACHE",
     "COMMAND_SPECULATIVE",
-    "KINDS",
     "WINDOW_KV_BITS",
     "WINDOW_QUANT_BITS",
     "LabParams",
-    "params_from",
 ]

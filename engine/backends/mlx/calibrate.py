@@ -279,15 +279,3 @@ def calibrate(lm, name: str, params, progress=None, load_seconds: float = 0.0) -
             else "answering only; the model's load is not included"
         ),
     )
-
-
-def calibrate_experiment(record, params, progress=None) -> ConfidenceResult:
-    """Load the model of `record` on the float32 path (as the lab runs) and calibrate."""
-    from pathlib import Path
-
-    from engine.backends.mlx.loader import load_model
-
-    t0 = time.perf_counter()
-    lm = load_model(Path(record.path), prefer="speed")[0]
-    load = time.perf_counter() - t0
-    return calibrate(lm, Path(record.path).name, params, progress, load_seconds=load)

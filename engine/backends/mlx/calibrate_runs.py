@@ -43,12 +43,16 @@ RUNS_STEP = "calibrate-runs"  # the LabStep kind that names the journaled runs
 UNTIMED = ("timings",)  # what a journaled answer's model does not claim to report
 
 
-def calibrate_lab(record, params, progress=None) -> ConfidenceResult:
-    """Load the model of `record` (the float32 path, as the lab runs), calibrate it on
-    `params` (a CalibrateParams) and, with `params.journal`, journal every answer.
+def calibrate_lab(record, params, prompt, settings, progress=None) -> ConfidenceResult:
+    """`lab calibrate`, in the engine process for the Lab window and in this one for the
+    command line (its runner in engine/lab/registry.py): load the model of `record` (the
+    float32 path, as the lab runs), calibrate it on `params` (a CalibrateParams; its
+    load time reported as `load_seconds`, apart from the answering) and, with
+    `params.journal`, journal every answer. `prompt` and `settings` are not used: the
+    questions are the prompts.
 
     Args:
-        record: the playground's ModelRecord (its folder is `record.path`).
+        record: the model's ModelRecord (its folder is `record.path`).
         params: CalibrateParams.
         progress: a (message, fraction) callback or a LabReporter (cancel between
             questions: the rows measured so far come back, `cancelled` set).
@@ -61,8 +65,8 @@ def calibrate_lab(record, params, progress=None) -> ConfidenceResult:
     from engine.lab.reporter import LabStep, reporter_of
 
     reporter = reporter_of(progress)
-    lm = load_model(Path(record.path), prefer="speed")[0]
-    result = calibrate(lm, record.name, params, reporter)
+    lm, _info, load = load_model(Path(record.path), prefer="speed")
+    result = calibrate(lm, record.name, params, reporter, load_seconds=load)
     if params.journal and result.rows:
         model = replace(
             record,

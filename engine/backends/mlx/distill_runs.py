@@ -1,6 +1,7 @@
-"""The two distillation experiments as the lab runs them (engine/backends/mlx/lab_runs.py):
-load the teacher (the loaded model, on the lab's float32 path) and, to compare, the
-student; then distill_compare or distill_train does the work."""
+"""The two distillation experiments as the lab runs them (their runners in
+engine/lab/registry.py, run by engine/backends/mlx/lab_runs.run_experiment): load the
+teacher (the loaded model, on the lab's float32 path) and, to compare, the student;
+then distill_compare or distill_train does the work."""
 
 from __future__ import annotations
 
@@ -10,28 +11,44 @@ from engine.lab import DistillParams, DistillResult, DistillTrainParams, Distill
 from engine.lab.reporter import reporter_of
 
 
-def run_distill(record, params, progress=None) -> DistillResult | DistillTrainResult:
-    """Run a distillation experiment with `record` (a ModelRecord) as the teacher.
+def _teacher(record, reporter):
+    """The teacher: the model of `record` (a ModelRecord), loaded on the lab's path."""
+    from engine.backends.mlx.loader import load_model
+
+    reporter("Loading the teacher…", 0.0)
+    return load_model(Path(record.path), prefer="speed")[0]
+
+
+def compare_run(record, params: DistillParams, prompt, settings, progress=None) -> DistillResult:
+    """`lab distill`: the model of `record` (the teacher) and the student of `params` read
+    the same text (`prompt` and `settings` are not used).
 
     Args:
         record: the loaded model, the teacher.
-        params: DistillParams (compare a student) or DistillTrainParams (train two).
+        params: DistillParams.
         progress: a (message, fraction) callback or a LabReporter.
-
-    Returns:
-        The experiment's result dataclass.
     """
-    from engine.backends.mlx.loader import load_model
+    reporter = reporter_of(progress)
+    teacher = _teacher(record, reporter)
+    return compare_experiment(teacher, Path(record.path), params, reporter)
+
+
+def train_run(
+    record, params: DistillTrainParams, prompt, settings, progress=None
+) -> DistillTrainResult:
+    """`lab distill-train`: two small students trained from the model of `record` (the
+    teacher), soft targets vs hard labels (`prompt` and `settings` are not used).
+
+    Args:
+        record: the loaded model, the teacher.
+        params: DistillTrainParams.
+        progress: a (message, fraction) callback or a LabReporter (its steps and cancel).
+    """
+    from engine.backends.mlx.distill_train import train_experiment
 
     reporter = reporter_of(progress)
-    folder = Path(record.path)
-    reporter("Loading the teacher…", 0.0)
-    teacher = load_model(folder, prefer="speed")[0]
-    if isinstance(params, DistillTrainParams):
-        from engine.backends.mlx.distill_train import train_experiment
-
-        return train_experiment(teacher, folder, params, reporter)
-    return compare_experiment(teacher, folder, params, reporter)
+    teacher = _teacher(record, reporter)
+    return train_experiment(teacher, Path(record.path), params, reporter)
 
 
 def compare_experiment(teacher, folder: Path, params: DistillParams, reporter) -> DistillResult:

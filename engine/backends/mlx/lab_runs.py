@@ -1,7 +1,9 @@
 """The lab's experiments as the engine runs them, for the Lab window and the command
 line alike: `run_experiment` takes the model, the prompt and settings and one of
-engine.lab's parameter dataclasses (validated there), and returns its result
-dataclass (engine/lab/results.py)."""
+engine.lab's parameter dataclasses (validated there), finds its runner in the registry
+(engine/lab/registry.py) and returns its result dataclass (engine/lab/results.py). The
+runners of quant, speculative, batch, cache and route are here; distillation's are in
+distill_runs.py, calibrate's in calibrate_runs.py."""
 
 from __future__ import annotations
 
@@ -15,8 +17,6 @@ from engine.lab import (
     BatchResult,
     CacheParams,
     CacheResult,
-    DistillParams,
-    DistillTrainParams,
     LabParams,
     LabResult,
     QuantParams,
@@ -24,51 +24,34 @@ from engine.lab import (
     SpeculativeParams,
     SpeculativeResult,
 )
-from engine.lab.params import CalibrateParams
+from engine.lab.registry import experiment_of, resolve
 from engine.lab.results import QuantVariant, SpeculativeRun
-from engine.lab.routing import RouteParams
 
 
 def run_experiment(record, params: LabParams, prompt, settings, progress=None) -> LabResult:
-    """Run one experiment on the loaded model `record` (a ModelRecord).
+    """Run one experiment on the loaded model `record` (a ModelRecord): the runner the
+    registry names for `params` (engine/lab/registry.py).
 
     Args:
         record: the model (its folder is `record.path`; its limits feed the ceilings).
-        params: QuantParams | SpeculativeParams | BatchParams | CacheParams | DistillParams
-            | DistillTrainParams | CalibrateParams | RouteParams (a question set: progress
-            per question, cancel between questions, the partial result on cancel). A
-            RouteParams names both its models (the Lab passes the loaded one as `small`):
-            route_runs.measure_route loads each in turn, `record` is not used.
+        params: one experiment's parameters, e.g. QuantParams, CalibrateParams (a question
+            set: progress per question, cancel between questions, the partial result on
+            cancel) or RouteParams (it names both its models; the Lab passes the loaded
+            one as `small`: route_runs.measure_route loads each in turn, `record` is not
+            used).
         prompt: the prompt text or chat messages (the cache experiment's first message
             comes from `params.first`).
         settings: the prompt's settings (chat template, system prompt).
-        progress: (message, fraction) callback, or None.
+        progress: (message, fraction) callback or a LabReporter, or None.
 
     Returns:
         the experiment's result dataclass.
+
+    Raises:
+        SettingsError: `params` is no experiment's parameters.
     """
-    if isinstance(params, (DistillParams, DistillTrainParams)):
-        from engine.backends.mlx.distill_runs import run_distill
-
-        return run_distill(record, params, progress)
-    if isinstance(params, CalibrateParams):
-        from engine.backends.mlx.calibrate_runs import calibrate_lab
-
-        return calibrate_lab(record, params, progress)
-    if isinstance(params, RouteParams):
-        from engine.backends.mlx.route_runs import measure_route
-
-        return measure_route(params, progress)
-    folder = Path(record.path)
-    if isinstance(params, QuantParams):
-        return quant_experiment(folder, prompt, settings, params, progress)
-    if isinstance(params, SpeculativeParams):
-        return speculative_experiment(folder, prompt, settings, params, progress)
-    if isinstance(params, BatchParams):
-        return batching_experiment(folder, settings, record, params, progress)
-    if isinstance(params, CacheParams):
-        return cache_experiment(folder, settings, params, progress)
-    raise SettingsError(f"unknown experiment {params!r}")
+    runner = resolve(experiment_of(params).runner)
+    return runner(record, params, prompt, settings, progress)
 
 
 def _encode(lm, prompt, settings) -> list[int]:
@@ -136,14 +119,13 @@ def _vocab_size(folder: Path) -> int | None:
         return None
 
 
-def quant_experiment(
-    folder: Path, prompt, settings, params: QuantParams, progress=None
-) -> QuantResult:
-    """Re-quantized and installed variants of the model in `folder` against its reference."""
+def quant_experiment(record, params: QuantParams, prompt, settings, progress=None) -> QuantResult:
+    """Re-quantized and installed variants of the model of `record` against its reference."""
     from engine.backends.mlx.lab_quant import run_quant_lab
     from engine.backends.mlx.loader import load_model
     from engine.models.catalogue import inspect_model
 
+    folder = Path(record.path)
     bits, tokens = params.bits, params.tokens
     info = inspect_model(folder)
     lm = load_model(folder, prefer="speed")[0]
@@ -201,9 +183,10 @@ def quant_experiment(
 
 
 def speculative_experiment(
-    folder: Path, prompt, settings, params: SpeculativeParams, progress=None
+    record, params: SpeculativeParams, prompt, settings, progress=None
 ) -> SpeculativeResult:
-    """Speculative decoding at each k against the target decoding alone.
+    """Speculative decoding at each k against the target (the model of `record`)
+    decoding alone.
 
     Raises:
         SettingsError: the draft model's vocabulary differs from the target's.
@@ -211,6 +194,7 @@ def speculative_experiment(
     from engine.backends.mlx.lab_speculative import plain_greedy, speculative_greedy
     from engine.backends.mlx.loader import load_model, resolve_model
 
+    folder = Path(record.path)
     ks, tokens = params.ks, params.tokens
     target = load_model(folder, prefer="speed")[0]
     if params.draft:
@@ -272,7 +256,7 @@ def speculative_experiment(
 
 
 def batching_experiment(
-    folder: Path, settings, record, params: BatchParams, progress=None
+    record, params: BatchParams, prompt, settings, progress=None
 ) -> BatchResult:
     """The built-in prompt set at each batch size, with the device's ceiling: decode
     reads the weights once per step for the whole batch, so the bandwidth bound on
@@ -281,6 +265,7 @@ def batching_experiment(
     from engine.backends.mlx.lab_batch import PROMPTS, batch_experiment
     from engine.backends.mlx.loader import load_model
 
+    folder = Path(record.path)
     sizes, tokens = params.sizes, params.tokens
     lm = load_model(folder, prefer="speed")[0]
     ids = [_encode(lm, p, settings) for p in PROMPTS]
@@ -299,13 +284,15 @@ def batching_experiment(
     return BatchResult.from_dict(data)
 
 
-def cache_experiment(folder: Path, settings, params: CacheParams, progress=None) -> CacheResult:
+def cache_experiment(record, params: CacheParams, prompt, settings, progress=None) -> CacheResult:
     """A conversation grown turn by turn (each cached, then cold) and, with rounds,
-    turn 2 behind a long system prompt alternated cold and cached."""
+    turn 2 behind a long system prompt alternated cold and cached (its first message is
+    `params.first`, not `prompt`)."""
     from engine.backends.mlx import lab_cache
     from engine.backends.mlx.loader import load_model
     from engine.prompt import check_text
 
+    folder = Path(record.path)
     lm = load_model(folder, prefer="speed")[0]
     data: dict = {"rows": (), "compute": lm.compute, "context_length": lm.context_length}
     if params.rounds:
@@ -327,3 +314,13 @@ def cache_experiment(folder: Path, settings, params: CacheParams, progress=None)
             lm, first, params.tokens, params.kv_bits, settings.system_prompt
         )
     return CacheResult.from_dict(data)
+
+
+def route_experiment(record, params, prompt, settings, progress=None):
+    """The route experiment as the Lab runs it: both models named in `params` (a
+    RouteParams) answer the question set and the cascade is measured at every threshold
+    (engine/backends/mlx/route_runs.measure_route); `record`, `prompt` and `settings` are
+    not used."""
+    from engine.backends.mlx.route_runs import measure_route
+
+    return measure_route(params, progress)
