@@ -10,6 +10,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import asdict, dataclass, fields
 
+from engine.inside_results import InsideResult, result_from
 from engine.reading.summary import ReadSummary
 
 # Temperatures at which each step's distribution is summarised on the device,
@@ -286,9 +287,12 @@ class ErrorRecord:
 class InspectRecord:
     """A look inside the model at one step (see engine/backends/mlx/inside.py).
 
-    `what` is attention | lens; `ids`/`labels` are the tokens the pass covered
-    (the prompt and the answer before `step`; the last one is the query whose
-    prediction is step `step`). `data` holds the view's numbers (JSON-ready).
+    `what` is attention | lens | journey | position; `ids`/`labels` are the tokens
+    the pass covered (the prompt and the answer before `step`; the last one is the
+    query whose prediction is step `step`). `data` is the view's result, a frozen
+    dataclass of engine/inside_results.py (its class by `what`), read by attribute;
+    the record crosses the process pipe as itself and `to_dict` makes `data` the
+    JSON of `logitscope inspect --json`.
     """
 
     what: str
@@ -297,7 +301,7 @@ class InspectRecord:
     heads: int
     ids: tuple[int, ...]
     labels: tuple[str, ...]
-    data: dict
+    data: InsideResult
     type: str = "inspect"
 
 
@@ -377,6 +381,8 @@ def record_from_dict(d: dict) -> Record:
             kw["bytes"] = tuple(kw["bytes"])
     if cls is InspectRecord:
         kw["ids"], kw["labels"] = tuple(kw.get("ids", ())), tuple(kw.get("labels", ()))
+        if "data" in kw:
+            kw["data"] = result_from(kw["what"], kw["data"])
     if cls is DoneRecord and isinstance(kw.get("reading"), dict):
         kw["reading"] = ReadSummary.from_dict(kw["reading"])
     if cls is ModelRecord and "capabilities" in kw:

@@ -97,14 +97,11 @@ class _Worker:
             thread.join()
 
     def send_record(self, rid: int, record) -> None:
-        """Send one record for request `rid`: the record itself (pickled by the pipe;
-        the client rebuilds nothing), or its dict where it holds more than plain
-        values (an InspectRecord's arrays). A LabRecord goes as itself, its result
-        dataclass in it."""
-        from engine.records import to_dict
-
-        plain = record.type in ("token", "prefill", "done", "progress", "model", "error", "lab")
-        self.send(rid, record=record if plain else to_dict(record))
+        """Send one record for request `rid`: the record itself, pickled by the pipe
+        (the client rebuilds nothing). A LabRecord and an InspectRecord carry their
+        result dataclasses of plain values (engine/lab/results.py,
+        engine/inside_results.py) in them."""
+        self.send(rid, record=record)
 
     def backend(self, rid: int, op):
         """The backend for the request's model spec, with that model loaded."""

@@ -115,9 +115,9 @@ class AttentionView(QWidget):
         self.head.blockSignals(False)
 
     def show_record(self, record) -> None:
-        d = record.data
+        d = record.data  # an AttentionResult (engine/inside_results.py)
         self.set_shape(record.layers, record.heads)
-        self.weights = np.asarray(d["weights"], dtype=np.float32)
+        self.weights = np.asarray(d.weights, dtype=np.float32)
         self.labels = record.labels
         n = len(self.labels)
         item = self.plot.getPlotItem()
@@ -128,14 +128,14 @@ class AttentionView(QWidget):
         self.row_box.setRect(0, n - 1, n, 1)
         self._fit_ticks()
         item.setRange(xRange=(0, n), yRange=(0, n), padding=0.01)
-        head = "mean of heads" if d["head"] is None else f"head {d['head']}"
+        head = "mean of heads" if d.head is None else f"head {d.head}"
         where = "the prompt" if record.step is None else f"step {record.step}"
         row = self.weights[-1]
         top = int(row.argmax())
         set_title(
             item,
             "Attention",
-            f"layer {d['layer']} · {head} · {where} · "
+            f"layer {d.layer} · {head} · {where} · "
             f"{escape(repr(short(self.labels[-1])))} attends most to "
             f"{escape(repr(short(self.labels[top])))} "
             f"({row[top]:.2f})",

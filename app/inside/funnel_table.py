@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 
 from app.charts.base import decade_ticks, style_plot
 from app.core.theme import SAMPLED
+from engine.inside_results import FunnelStage
 from engine.units import fmt_prob
 
 HEADERS = ("stage", "tokens left", "mass kept", "chosen p", "chosen rank")
@@ -33,19 +34,17 @@ class FunnelTable(QTableWidget):
         self.setMaximumHeight(230)
         self.greedy = False
 
-    def show_stages(self, stages: list[dict], greedy: bool) -> None:
+    def show_stages(self, stages: tuple[FunnelStage, ...], greedy: bool) -> None:
         """Fill the rows from the journey record's sampling stages."""
         self.greedy = greedy
         self.setRowCount(len(stages))
         for r, s in enumerate(stages):
-            removed = s["chosen_prob"] is not None and s["chosen_rank"] is None
-            rank = (
-                "removed" if removed else "—" if s["chosen_rank"] is None else str(s["chosen_rank"])
-            )
-            cells = (s["stage"], f"{s['tokens']:,}", _pct(s["mass"]), _pct(s["chosen_prob"]), rank)
+            removed = s.chosen_prob is not None and s.chosen_rank is None
+            rank = "removed" if removed else "—" if s.chosen_rank is None else str(s.chosen_rank)
+            cells = (s.stage, f"{s.tokens:,}", _pct(s.mass), _pct(s.chosen_prob), rank)
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(s["detail"])
+                item.setToolTip(s.detail)
                 self.setItem(r, c, item)
         self.resizeRowsToContents()
 
@@ -65,13 +64,13 @@ class FunnelChart(pg.PlotWidget):
         self.setMinimumHeight(150)
         self.setMaximumHeight(230)
 
-    def show_stages(self, stages: list[dict]) -> None:
+    def show_stages(self, stages: tuple[FunnelStage, ...]) -> None:
         """One bar per stage (the x axis is log10 of the count)."""
         item = self.getPlotItem()
-        widths = np.log10(np.maximum([s["tokens"] for s in stages], 1)) + 0.05
+        widths = np.log10(np.maximum([s.tokens for s in stages], 1)) + 0.05
         y = np.arange(len(stages), dtype=float)
         self.bars.setOpts(x0=np.zeros(len(stages)), y=y, width=widths, height=0.7)
-        item.getAxis("left").setTicks([[(float(i), s["stage"]) for i, s in enumerate(stages)]])
+        item.getAxis("left").setTicks([[(float(i), s.stage) for i, s in enumerate(stages)]])
         top = float(widths.max()) if len(widths) else 1.0
         item.setXRange(-0.06 * top, top * 1.05, padding=0)  # the tick at 1 (x = 0) is drawn
         item.setYRange(-0.5, len(stages) - 0.5, padding=0)

@@ -37,6 +37,7 @@ from app.charts.base import (
 )
 from app.core.theme import CHOSEN, OUTPUT, RAW
 from app.inside.funnel_table import FunnelChart, FunnelTable
+from engine.inside_results import Embedding, Iteration, LayerChange, Projection, Tokenization
 from engine.units import fmt_prob
 
 MAX_TOKENS_SHOWN = 100  # the tokenization section shows the context's last tokens
@@ -139,19 +140,19 @@ class JourneyView(QScrollArea):
     def show_record(self, record) -> None:
         """Fill every section from a journey InspectRecord."""
         self.record = record
-        d = record.data
-        names = d["token_labels"]
-        self._tokenization(d["tokenization"], d.get("reading", False))
-        self._embedding(d["embedding"], record.labels[-1], names)
-        self.show_layers(d["layers"])
-        self._projection(d["projection"], names)
-        self.order.setText(f"<i>{escape(d['sampling']['order'])}.</i>")
-        self.funnel.show_stages(d["sampling"]["stages"], d["sampling"]["greedy"])
-        self.funnel_chart.show_stages(d["sampling"]["stages"])
-        self._iteration(d["iteration"], record.step, d.get("reading", False))
+        d = record.data  # a JourneyResult (engine/inside_results.py)
+        names = d.token_labels
+        self._tokenization(d.tokenization, d.reading)
+        self._embedding(d.embedding, record.labels[-1], names)
+        self.show_layers(d.layers)
+        self._projection(d.projection, names)
+        self.order.setText(f"<i>{escape(d.sampling.order)}.</i>")
+        self.funnel.show_stages(d.sampling.stages, d.sampling.greedy)
+        self.funnel_chart.show_stages(d.sampling.stages)
+        self._iteration(d.iteration, record.step, d.reading)
 
-    def _tokenization(self, tok: dict, reading: bool) -> None:
-        tokens, new, n_prompt = tok["tokens"], tok["new"], tok["prompt_tokens"]
+    def _tokenization(self, tok: Tokenization, reading: bool) -> None:
+        tokens, new, n_prompt = tok.tokens, tok.new, tok.prompt_tokens
         first = max(0, len(tokens) - MAX_TOKENS_SHOWN)
         spans = [f"… {first} earlier tokens … "] if first else []
         for i in range(first, len(tokens)):
@@ -175,26 +176,26 @@ class JourneyView(QScrollArea):
             )
         self.tokens.setText(text)
 
-    def _embedding(self, emb: dict, label: str, names: dict) -> None:
-        values = np.array(emb["values"], dtype=np.float32)[None, :]  # (1, D)
+    def _embedding(self, emb: Embedding, label: str, names: dict) -> None:
+        values = np.array(emb.values, dtype=np.float32)[None, :]  # (1, D)
         bound = float(np.abs(values).max()) or 1.0
         self.strip_image.setImage(values, levels=(-bound, bound))
         self.strip_image.setRect(0, 0, values.shape[1], 1)
         near = ", ".join(
-            f"{escape(repr(short(names[str(i)], 14)))} {c:.3f}" for i, c in emb["neighbours"]
+            f"{escape(repr(short(names[str(i)], 14)))} {c:.3f}" for i, c in emb.neighbours
         )
         self.embed_text.setText(
-            f"input token <b>{escape(repr(label))}</b> (id {emb['token_id']}): "
-            f"{values.shape[1]} values, norm {emb['norm']:.3f}<br>"
+            f"input token <b>{escape(repr(label))}</b> (id {emb.token_id}): "
+            f"{values.shape[1]} values, norm {emb.norm:.3f}<br>"
             f"nearest in the embedding table (cosine): {near}"
         )
 
-    def show_layers(self, rows: list[dict]) -> None:
+    def show_layers(self, rows: tuple[LayerChange, ...]) -> None:
         """The residual stream's bars: each layer's attention and feed-forward change."""
         x = np.arange(len(rows), dtype=float)
-        if rows and "attention" in rows[0]:
-            att = np.array([r["attention"] for r in rows])
-            ffn = np.array([r["ffn"] for r in rows])
+        if rows and rows[0].attention is not None:
+            att = np.array([r.attention for r in rows])
+            ffn = np.array([r.ffn for r in rows])
             self.attn_bars.setOpts(x=x - BAR / 2, height=att, width=BAR)
             self.ffn_bars.setOpts(x=x + BAR / 2, height=ffn, width=BAR)
             self._cut_outliers(x, att, ffn)
@@ -211,8 +212,8 @@ class JourneyView(QScrollArea):
         set_title(self.layers.getPlotItem(), "Residual stream, layer by layer", detail)
         if rows:
             self.residual_text.setText(
-                f"‖h‖ grows from {rows[0]['norm_in']:.1f} (embedding) to "
-                f"{rows[-1]['norm_out']:.1f} after layer {len(rows) - 1}; "
+                f"‖h‖ grows from {rows[0].norm_in:.1f} (embedding) to "
+                f"{rows[-1].norm_out:.1f} after layer {len(rows) - 1}; "
                 "each bar is how much that step changed the residual stream. "
                 "Click a layer for its attention heatmap."
             )
@@ -244,18 +245,18 @@ class JourneyView(QScrollArea):
                 item.addItem(label)
                 self.cut_labels.append(label)
 
-    def _projection(self, proj: dict, names: dict) -> None:
+    def _projection(self, proj: Projection, names: dict) -> None:
         top = ", ".join(
-            f"{escape(repr(short(names[str(i)], 12)))} {p:.3f}" for i, _l, p in proj["top"][:8]
+            f"{escape(repr(short(names[str(i)], 12)))} {p:.3f}" for i, _l, p in proj.top[:8]
         )
-        c = proj["chosen"]
+        c = proj.chosen
         text = f"softmax of the final logits — top: {top}"
         if c is not None:
             text += (
-                f"<br>chosen <b>{escape(repr(names[str(c['token_id'])]))}</b>: logit "
-                f"{c['logit']:.3f}, p = {fmt_prob(c['prob'])}, rank {c['rank']:,}"
+                f"<br>chosen <b>{escape(repr(names[str(c.token_id)]))}</b>: logit "
+                f"{c.logit:.3f}, p = {fmt_prob(c.prob)}, rank {c.rank:,}"
             )
-            ranks = np.array([r["chosen_rank"] for r in proj["lens"]], dtype=float)
+            ranks = np.array([r.chosen_rank for r in proj.lens], dtype=float)
             self.lens_curve.setData(np.arange(len(ranks)), ranks)
             # whole ranks from 1 to the decade above the largest: 1, 10, 100, 1,000…
             known = ranks[np.isfinite(ranks)]
@@ -268,30 +269,30 @@ class JourneyView(QScrollArea):
             self.lens_curve.setData([], [])
         self.proj_text.setText(text)
 
-    def _iteration(self, it: dict, step, reading: bool) -> None:
+    def _iteration(self, it: Iteration, step, reading: bool) -> None:
         if reading:  # a read stops where its text does, never at a limit or stop token
-            end = "the text ends here" if it["length_limit"] else "the text read goes on"
+            end = "the text ends here" if it.length_limit else "the text read goes on"
         else:
             end = (
                 "a stop token: the answer ends here"
-                if it["stop_token"]
+                if it.stop_token
                 else "the length limit: the answer ends here"
-                if it["length_limit"]
+                if it.length_limit
                 else "the answer goes on"
             )
         self.iter_text.setText(
-            f"the token is appended: context {it['context_tokens']:,} of "
-            f"{it['context_length']:,} tokens · KV cache +{it['kv_bytes_added']:,} bytes this "
-            f"step ({it['kv_bytes_before'] + it['kv_bytes_added']:,} in all) · {end}"
+            f"the token is appended: context {it.context_tokens:,} of "
+            f"{it.context_length:,} tokens · KV cache +{it.kv_bytes_added:,} bytes this "
+            f"step ({it.kv_bytes_before + it.kv_bytes_added:,} in all) · {end}"
             + (
-                f"<br>{it['kv_layers_full']} sliding-window layers add nothing: their cache "
+                f"<br>{it.kv_layers_full} sliding-window layers add nothing: their cache "
                 "is full and the oldest entry is overwritten"
-                if it.get("kv_layers_full")
+                if it.kv_layers_full
                 else ""
             )
         )
         # the prompt alone (no step selected) leads to the answer's first step
-        self.next.setEnabled(it["next_step"] is not None or step is None)
+        self.next.setEnabled(it.next_step is not None or step is None)
 
     # -- clicks -----------------------------------------------------------------
     def _on_layers_click(self, event) -> None:
@@ -300,11 +301,11 @@ class JourneyView(QScrollArea):
         if point is None or self.record is None:
             return
         layer = int(round(point.x()))
-        if 0 <= layer < len(self.record.data["layers"]):
+        if 0 <= layer < len(self.record.data.layers):
             self.layer_clicked.emit(layer)
 
     def _on_next(self) -> None:
         if self.record is None:
             return
-        step = self.record.data["iteration"]["next_step"]
+        step = self.record.data.iteration.next_step
         self.step_requested.emit(0 if self.record.step is None else step)

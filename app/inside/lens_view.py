@@ -41,10 +41,10 @@ class LensView(QSplitter):
         )
 
     def show_record(self, record) -> None:
-        d = record.data
-        rows, names = d["rows"], d["token_labels"]
-        chosen = d.get("chosen")
-        k = max(len(r["top"]) for r in rows)
+        d = record.data  # a LensResult (engine/inside_results.py)
+        rows, names = d.rows, d.token_labels
+        chosen = d.chosen
+        k = max(len(r.top) for r in rows)
         headers = [f"#{i + 1}" for i in range(k)] + (
             ["chosen p", "rank"] if chosen is not None else []
         )
@@ -53,15 +53,15 @@ class LensView(QSplitter):
         self.table.setHorizontalHeaderLabels(headers)
         self.table.setVerticalHeaderLabels([f"layer {i}" for i in range(len(rows))])
         for r, row in enumerate(rows):
-            for c, (tid, p) in enumerate(row["top"]):
+            for c, (tid, p) in enumerate(row.top):
                 cell = QTableWidgetItem(f"{short(names[str(tid)], 12)}  {p:.2f}")
                 cell.setToolTip(escape(f"token {tid} {names[str(tid)]!r}: p = {p:.4f}"))
                 if tid == chosen:
                     cell.setBackground(QBrush(CHOSEN_BG))
                 self.table.setItem(r, c, cell)
             if chosen is not None:
-                self.table.setItem(r, k, QTableWidgetItem(f"{row['chosen_prob']:.3f}"))
-                self.table.setItem(r, k + 1, QTableWidgetItem(str(row["chosen_rank"])))
+                self.table.setItem(r, k, QTableWidgetItem(f"{row.chosen_prob:.3f}"))
+                self.table.setItem(r, k + 1, QTableWidgetItem(str(row.chosen_rank)))
         self.table.resizeColumnsToContents()
         self.table.scrollToBottom()
         item = self.rank.getPlotItem()
@@ -70,7 +70,7 @@ class LensView(QSplitter):
             self.rank_curve.setData([], [])
             set_title(item, "Chosen token by layer", f"{where}: no token chosen yet")
             return
-        ranks = np.array([row["chosen_rank"] for row in rows], dtype=float)
+        ranks = np.array([row.chosen_rank for row in rows], dtype=float)
         self.rank_curve.setData(np.arange(len(ranks)), ranks)
         # "top from layer N": the first layer from which it stays the top prediction
         settled = next((i for i in range(len(ranks)) if (ranks[i:] == 1).all()), None)

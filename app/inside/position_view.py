@@ -109,10 +109,10 @@ class PositionView(QWidget):
 
     def masses(self) -> tuple[np.ndarray, dict]:
         """The masses and bins on screen (the mean of layers or the chosen layer)."""
-        d, layer = self.record.data, self.layer.currentData()
+        d, layer = self.record.data, self.layer.currentData()  # a PositionResult
         if layer is None:
-            return np.array(d["mean"]), d["bins"]
-        return np.array(d["by_layer"][layer]), d["bins_by_layer"][layer]
+            return np.array(d.mean), d.bins
+        return np.array(d.by_layer[layer]), d.bins_by_layer[layer]
 
     def _draw(self) -> None:
         if self.record is None:
@@ -129,14 +129,14 @@ class PositionView(QWidget):
         else:
             self.curve.setData([], [])
             self.bars.setOpts(x=x, height=mass, width=0.9)
-        self.prompt_end.setPos(d["prompt_tokens"] - 0.5)
+        self.prompt_end.setPos(d.prompt_tokens - 0.5)
         for name, region in self.regions.items():
-            a, b = d["edges"][name]
+            a, b = d.edges[name]
             region.setRegion((a - 0.5, b - 0.5))
         item.setXRange(-0.5, len(mass) - 0.5, padding=0.01)
         self.table.setRowCount(len(bins))
         for r, (name, value) in enumerate(bins.items()):
-            a, b = d["edges"][name]
+            a, b = d.edges[name]
             span = "—" if b <= a else f"{a}–{b - 1}"
             for c, text in enumerate((name, span, f"{100 * value:.2f}%")):
                 self.table.setItem(r, c, QTableWidgetItem(text))

@@ -96,14 +96,14 @@ def say_position(ctx: dict) -> Sentence:
         why = "Inside the model computed nothing for this run (its window says why)."
     if why:
         return Sentence(why)
-    data = ctx["record"].data
+    result = ctx["record"].data  # a PositionResult (engine/inside_results.py)
     share, size = {}, {}
     for key, name in (("first", "first token"), ("middle", "middle"), ("last", "last 10%")):
-        a, b = data["edges"][name]
-        share[key], size[key] = data["bins"][name], b - a
-    total = data["edges"]["last 10%"][1]
-    a, b = data["edges"]["first 10%"]  # the rest of the first 10 %: named, so all add up
-    share["start"], size["start"] = data["bins"]["first 10%"], b - a
+        a, b = result.edges[name]
+        share[key], size[key] = result.bins[name], b - a
+    total = result.edges["last 10%"][1]
+    a, b = result.edges["first 10%"]  # the rest of the first 10 %: named, so all add up
+    share["start"], size["start"] = result.bins["first 10%"], b - a
     numbers = {**share, "tokens": total}
     if not size["middle"] or not size["last"]:
         return Sentence(

@@ -36,9 +36,9 @@ def say_tokenization(ctx: dict) -> Sentence:
     why, rec = _record(ctx)
     if why:
         return Sentence(why)
-    tok = rec.data["tokenization"]
-    n = tok["prompt_tokens"]
-    pieces = [label for _i, label, _b in tok["tokens"][:n]]
+    tok = rec.data.tokenization
+    n = tok.prompt_tokens
+    pieces = [label for _i, label, _b in tok.tokens[:n]]
     chars = len(ctx["run"].prompt)
     first = ", ".join(quote(p) for p in pieces[:4])
     return Sentence(
@@ -52,14 +52,14 @@ def say_embedding(ctx: dict) -> Sentence:
     why, rec = _record(ctx)
     if why:
         return Sentence(why)
-    emb, names = rec.data["embedding"], rec.data["token_labels"]
-    near_id, cos = emb["neighbours"][0]
+    emb = rec.data.embedding
+    near_id, cos = emb.neighbours[0]
     label = rec.labels[-1]
     return Sentence(
-        f"The last prompt token {quote(label)} is a row of {len(emb['values'])} numbers "
-        f"(length {emb['norm']:.2f}); its nearest neighbour in the table is "
-        f"{quote(names[str(near_id)])} (cosine {cos:.2f}).",
-        {"dimensions": len(emb["values"]), "norm": emb["norm"], "cosine": cos},
+        f"The last prompt token {quote(label)} is a row of {len(emb.values)} numbers "
+        f"(length {emb.norm:.2f}); its nearest neighbour in the table is "
+        f"{quote(rec.data.label(near_id))} (cosine {cos:.2f}).",
+        {"dimensions": len(emb.values), "norm": emb.norm, "cosine": cos},
     )
 
 
@@ -67,15 +67,15 @@ def _layer_say(ctx: dict, key: str, what: str) -> Sentence:
     why, rec = _record(ctx)
     if why:
         return Sentence(why)
-    rows = [r for r in rec.data["layers"] if r.get(key) is not None]
+    rows = [r for r in rec.data.layers if getattr(r, key) is not None]
     if not rows:
         return Sentence(f"This model's layers could not be split into {what} and the rest.")
-    top = max(rows, key=lambda r: r[key])
-    mean = sum(r[key] for r in rows) / len(rows)
+    top = max(rows, key=lambda r: getattr(r, key))
+    mean = sum(getattr(r, key) for r in rows) / len(rows)
     return Sentence(
         f"Over {len(rows)} layers, {what} changed the last token's vector by {pct(mean)} of "
-        f"its length on average, most in layer {top['layer']} ({pct(top[key])}).",
-        {"layers": len(rows), "mean": mean, "top_layer": top["layer"], "top": top[key]},
+        f"its length on average, most in layer {top.layer} ({pct(getattr(top, key))}).",
+        {"layers": len(rows), "mean": mean, "top_layer": top.layer, "top": getattr(top, key)},
     )
 
 
@@ -91,16 +91,16 @@ def say_projection(ctx: dict) -> Sentence:
     why, rec = _record(ctx)
     if why:
         return Sentence(why)
-    proj, names = rec.data["projection"], rec.data["token_labels"]
-    top_id, _logit, p = proj["top"][0]
-    chosen = proj["chosen"]
-    numbers = {"top_prob": p, "chosen_rank": chosen["rank"] if chosen else None}
+    proj, d = rec.data.projection, rec.data
+    top_id, _logit, p = proj.top[0]
+    chosen = proj.chosen
+    numbers = {"top_prob": p, "chosen_rank": chosen.rank if chosen else None}
     tail = ""
     if chosen:
-        tail = f"; the run took {quote(names[str(chosen['token_id'])])}, rank {chosen['rank']}"
+        tail = f"; the run took {quote(d.label(chosen.token_id))}, rank {chosen.rank}"
     return Sentence(
         f"The final vector was scored against every token of the vocabulary; the best was "
-        f"{quote(names[str(top_id)])} with {pct(p)}{tail}.",
+        f"{quote(d.label(top_id))} with {pct(p)}{tail}.",
         numbers,
     )
 

@@ -211,29 +211,28 @@ def _folder(model: str | None):
 
 
 def _print(record) -> None:
-    d = record.data
+    d = record.data  # its result dataclass (engine/inside_results.py)
     where = "the prompt" if record.step is None else f"step {record.step}"
-    if d.get("truncated"):  # the header says that only the context's end was read
-        where += f" · only the last {len(record.ids):,} of its {d['context_tokens']:,} tokens"
+    if d.truncated:  # the header says that only the context's end was read
+        where += f" · only the last {len(record.ids):,} of its {d.context_tokens:,} tokens"
     if record.what in ("journey", "position"):
         from engine.cli.journey_text import print_journey, print_position
 
         (print_journey if record.what == "journey" else print_position)(record, where)
         return
     if record.what == "attention":
-        head = "mean of heads" if d["head"] is None else f"head {d['head']}"
-        print(f"attention · layer {d['layer']} of {record.layers} · {head} · {where}")
-        row = d["weights"][-1]
+        head = "mean of heads" if d.head is None else f"head {d.head}"
+        print(f"attention · layer {d.layer} of {record.layers} · {head} · {where}")
+        row = d.weights[-1]
         best = sorted(range(len(row)), key=lambda j: -row[j])[:8]
         print(f"query {record.labels[-1]!r} attends to:")
         for j in best:
             print(f"  {row[j]:.3f}  {record.labels[j]!r} (position {j})")
         return
-    labels = d["token_labels"]
     print(f"logit lens · {where} · {record.layers} layers")
-    for n, row in enumerate(d["rows"]):
-        top = ", ".join(f"{labels[str(i)]!r} {p:.2f}" for i, p in row["top"][:3])
+    for n, row in enumerate(d.rows):
+        top = ", ".join(f"{d.label(i)!r} {p:.2f}" for i, p in row.top[:3])
         extra = ""
-        if "chosen_rank" in row:
-            extra = f"  chosen: rank {row['chosen_rank']}, p={row['chosen_prob']:.3f}"
+        if row.chosen_rank is not None:
+            extra = f"  chosen: rank {row.chosen_rank}, p={row.chosen_prob:.3f}"
         print(f"  layer {n:2}: {top}{extra}")

@@ -49,7 +49,7 @@ def test_attention_view_follows_the_step_layer_and_head(qtbot, inside):
     win.attention.layer.setValue(7)
     win.attention.head.setCurrentIndex(win.attention.head.findData(4))
     record = _wait_record(qtbot, win, "attention")
-    assert record.data["layer"] == 7 and record.data["head"] == 4
+    assert record.data.layer == 7 and record.data.head == 4
     from engine.backends.mlx.loader import load_model
 
     lm, _i, _s = load_model(Path(window.model_record.path), prefer="speed")
@@ -67,11 +67,11 @@ def test_lens_view_shows_every_layer_and_the_chosen_token(qtbot, inside):
     record = _wait_record(qtbot, win, "lens")
     assert win.lens.table.rowCount() == record.layers == 30
     chosen = window.state.tokens[3].token_id
-    assert record.data["chosen"] == chosen
+    assert record.data.chosen == chosen
     ranks = 10 ** win.lens.rank_curve.getData()[1]  # the rank axis is logarithmic
-    assert list(np.rint(ranks)) == [row["chosen_rank"] for row in record.data["rows"]]
-    final = record.data["rows"][-1]
-    assert final["chosen_prob"] == pytest.approx(window.state.tokens[3].prob, abs=1e-3)
+    assert list(np.rint(ranks)) == [row.chosen_rank for row in record.data.rows]
+    final = record.data.rows[-1]
+    assert final.chosen_prob == pytest.approx(window.state.tokens[3].prob, abs=1e-3)
 
     # The engine freezes: the fault shows in place of the views, the lens keeps its rows.
     client = win.bridge.client
@@ -138,30 +138,30 @@ def _check_read_step(qtbot, win, state, step, n_context):
     win.tabs.setCurrentIndex(TABS.index("journey"))
     record = _wait_record(qtbot, win, "journey")
     tok, d = state.tokens[step], record.data
-    assert d["reading"] is True
-    chosen = d["projection"]["chosen"]
-    assert chosen["token_id"] == tok.token_id
-    assert chosen["prob"] == pytest.approx(tok.prob, abs=1e-3)
-    assert chosen["prob"] == pytest.approx(tok.prob, rel=1e-2)  # a small p too
-    assert chosen["rank"] == tok.rank
-    shown = [tid for tid, _label, _raw in d["tokenization"]["tokens"]]
-    assert d["tokenization"]["prompt_tokens"] == n_context
+    assert d.reading is True
+    chosen = d.projection.chosen
+    assert chosen.token_id == tok.token_id
+    assert chosen.prob == pytest.approx(tok.prob, abs=1e-3)
+    assert chosen.prob == pytest.approx(tok.prob, rel=1e-2)  # a small p too
+    assert chosen.rank == tok.rank
+    shown = [tid for tid, _label, _raw in d.tokenization.tokens]
+    assert d.tokenization.prompt_tokens == n_context
     assert shown[n_context:] == [t.token_id for t in state.tokens[: step + 1]]
     assert len(shown) == n_context + step + 1  # not the text twice
     assert f"{len(shown)} tokens ({n_context} of the context" in win.journey.tokens.text()
-    assert [s["stage"] for s in d["sampling"]["stages"]] == ["raw"]  # a read samples nothing
-    assert d["sampling"]["stages"][0]["chosen_prob"] == pytest.approx(tok.prob, abs=1e-3)
+    assert [s.stage for s in d.sampling.stages] == ["raw"]  # a read samples nothing
+    assert d.sampling.stages[0].chosen_prob == pytest.approx(tok.prob, abs=1e-3)
     funnel = win.journey.funnel  # the read's one stage, its p with its digits
     assert funnel.rowCount() == 1 and funnel.item(0, 4).text() == str(tok.rank)
-    assert funnel.item(0, 3).text() == fmt_prob(d["sampling"]["stages"][0]["chosen_prob"])
-    assert f"p = {fmt_prob(chosen['prob'])}, rank {tok.rank:,}" in win.journey.proj_text.text()
+    assert funnel.item(0, 3).text() == fmt_prob(d.sampling.stages[0].chosen_prob)
+    assert f"p = {fmt_prob(chosen.prob)}, rank {tok.rank:,}" in win.journey.proj_text.text()
     # the logit lens's last layer is the model's output: the same p and rank
     win.tabs.setCurrentIndex(TABS.index("lens"))
     lens = _wait_record(qtbot, win, "lens")
-    assert lens.data["chosen"] == tok.token_id and len(lens.ids) == n_context + step
-    final = lens.data["rows"][-1]
-    assert final["chosen_prob"] == pytest.approx(tok.prob, abs=1e-3)
-    assert final["chosen_rank"] == tok.rank
+    assert lens.data.chosen == tok.token_id and len(lens.ids) == n_context + step
+    final = lens.data.rows[-1]
+    assert final.chosen_prob == pytest.approx(tok.prob, abs=1e-3)
+    assert final.chosen_rank == tok.rank
     return record
 
 
@@ -183,12 +183,12 @@ def test_inside_a_read_gives_the_reads_numbers(qtbot, window):
     qtbot.addWidget(win)
     try:
         record = _check_read_step(qtbot, win, state, never, 1)
-        assert record.data["tokenization"]["tokens"][0][0] == start_token_id(lm.tokenizer)
-        assert record.data["iteration"]["next_step"] == never + 1
+        assert record.data.tokenization.tokens[0][0] == start_token_id(lm.tokenizer)
+        assert record.data.iteration.next_step == never + 1
         assert "the text read goes on" in win.journey.iter_text.text()
         last = len(state.tokens) - 1
         record = _check_read_step(qtbot, win, state, last, 1)
-        assert record.data["iteration"]["next_step"] is None
+        assert record.data.iteration.next_step is None
         assert "the text ends here" in win.journey.iter_text.text()
 
         # With a context in the system box: the pass starts with the context's tokens.

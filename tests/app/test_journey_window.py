@@ -33,20 +33,20 @@ def _check_journey(win, state, step):
     """The journey record of `step` against the run's own numbers, and the tab's text."""
     record = win.cache[win._key()]
     d, tok = record.data, state.tokens[step]
-    assert record.step == step and d["chosen"] == tok.token_id
-    stages = d["sampling"]["stages"]
-    assert [s["stage"] for s in stages] == ["raw", "top-p", "temperature 0.7"]
+    assert record.step == step and d.chosen == tok.token_id
+    stages = d.sampling.stages
+    assert [s.stage for s in stages] == ["raw", "top-p", "temperature 0.7"]
     # the engine sampled from exactly the funnel's last distribution
-    assert abs(stages[-1]["chosen_prob"] - math.exp(tok.sampled_logprob)) < 2e-3
-    assert abs(stages[0]["chosen_prob"] - tok.prob) < 2e-3
+    assert abs(stages[-1].chosen_prob - math.exp(tok.sampled_logprob)) < 2e-3
+    assert abs(stages[0].chosen_prob - tok.prob) < 2e-3
     rows = _funnel_rows(win)
     assert [r[0] for r in rows] == ["raw", "top-p", "temperature 0.7"]
-    assert rows[-1][3] == fmt_prob(stages[-1]["chosen_prob"])
+    assert rows[-1][3] == fmt_prob(stages[-1].chosen_prob)
     assert "temperature is applied last" in win.journey.order.text()
     assert "+46,080 bytes" in win.journey.iter_text.text()  # 30 layers × 2 × 3 × 64 × 4
     heights = win.journey.attn_bars.opts["height"]
     assert len(heights) == 30
-    assert np.allclose(heights, [r["attention"] for r in d["layers"]])
+    assert np.allclose(heights, [r.attention for r in d.layers])
     return record
 
 
@@ -58,7 +58,7 @@ def test_journey_and_position_tabs_on_a_live_run(qtbot, window):
     win.tabs.setCurrentIndex(TABS.index("journey"))
     _wait(qtbot, win, "journey")
     record = _check_journey(win, state, 2)
-    label = record.data["tokenization"]["tokens"][-1][1]
+    label = record.data.tokenization.tokens[-1][1]
     assert label in win.journey.tokens.text() and "new token" in win.journey.tokens.text()
 
     # a click on layer 7 of the residual chart opens that layer's heatmap
@@ -71,7 +71,7 @@ def test_journey_and_position_tabs_on_a_live_run(qtbot, window):
     qtbot.mouseClick(plot.viewport(), Qt.LeftButton, pos=QPoint(where.x(), where.y()))
     qtbot.waitUntil(lambda: win.tabs.currentIndex() == TABS.index("attention"), timeout=5_000)
     assert win.attention.layer.value() == 7
-    assert _wait(qtbot, win, "attention").data["layer"] == 7
+    assert _wait(qtbot, win, "attention").data.layer == 7
 
     # back to the journey, then Next step follows the appended token
     win.tabs.setCurrentIndex(TABS.index("journey"))
@@ -82,13 +82,13 @@ def test_journey_and_position_tabs_on_a_live_run(qtbot, window):
 
     win.tabs.setCurrentIndex(TABS.index("position"))
     pos = _wait(qtbot, win, "position")
-    mean = np.array(pos.data["mean"])
+    mean = np.array(pos.data.mean)
     assert abs(mean.sum() - 1) < 1e-5 and pos.step == 3
     assert np.allclose(win.position.bars.opts["height"], mean)
     assert win.position.table.rowCount() == 5
     assert win.position.table.item(0, 0).text() == "first token"
     win.position.layer.setCurrentIndex(win.position.layer.findData(4))
-    assert np.allclose(win.position.bars.opts["height"], pos.data["by_layer"][4])
+    assert np.allclose(win.position.bars.opts["height"], pos.data.by_layer[4])
     assert "layer 4" in win.position.plot.getPlotItem().titleLabel.text
     win.close()
 

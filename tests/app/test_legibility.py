@@ -326,12 +326,11 @@ def test_lab_legends_follow_a_change_to_the_dark_theme(qtbot, restore_palette):
 
 
 def _layer_rows(n=30):
-    rows = [
-        {"attention": 0.2 + 0.01 * i, "ffn": 0.25, "norm_in": 3.0, "norm_out": 9.0}
-        for i in range(n)
-    ]
-    rows[0].update(attention=4.2, ffn=7.6)  # layer 0: both bars far above the rest
-    return rows
+    from engine.inside_results import LayerChange
+
+    rows = [LayerChange(i, 3.0, 9.0, attention=0.2 + 0.01 * i, ffn=0.25) for i in range(n)]
+    rows[0] = LayerChange(0, 3.0, 9.0, attention=4.2, ffn=7.6)  # both bars far above the rest
+    return tuple(rows)
 
 
 def test_journey_cut_bars_at_one_layer_share_one_label(qtbot):
@@ -354,7 +353,7 @@ def test_attention_key_labels_never_run_together(qtbot):
     weights = np.tril(np.ones((n, n), dtype=np.float32))
     weights /= weights.sum(axis=1, keepdims=True)
     record = SimpleNamespace(
-        data={"weights": weights, "head": None, "layer": 0},
+        data=SimpleNamespace(weights=weights, head=None, layer=0),
         layers=30,
         heads=9,
         labels=labels,

@@ -51,17 +51,20 @@ def _rank_labels(view) -> list[str]:
 
 def test_the_journeys_rank_axis_is_whole_decades_and_the_funnels_labels_stand_apart(qtbot):
     from app.inside.journey_view import JourneyView
+    from engine.inside_results import FunnelStage, Projection
 
     view = JourneyView()
     qtbot.addWidget(view)
     _settle(qtbot, view, (1200, 900))
     names = {"1039": " never", "10": " strikes"}
     for ranks in ([803, 640, 200, 41, 9, 8, 7, 6, 2, 1], [1, 1, 1], [2, 3, 1], [40_000, 5]):
-        proj = {
-            "top": [(10, 12.0, 0.29)],
-            "chosen": {"token_id": 1039, "logit": 3.1, "prob": 0.000085, "rank": 803},
-            "lens": [{"top": 10, "chosen_rank": r, "chosen_prob": 0.1} for r in ranks],
-        }
+        proj = Projection.from_dict(
+            {
+                "top": [(10, 12.0, 0.29)],
+                "chosen": {"token_id": 1039, "logit": 3.1, "prob": 0.000085, "rank": 803},
+                "lens": [{"top": 10, "chosen_rank": r, "chosen_prob": 0.1} for r in ranks],
+            }
+        )
         view._projection(proj, names)
         qtbot.wait(30)
         axis = view.lens.getPlotItem().getAxis("left")
@@ -79,10 +82,10 @@ def test_the_journeys_rank_axis_is_whole_decades_and_the_funnels_labels_stand_ap
         assert np.allclose(10**y, ranks)  # the points at their ranks (log axis)
     assert "p = 0.0085%, rank 803" in view.proj_text.text()
 
-    stages = [
-        {"stage": s, "tokens": n, "mass": 1.0, "chosen_prob": 0.1, "chosen_rank": 1, "detail": ""}
+    stages = tuple(
+        FunnelStage(s, "", n, 1.0, chosen_prob=0.1, chosen_rank=1)
         for s, n in (("raw", 49_152), ("top-k", 1_000), ("top-p", 37), ("min-p", 1))
-    ]
+    )
     every = {"1", "10", "100", "1k", "10k"}  # 1 to 49,152 tokens: short, apart
     for width in (1200, 900, 700, 560, 420):
         _settle(qtbot, view, (width, 900))

@@ -48,16 +48,16 @@ def check_tokenization(window, ctx, s):
 
 def check_embedding(window, ctx, s):
     rec, config = _journey(window, ctx, s)
-    values = np.array(rec.data["embedding"]["values"], dtype=np.float64)
+    values = np.array(rec.data.embedding.values, dtype=np.float64)
     assert s.numbers["dimensions"] == config["hidden_size"] == len(values)
     assert s.numbers["norm"] == pytest.approx(np.linalg.norm(values), rel=1e-5)
-    cosines = [c for _i, c in rec.data["embedding"]["neighbours"]]
+    cosines = [c for _i, c in rec.data.embedding.neighbours]
     assert s.numbers["cosine"] == max(cosines)
 
 
 def _check_layers(window, ctx, s, key):
     rec, config = _journey(window, ctx, s)
-    ratios = np.array([r[key] for r in rec.data["layers"]], dtype=np.float64)
+    ratios = np.array([getattr(r, key) for r in rec.data.layers], dtype=np.float64)
     assert s.numbers["layers"] == config["num_hidden_layers"] == len(ratios)
     assert s.numbers["mean"] == pytest.approx(ratios.mean(), rel=1e-12)
     assert s.numbers["top_layer"] == int(ratios.argmax()) and s.numbers["top"] == ratios.max()
@@ -176,7 +176,7 @@ def check_position(window, ctx, s):
     assert ctx["record"] is not None, (win.where.text(), win._key(), list(win.cache), win.pending)
     d = ctx["record"].data
     assert win.position.record is ctx["record"]
-    mean = np.array(d["mean"], dtype=np.float64)
+    mean = np.array(d.mean, dtype=np.float64)
     edges = bin_edges(len(mean))
     assert s.numbers["tokens"] == len(mean)
     for key, name in (("first", "first token"), ("middle", "middle"), ("last", "last 10%")):

@@ -88,7 +88,7 @@ def _position_ctx(first: float, middle: float, last: float, tokens: int = 50) ->
     bins.update({"middle": middle, "last 10%": last})
     edges = {"first token": [0, 1], "first 10%": [1, 5], "middle": [5, 45]}
     edges["last 10%"] = [45, tokens]
-    return {"run": NS(error=None), "record": NS(data={"bins": bins, "edges": edges})}
+    return {"run": NS(error=None), "record": NS(data=NS(bins=bins, edges=edges))}
 
 
 def test_position_compares_per_token_shares_when_the_middle_is_lost():

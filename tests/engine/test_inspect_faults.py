@@ -65,7 +65,7 @@ def test_inspection_through_the_client_api(fault, monkeypatch, default_model_pat
         got = _collect(client.inspect_answer(PROMPT, GREEDY, LENS, model))
         record = got[-1]
         assert record.type == "inspect" and record.step == 2
-        assert len(record.data["rows"]) == record.layers > 0
+        assert len(record.data.rows) == record.layers > 0
         assert client.restarts == 2
     finally:
         client.close()

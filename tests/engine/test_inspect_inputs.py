@@ -18,6 +18,7 @@ from engine.backends.mlx.inspect_step import inspect_step
 from engine.backends.mlx.journey import journey, journey_record
 from engine.cli.inspect_cmd import _print as print_record
 from engine.errors import SettingsError
+from engine.inside_results import LayerChange, Projection
 from engine.inspect_request import InspectRequest
 from engine.settings import SamplingSettings
 from tests.engine.test_cli import cli
@@ -100,7 +101,7 @@ def test_a_long_prompt_says_it_was_truncated(smollm, monkeypatch, capsys, what):
     record = inspect_step(
         backend, prompt, SamplingSettings(chat_template=False), InspectRequest(what)
     )
-    assert record.data["truncated"] is True and record.data["context_tokens"] == n > 8
+    assert record.data.truncated is True and record.data.context_tokens == n > 8
     print_record(record)
     head = capsys.readouterr().out.splitlines()[0]
     assert f" · the prompt · only the last 8 of its {n} tokens" in head
@@ -114,13 +115,14 @@ def test_the_journey_covers_the_end_of_a_long_context(smollm, monkeypatch):
     settings = SamplingSettings(temperature=0.0)
     rec = journey_record(smollm, ids, 12, 4, 314, settings)
     data = rec.data
-    assert data["truncated"] is True and data["context_tokens"] == 16
-    assert list(rec.ids) == ids[-8:] and data["tokenization"]["prompt_tokens"] == 4
-    assert data["iteration"]["next_step"] == 5  # step 4 of the answer, not 8 - 4
+    assert data.truncated is True and data.context_tokens == 16
+    assert list(rec.ids) == ids[-8:] and data.tokenization.prompt_tokens == 4
+    assert data.iteration.next_step == 5  # step 4 of the answer, not 8 - 4
     alone = journey(smollm, ids[-8:], 4, 314, settings, ids)
-    assert data["projection"] == alone["projection"] and data["layers"] == alone["layers"]
+    assert data.projection == Projection.from_dict(alone["projection"])
+    assert data.layers == tuple(LayerChange.from_dict(r) for r in alone["layers"])
     short = journey_record(smollm, ids[-8:], 4, 4, 314, settings).data
-    assert short["truncated"] is False and short["context_tokens"] == 8
+    assert short.truncated is False and short.context_tokens == 8
 
 
 def _journey(*extra) -> dict:

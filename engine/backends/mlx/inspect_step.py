@@ -9,8 +9,11 @@ inspects the prompt alone (what it predicts next).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine.backends.mlx.inside import Inspection, attention_weights, logit_lens
 from engine.errors import SettingsError
+from engine.inside_results import AttentionResult, LensResult, PositionResult
 from engine.inspect_request import WHATS, InspectRequest
 from engine.prompt import encode_prompt
 from engine.records import InspectRecord, token_label
@@ -60,22 +63,6 @@ READ_ORDER = (
 )
 
 
-def _as_read(data: dict, step: int | None, tokens: int) -> None:
-    """A journey's sampling and iteration as a read's: one stage, the raw distribution
-    the read scored; the read goes on to the text's next token and ends with the text
-    (no stop token, one in the text being read like any other, and no length limit)."""
-    data["sampling"] = {
-        "greedy": False,
-        "order": READ_ORDER,
-        "stages": data["sampling"]["stages"][:1],
-    }
-    if step is not None:
-        last = step + 1 >= tokens
-        data["iteration"].update(
-            stop_token=False, length_limit=last, next_step=None if last else step + 1
-        )
-
-
 def inspect_step(backend, prompt, settings, request: InspectRequest) -> InspectRecord:
     """Attention, the logit lens, the journey of the step's token or attention by
     position, at one step of a run (or of the prompt alone).
@@ -97,9 +84,8 @@ def inspect_step(backend, prompt, settings, request: InspectRequest) -> InspectR
         if request.reading:
             settings = _read_settings(settings)
         record = journey_record(backend.lm, ids, n_prompt, step, chosen, settings)
-        record.data["reading"] = request.reading
-        if request.reading:
-            _as_read(record.data, step, n_answer)
+        if request.reading:  # the read's one sampling stage, and its end where the text's
+            record = replace(record, data=record.data.as_read(READ_ORDER, step, n_answer))
         return record
     full = len(ids)
     p = backend.inspection.get(ids)
@@ -113,7 +99,7 @@ def inspect_step(backend, prompt, settings, request: InspectRequest) -> InspectR
         )
     labels = tuple(token_label(backend.lm.token_bytes(i)) for i in ids)
     # an inspection covers the last MAX_POSITIONS tokens: say how many there were
-    data: dict = {
+    step_info = {
         "truncated": full > len(ids),
         "context_tokens": full,
         "chosen": chosen,
@@ -122,7 +108,9 @@ def inspect_step(backend, prompt, settings, request: InspectRequest) -> InspectR
     if what == "position":
         from engine.backends.mlx.position import attention_by_position
 
-        data.update(attention_by_position(p, n_prompt - (full - len(ids))))
+        result = PositionResult(
+            **step_info, **attention_by_position(p, n_prompt - (full - len(ids)))
+        )
     elif what == "attention":
         layer = int(request.layer)
         head = request.head
@@ -130,7 +118,8 @@ def inspect_step(backend, prompt, settings, request: InspectRequest) -> InspectR
         if head is not None and not 0 <= int(head) < heads:
             raise SettingsError(f"head {head} does not exist: layer {layer} has {heads}")
         shown = weights.mean(axis=0) if head is None else weights[int(head)]
-        data.update(
+        result = AttentionResult(
+            **step_info,
             layer=layer,
             head=None if head is None else int(head),
             weights=shown.round(6).tolist(),
@@ -141,11 +130,13 @@ def inspect_step(backend, prompt, settings, request: InspectRequest) -> InspectR
         words = {i for r in rows for i, _p in r["top"]} | (
             {chosen} if chosen is not None else set()
         )
-        data.update(
-            rows=rows, token_labels={str(i): token_label(backend.lm.token_bytes(i)) for i in words}
+        result = LensResult(
+            **step_info,
+            rows=rows,
+            token_labels={str(i): token_label(backend.lm.token_bytes(i)) for i in words},
         )
     return InspectRecord(
-        what=what, step=step, layers=layers, heads=heads, ids=tuple(ids), labels=labels, data=data
+        what=what, step=step, layers=layers, heads=heads, ids=tuple(ids), labels=labels, data=result
     )
 
 

@@ -12,8 +12,8 @@ to zeros), so attention's and the feed-forward's contributions are separated
 without copying any architecture's code. The KV cache's bytes before and after
 the last token give the bytes one step adds.
 
-This module knows nothing about runs, records or the GUI: it returns a dict of
-plain values (see `journey`).
+`journey` returns a dict of plain values; `journey_record` makes it the typed
+JourneyResult (engine/inside_results.py) an InspectRecord carries.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from engine.backends.mlx.capture import capture
 from engine.backends.mlx.funnel import ORDER_NOTE, sampling_funnel
 from engine.backends.mlx.inside import MAX_POSITIONS, Pass, logit_lens
 from engine.backends.mlx.run_records import kv_cache_bytes
+from engine.inside_results import JourneyResult
 from engine.records import InspectRecord, token_label
 
 NEIGHBOURS = 8  # nearest tokens in the embedding table
@@ -278,8 +279,9 @@ def _referenced(data: dict) -> set[int]:
 
 
 def journey_record(lm, ids: list[int], n_prompt: int, step, chosen, settings) -> InspectRecord:
-    """The journey of step `step` as an InspectRecord (what = "journey"); `data` holds
-    `journey`'s sections and token_labels for the ids they name.
+    """The journey of step `step` as an InspectRecord (what = "journey"); `data` is a
+    JourneyResult (engine/inside_results.py): `journey`'s sections and token_labels for
+    the ids they name.
 
     Like every inspection it covers the last MAX_POSITIONS tokens of the context
     (`truncated`, `context_tokens` say so): one pass over a very long prompt would
@@ -293,16 +295,15 @@ def journey_record(lm, ids: list[int], n_prompt: int, step, chosen, settings) ->
     data["chosen"] = chosen
     data["truncated"] = full > len(ids)
     data["context_tokens"] = full
+    data["reading"] = False
     data["token_labels"] = {str(i): token_label(lm.token_bytes(i)) for i in _referenced(data)}
-    labels = tuple(t[1] for t in data["tokenization"]["tokens"][: len(ids)])
-    layers = len(data["layers"])
-    heads = 0
+    result = JourneyResult.from_dict(data)
     return InspectRecord(
         what="journey",
         step=step,
-        layers=layers,
-        heads=heads,
+        layers=len(result.layers),
+        heads=0,
         ids=tuple(ids),
-        labels=labels,
-        data=data,
+        labels=tuple(t[1] for t in result.tokenization.tokens[: len(ids)]),
+        data=result,
     )
