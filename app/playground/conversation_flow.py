@@ -38,10 +38,19 @@ class TurnFlow:
         self.model, self.bridge, self.controls = model, bridge, controls
         self.panel, self.prompt, self.ui = prompt_panel, prompt_panel.prompt, ui
         self.pending_turn: tuple | None = None  # waiting for the context choice
+        # checks(settings) before a turn runs (raises SettingsError: nothing is sent), and
+        # on_started(state, text, turn) once it runs: the right-sized model's (the window's)
+        self.checks: Callable[[SamplingSettings], None] = lambda settings: None
+        self.on_started: Callable[[RunState, str, int | None], None] | None = None
 
     @property
     def session(self):
         return self.model.session
+
+    def hook(self, checks, on_started) -> None:
+        """`checks(settings)` before a turn runs (raises SettingsError: nothing is sent)
+        and `on_started(state, text, turn)` once it runs (the right-sized model's)."""
+        self.checks, self.on_started = checks, on_started
 
     # -- what Run sends -----------------------------------------------------------------
     def next_prompt(self, text: str) -> tuple[int, object]:
@@ -76,21 +85,40 @@ class TurnFlow:
         self.start_turn(text, turn, cold, from_box=True)
 
     def start_turn(
-        self, text: str, turn: int, cold: bool = False, drop: bool = False, from_box: bool = False
+        self,
+        text: str,
+        turn: int,
+        cold: bool = False,
+        drop: bool = False,
+        from_box: bool = False,
+        runs_on: str | None = None,
+        settings: SamplingSettings | None = None,
     ) -> bool:
-        """Run `text` as turn `turn` (a new sibling run there; History keeps the others)."""
+        """Run `text` as turn `turn` (a new sibling run there; History keeps the others).
+        `runs_on`: a model other than the loaded one, with `settings` (the right-sized
+        escalation: the small attempt's settings, the context check left to the engine)."""
         if self.bridge.busy:
             return False
         try:
             if not text.strip():
                 raise SettingsError("The prompt is empty: type something for the model first.")
-            settings = self.controls.settings().with_(prompt_cache=not cold).validate()
+            if settings is None:
+                settings = self.controls.settings().with_(prompt_cache=not cold)
+            settings = settings.validate()
+            if runs_on is None:
+                self.checks(settings)
         except SettingsError as e:
             self.ui.show_error(str(e))
             return False
         chat, conv = settings.chat_template, self.session.conversation
         turn = min(turn, len(conv)) if chat else 0
-        if chat and turn and (over := self.context_overflow(conv.prompt(text, turn), settings)):
+        over = (
+            runs_on is None
+            and chat
+            and turn
+            and self.context_overflow(conv.prompt(text, turn), settings)
+        )
+        if over:
             if not (drop or self.ui.drop_oldest()):
                 self.ask_about_context(*over, (text, turn, cold, from_box))
                 return False
@@ -103,13 +131,19 @@ class TurnFlow:
                 "the context window (History keeps them)"
             )
         self.ui.hide_error()
-        estimate = self.panel.count(conv.prompt(text, turn) if chat else text)
+        estimate = None if runs_on else self.panel.count(conv.prompt(text, turn) if chat else text)
         state = RunState(
-            prompt=text, settings=settings, model=self.session.model, estimated_prompt=estimate
+            prompt=text,
+            settings=settings,
+            model=None if runs_on else self.session.model,
+            estimated_prompt=estimate,
+            runs_on=runs_on,
         )
         prompt, info = self.model.begin(text, turn, state)
         if from_box and chat:  # typing replaces it; Run again runs this turn again
             self.prompt.selectAll()
+        if self.on_started is not None and runs_on is None:
+            self.on_started(state, text, self.session.shown_turn)
         self.ui.start_run(state, prompt, info)
         return True
 

@@ -57,7 +57,7 @@ class RunView(QObject):
         self.redraw_timer = QTimer(self)
         self.redraw_timer.setInterval(REDRAW_MS)
         self.redraw_timer.timeout.connect(self._redraw_if_dirty)
-        on_theme(viewing_label, lambda w: w.setText(guest_line(self.session.guest)))
+        on_theme(viewing_label, lambda w: self.refresh_line())
         model.shown_changed.connect(self._on_shown)
         model.step_selected.connect(self._on_step_selected)
         model.tokens_added.connect(self._on_tokens)
@@ -73,7 +73,7 @@ class RunView(QObject):
 
     def _on_shown(self, state) -> None:
         """Another run is on screen: every view starts from it, no readout stays."""
-        self.viewing_label.setText(guest_line(self.session.guest))
+        self.refresh_line()
         self.answer.clear_tokens()
         if state.tokens:
             self.answer.append_tokens(state.tokens)
@@ -119,6 +119,13 @@ class RunView(QObject):
         ran_at = self.session.guest is not None and not shown.reading
         return shown.settings.temperature if ran_at else self.temperature()
 
+    def refresh_line(self) -> None:
+        """The line above the answer: where a guest came from, else what the right-sized
+        model did on this turn (empty: neither)."""
+        shown = self.session.shown
+        text = guest_line(self.session.guest) or route_line(shown.route)
+        self.viewing_label.setText(text)
+
     def refresh_status(self) -> None:
         """The status line describes the run on screen, with the model it ran with."""
         text = status_text(self.session.shown, self.session.shown_model)
@@ -130,15 +137,40 @@ class RunView(QObject):
         self.redraw_timer.stop()
 
 
-CONTINUE_LINK, BACK_LINK = "continue", "back"
+CONTINUE_LINK, BACK_LINK, PARTNER_LINK = "continue", "back", "partner"
+
+
+def _link_style() -> str:
+    # the theme's link colour, written in: a label keeps the colour it was given at first
+    return f"style='color: {QApplication.palette().link().color().name()}'"
+
+
+def route_line(note) -> str:
+    """The line above an answer of the right-sized model (app/session/right_size.py's
+    RouteNote; rich text, its link showing the turn's other attempt), or ""."""
+    if note is None:
+        return ""
+    small, large = escape(note.small), escape(note.large)
+    reason = escape(note.reason)
+    other = note.partner is not None and (note.role == "large" or note.partner.tokens)
+    link = f"<a href='{PARTNER_LINK}' {_link_style()}>"
+    if note.role == "small":
+        if note.escalated:
+            see = f" · {link}see {large}'s answer</a>" if other else ""
+            return f"<b>Right-sized</b>: {small}'s answer, {reason} to {large}{see}"
+        return f"<b>Right-sized</b>: {small} answered · {reason}"
+    see = f" · {link}see {small}'s answer</a>"
+    if note.failed:
+        why = escape(note.failed)
+        return f"<b>Right-sized</b>: {large} did not answer ({why}); {small}'s answer stands{see}"
+    return f"<b>Right-sized</b>: {large} answered, because {small}'s {reason}{see}"
 
 
 def guest_line(guest) -> str:
     """The line above a run shown from elsewhere (rich text: its two ways on), or ""."""
     if guest is None:
         return ""
-    # the theme's link colour, written in: a label keeps the colour it was given at first
-    link = f"style='color: {QApplication.palette().link().color().name()}'"
+    link = _link_style()
     return (
         f"{escape(guest.line)}. Run goes on with your own conversation · "
         f"<a href='{BACK_LINK}' {link}>Back to your conversation</a> · "

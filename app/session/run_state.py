@@ -32,6 +32,8 @@ class RunState(RunResult):
     sent: object = None  # what the engine was sent (a conversation's messages), if not `prompt`
     branch: dict | None = None  # a branch: {"parent" run id, "step", "kind"} (journal field)
     reading: bool = False  # a text read through the model (engine/reading), not generated
+    runs_on: str | None = None  # a model other than the loaded one (the right-sized escalation)
+    route: object = None  # app/session/right_size.RouteNote: what the cascade did on its turn
     _cap: int = 256
 
     def __post_init__(self):

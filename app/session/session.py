@@ -315,7 +315,7 @@ class Session:
         state.earlier = conv.earlier_spans(turn)
         state.kv_growth = conv.kv_growth(turn)
         state.sent = prompt
-        if state.model is None:
+        if state.model is None and state.runs_on is None:  # an escalation: its own, once loaded
             state.model = self.model
         info = conv.journal_info(turn) if chat else None
         if chat:

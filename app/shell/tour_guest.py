@@ -3,7 +3,8 @@ lessons run in a workspace and a History session of their own ("Tour"); closing 
 back the person's settings, mode, prompt, conversation and model exactly as they were.
 
 `TourGuest.enter()` sets the person's playground aside (the session's whole workspace,
-the sampling panel's every value, the prompt box's text, the loaded model);
+the sampling panel's every value, the Right-sized button, the prompt box's text, the
+loaded model);
 `TourGuest.leave()` puts it back, after stopping a lesson's run still going. Windows a
 lesson opens (Inside, the Lab) are placed beside the tour's panel, never over it
 (`place_beside`).
@@ -28,6 +29,7 @@ class _Aside:
     prompt: str
     model_path: str | None
     side_visible: bool
+    right_size: tuple  # (RightSizing, on): the Right-sized button beside the model picker
 
 
 class TourGuest:
@@ -68,7 +70,10 @@ class TourGuest:
             w.prompt.toPlainText(),
             rec.path if rec is not None else None,
             w.side_visible,
+            w.right_size.snapshot(),
         )
+        w.right_size.hold(True)  # what a lesson sets is not remembered as the person's
+        w.right_size.set(w.right_size.settings, False)  # lessons: answered by one model
         w.hide_error()
         w.controls.apply(SamplingSettings(), seed_locked=True)  # lessons: defaults, then theirs
 
@@ -92,6 +97,8 @@ class TourGuest:
         w.controls.put_back(aside.controls)
         w.prompt.setPlainText(aside.prompt)
         w.toggle_side_panel(aside.side_visible)
+        w.right_size.hold(False)
+        w.right_size.set(*aside.right_size)
         rec = w.model_record
         if load_model and aside.model_path and (rec is None or rec.path != aside.model_path):
             w.load_model(aside.model_path)

@@ -27,7 +27,8 @@ from app.core.session_signals import SessionSignals
 from app.playground.conversation_flow import FlowUi, TurnFlow
 from app.playground.prompt_panel import PromptPanel
 from app.playground.read_flow import start_engine_run
-from app.playground.run_view import BACK_LINK, CONTINUE_LINK, RunView
+from app.playground.right_size_flow import RightSizeFlow, RightSizeUi
+from app.playground.run_view import BACK_LINK, CONTINUE_LINK, PARTNER_LINK, RunView
 from app.session import Session
 from app.shell import tour_wiring, window_state
 from app.shell.child_windows import ChildWindows
@@ -45,7 +46,8 @@ from app.shell.layout import (
 from app.shell.menus import build_menus
 from app.shell.serve_wiring import wire_serve
 from app.shell.startup_model import load_on_start as start_model
-from app.widgets.model_picker import ModelPicker
+from app.widgets.model_picker import ModelPicker, record_label
+from app.widgets.right_size_control import RightSizeControl
 from engine.sessions.journal import RunLog
 
 
@@ -170,6 +172,21 @@ class PlaygroundWindow(QMainWindow):
                 drop_oldest=lambda: self.actions_["drop_oldest"].isChecked(),
             ),
         )
+        self.right_size = RightSizeControl(self._small_spec)
+        self.picker.add_beside(self.right_size)
+        self.right_size_flow = RightSizeFlow(
+            self.model,
+            self.flow,
+            RightSizeUi(
+                sizing=self.right_size.sizing,
+                small_spec=self._small_spec,
+                label=self.picker.label_of,
+                record_label=record_label,
+                show_error=self.show_error,
+                show_notice=self.show_notice,
+                refresh_line=lambda: self.run_view.refresh_line(),
+            ),
+        )
         self.actions_ = build_menus(self.menuBar(), self._menu_slots())
         self.status_label, self.progress = build_status(self.statusBar())
         self._progress_idle()
@@ -183,6 +200,10 @@ class PlaygroundWindow(QMainWindow):
             self.controls.temp_spin.value,
             self,
         )
+
+    def _small_spec(self) -> str | None:
+        """The loaded model's spec (the picker's choice before any is loaded)."""
+        return self.model_record.path if self.model_record else self.picker.current()
 
     def _menu_slots(self) -> dict:
         from app.dialogs.about import show_about
@@ -291,7 +312,7 @@ class PlaygroundWindow(QMainWindow):
         session), shows it as it streams. A branch continues `parent` (token records)
         at its continuation."""
         self._save()
-        model = self.model_record.path if self.model_record else self.picker.current()
+        model = state.runs_on or self._small_spec()  # runs_on: the right-sized escalation
         sink = journal_session_run(self.session, state, conversation, self.journal_failed.emit)
         branch = (continuation, parent)
         start_engine_run(self.bridge, self.controls, state, prompt, model, sink, branch)
@@ -309,6 +330,8 @@ class PlaygroundWindow(QMainWindow):
             self.flow.back_to_own()
         elif link == CONTINUE_LINK:
             self.continue_here()
+        elif link == PARTNER_LINK:
+            self.right_size_flow.show_partner()
 
     def continue_here(self) -> None:
         """Continue from here: the run shown from elsewhere becomes the person's own, and
@@ -394,12 +417,16 @@ class PlaygroundWindow(QMainWindow):
             self._progress_idle()
             self.flow.on_run_ended()
             self.branch_flow.on_run_ended()
+            self.right_size_flow.on_run_ended()
 
     def _on_progress(self, message: str, fraction: float) -> None:
         show_progress(self.progress, message, fraction)
         self.status_label.setText(message)
 
     def _on_model_loaded(self, record) -> None:
+        if self.right_size_flow.takes_model(record):  # the escalation's own, not the loaded
+            self.run_view.refresh_status()
+            return
         if not self.model.set_model(record):  # every run re-announces its model
             return
         gc.freeze()  # what exists now lives forever: keep it out of GC pauses mid-stream

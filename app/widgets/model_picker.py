@@ -55,6 +55,21 @@ def _label(spec: str) -> str:
     return spec.rstrip("/").rsplit("/", 1)[-1] or spec
 
 
+def model_label(spec: str) -> str:
+    """A model spec's short name: its folder or file name for a local model, `model @
+    host` for a server (record_label once it has loaded)."""
+    return _label(spec)
+
+
+def record_label(record: ModelRecord) -> str:
+    """A loaded model's short name, as the picker names it without the quantization
+    ("Gemma 3 270M", "SmolLM2-135M-Instruct"); a server's model id."""
+    if record.backend != "mlx":
+        return short_model_id(record.name)
+    name = display_name(record.name, record.path, record.quantization, record.parameters)
+    return name.split(" · ", 1)[0]
+
+
 OTHER_TOOLS = ("LM Studio", "Ollama", "llama.cpp cache")
 PRESET_FIELDS = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty", "max_tokens")
 
@@ -167,6 +182,11 @@ class ModelPicker(QWidget):
         self.load_button.clicked.connect(self.load_settings)
         self.prefer.activated.connect(self._on_prefer)
 
+    def add_beside(self, widget) -> None:
+        """Put `widget` right after the model list (the Right-sized button)."""
+        layout = self.layout()
+        layout.insertWidget(layout.indexOf(self.combo) + 1, widget)
+
     def use_sampling(self, controls) -> None:
         """Load settings… offers sampling presets from `controls` (settings(), apply())."""
         self.sampling_source = controls
@@ -185,6 +205,13 @@ class ModelPicker(QWidget):
 
     def current(self) -> str | None:
         return self.combo.currentData()
+
+    def label_of(self, spec: str) -> str:
+        """The list's short name for `spec` (without the quantization), else model_label."""
+        index = self.combo.findData(spec)
+        if index < 0:
+            return model_label(spec)
+        return self.combo.itemText(index).split(" · ", 1)[0]
 
     def show_model(self, record: ModelRecord) -> None:
         self.info.setText(describe(record))

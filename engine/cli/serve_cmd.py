@@ -8,7 +8,8 @@ loopback.
 
 `--route SMALL,LARGE --escalate-below SIGNAL=VALUE` serves two models: the small one
 answers each request, the large one instead when the small answer's confidence signal
-(mean_prob or min_prob) is below VALUE (engine/serve/app.py). Bad route settings are
+(mean_prob, geo_mean_prob, min_prob, first_prob or first_entropy, the negated
+first-step entropy) is below VALUE (engine/serve/app.py). Bad route settings are
 one sentence and exit 2 before any model loads.
 """
 
@@ -39,8 +40,10 @@ def add_parser(sub) -> None:
         "--escalate-below",
         default=None,
         metavar="SIGNAL=VALUE",
-        help="with --route: escalate when the small answer's mean_prob or min_prob (its "
-        "token probabilities' mean or least) is below VALUE, e.g. min_prob=0.2",
+        help="with --route: escalate when the small answer's mean_prob, geo_mean_prob, "
+        "min_prob, first_prob (its token probabilities' mean, geometric mean, least or "
+        "first) or first_entropy (the first step's entropy, negated: -50..0 nats) is below "
+        "VALUE, e.g. min_prob=0.2",
     )
     s.add_argument(
         "--host",

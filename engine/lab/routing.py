@@ -85,7 +85,7 @@ def check_signal(signal: str) -> str:
     return signal
 
 
-def check_threshold(signal: str, threshold: float) -> float:
+def check_threshold(signal: str, threshold: float, name: str | None = None) -> float:
     """`threshold` when it is a number in the signal's range: 0..1 for a probability,
     ENTROPY_FLOOR..0 for a negated entropy (nats).
 
@@ -97,7 +97,8 @@ def check_threshold(signal: str, threshold: float) -> float:
     if not ok or not math.isfinite(threshold) or not low <= threshold <= high:
         kind = "a probability" if is_probability(signal) else "a negated entropy in nats"
         raise SettingsError(
-            f"--threshold for {label(signal)} is {kind} from {low:g} to {high:g}, not {threshold!r}"
+            f"{name or '--threshold for ' + label(signal)} is {kind} from {low:g} to "
+            f"{high:g}, not {threshold!r}"
         )
     return float(threshold)
 
@@ -225,6 +226,70 @@ def decide(signal: str, value: float | None, threshold: float) -> tuple[bool, st
 def failed(reason: str, error: str) -> str:
     """The reason of an escalation whose large model failed: the small answer is kept."""
     return f"{reason.removesuffix(': escalated')}: the large model failed ({error}): kept"
+
+
+# The signals one answer's own token records give (no samples, no second pass): what a
+# live cascade (the playground, `serve --route`) can decide on as the answer ends.
+RUN_SIGNALS = ("mean_prob", "geo_mean_prob", "min_prob", "first_prob", "first_entropy")
+
+
+def run_signal(signal: str, records) -> float | None:
+    """An answer's confidence `signal` (one of RUN_SIGNALS, higher = more confident) from
+    its own token records, as calibrate measures it on a greedy answer: the raw (T=1)
+    probability of each token the model chose, the end-of-sequence step left out (a
+    client never sees it), reasoning and read or forced tokens left out. None when no
+    answer token reports a probability (a server without logprobs).
+
+    Raises:
+        SettingsError: `signal` is not one of RUN_SIGNALS.
+    """
+    if signal not in RUN_SIGNALS:
+        known = ", ".join(RUN_SIGNALS)
+        raise SettingsError(
+            f"a live cascade decides on {known} (what an answer's own token "
+            f"probabilities give), not {signal!r}"
+        )
+    tokens = [
+        r
+        for r in records
+        if getattr(r, "type", None) == "token" and not (r.eos or r.thinking or r.read or r.forced)
+    ]
+    if signal == "first_entropy":
+        first = tokens[0].entropy if tokens else None
+        return None if first is None else -first
+    lps = [r.logprob for r in tokens if r.logprob is not None]
+    if not lps:
+        return None
+    if signal == "first_prob":
+        return math.exp(lps[0])
+    if signal == "min_prob":
+        return math.exp(min(lps))
+    if signal == "geo_mean_prob":
+        return math.exp(sum(lps) / len(lps))
+    return sum(math.exp(lp) for lp in lps) / len(lps)
+
+
+def check_cascade(small: str, large: str, signal: str, threshold) -> tuple[str, float]:
+    """(signal, threshold) of a live cascade from `small` to `large` (model specs), when
+    it can work.
+
+    Raises:
+        SettingsError: one sentence: no large model, the same model twice, a signal an
+            answer's own tokens do not give, or a threshold out of the signal's range.
+    """
+    if not (large or "").strip():
+        raise SettingsError(
+            "choose the larger model to escalate to: the small one answers first and the "
+            "large one when the small one is not confident enough"
+        )
+    if small and model_key(small) == model_key(large):
+        raise SettingsError(
+            f"the small and the large model are the same ({large}): routing needs a "
+            "larger model to escalate to"
+        )
+    if signal not in RUN_SIGNALS:
+        run_signal(signal, ())  # raises, naming the signals a live cascade can use
+    return signal, check_threshold(signal, threshold, f"the threshold for {label(signal)}")
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,6 @@ import asyncio
 import contextlib
 import hmac
 import json
-import math
 import time
 import uuid
 from dataclasses import dataclass
@@ -60,7 +59,7 @@ from engine.serve.validation import parse_request
 MAX_BODY = 1 << 20  # bytes of a request body (1 MB); more is 413
 MAX_DISCARDED_BODY = 16 * MAX_BODY  # a body over MAX_BODY up to this is read, then 413
 BODY_TIMEOUT_S = 30.0  # a request's whole body must arrive within this; else 408, closed
-ROUTE_SIGNALS = ("mean_prob", "min_prob")  # computable from an answer's own token logprobs
+ROUTE_SIGNALS = routing.RUN_SIGNALS  # computable from an answer's own token records
 
 
 @dataclass
@@ -284,12 +283,9 @@ async def _events(job: Job, answer: Answer, first, watcher):
 
 # -- routing ------------------------------------------------------------------------------
 def answer_signal(signal: str, records: list) -> float | None:
-    """The answer's confidence (a ROUTE_SIGNALS key) from its own token log-probabilities,
-    the end-of-sequence token left out as the client never sees it (None: no token)."""
-    probs = [math.exp(r.logprob) for r in records if r.type == "token" and not r.eos]
-    if not probs:
-        return None
-    return min(probs) if signal == "min_prob" else sum(probs) / len(probs)
+    """The answer's confidence (a ROUTE_SIGNALS key) from its own token records, the
+    end-of-sequence token left out as the client never sees it (None: no token)."""
+    return routing.run_signal(signal, records)
 
 
 class _Watched:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
-import math
 import socket
 import threading
 import time
@@ -77,7 +76,7 @@ def check_route(options: ServeOptions) -> None:
     Raises:
         SettingsError: one sentence naming the option to change.
     """
-    from engine.lab.routing import model_key
+    from engine.lab.routing import check_threshold, model_key
 
     route, below = options.route, options.escalate_below
     if route is None:
@@ -107,15 +106,12 @@ def check_route(options: ServeOptions) -> None:
         )
     signal, value = below
     if signal not in ROUTE_SIGNALS:
+        *first, last = ROUTE_SIGNALS
         raise SettingsError(
-            f"--escalate-below takes {' or '.join(ROUTE_SIGNALS)} (the signals an answer's "
+            f"--escalate-below takes {', '.join(first)} or {last} (the signals an answer's "
             f"own token probabilities give), not {signal!r}"
         )
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise SettingsError(
-            f"--escalate-below {signal} is a probability from 0 to 1, not {value!r}"
-        )
+    check_threshold(signal, value, f"--escalate-below {signal}")
 
 
 def check_options(options: ServeOptions) -> None:

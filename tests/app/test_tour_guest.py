@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
+from app.session.right_size import RightSizing
 from app.shell.tour_guest import global_rect, place_beside
 from app.tour.lessons import LESSONS
 from app.widgets.controls import CHAT_MODE
@@ -28,6 +29,8 @@ def test_closing_the_tour_puts_back_everything_it_set_aside(qtbot, window):
     c.seed_lock.setChecked(False)
     c.top_k.setValue(17)
     window.prompt.setPlainText("My draft, not sent")
+    sizing = RightSizing("/a/larger/model", "mean_prob", 0.4)
+    window.right_size.set(sizing, True)
     before = c.snapshot()
     conversation, journal = window.conversation, window.journal
     turns = [(t.user, t.answer) for t in conversation.turns]
@@ -36,6 +39,7 @@ def test_closing_the_tour_puts_back_everything_it_set_aside(qtbot, window):
     tour = window.tour
     panel = tour.open(_index("sampling"))
     assert window.session.guest is None and window.conversation is not conversation
+    assert window.right_size.sizing() is None  # lessons are answered by one model
     ran = []
     for key in ("sampling", "iteration"):  # two lessons, one History session of the tour's
         panel.show_lesson(_index(key))
@@ -55,6 +59,8 @@ def test_closing_the_tour_puts_back_everything_it_set_aside(qtbot, window):
     assert c.top_k.value() == 17 and not c.seed_lock.isChecked()
     assert c.system.toPlainText() == "Be brief."
     assert window.prompt.toPlainText() == "My draft, not sent"
+    assert window.right_size.sizing() == sizing
+    window.right_size.set(sizing, False)  # the next Run below: one model
     assert window.conversation is conversation
     assert [(t.user, t.answer) for t in window.conversation.turns] == turns
     assert window.state is mine and window.journal is journal

@@ -11,11 +11,13 @@ import math
 import subprocess
 import sys
 
+import numpy as np
 import openai
 import pytest
 
 from engine.backends.mlx.generate import generate_records
 from engine.errors import SettingsError
+from engine.records import TokenRecord
 from engine.serve.app import answer_signal
 from engine.serve.scheduler import QueueFull
 from engine.serve.server import ServeOptions, check_options, start
@@ -142,18 +144,28 @@ def test_a_failing_large_model_leaves_the_small_answer(server, client, route):
 
 
 def test_answer_signal_from_token_logprobs():
-    class T:
-        type, eos = "token", False
+    def tok(step, p, eos=False, entropy=None, thinking=False):
+        lp = math.log(p)
+        return TokenRecord(
+            step, 5, "a", lp, p, lp, (), (), entropy, None, 0.0, 0.0, step + 1,
+            eos=eos, thinking=thinking,
+        )  # fmt: skip
 
-        def __init__(self, p):
-            self.logprob = math.log(p)
-
-    eos = T(0.001)
-    eos.eos = True
-    records = [T(0.5), T(0.9), T(0.1), eos]
-    assert answer_signal("min_prob", records) == pytest.approx(0.1)
-    assert answer_signal("mean_prob", records) == pytest.approx(0.5)
-    assert answer_signal("min_prob", [eos]) is None
+    ps = [0.5, 0.9, 0.1]
+    records = [
+        tok(0, 0.3, thinking=True),  # reasoning: not the answer
+        *(tok(i + 1, p, entropy=1.25 if i == 0 else 0.5) for i, p in enumerate(ps)),
+        tok(4, 0.001, eos=True),  # the end-of-sequence step: the client never sees it
+    ]
+    a = np.array(ps)
+    assert answer_signal("min_prob", records) == pytest.approx(a.min())
+    assert answer_signal("mean_prob", records) == pytest.approx(a.mean())
+    assert answer_signal("geo_mean_prob", records) == pytest.approx(np.exp(np.log(a).mean()))
+    assert answer_signal("first_prob", records) == pytest.approx(0.5)
+    assert answer_signal("first_entropy", records) == pytest.approx(-1.25)
+    assert answer_signal("min_prob", [records[-1]]) is None
+    with pytest.raises(SettingsError, match="a live cascade decides on mean_prob"):
+        answer_signal("p_true", records)
 
 
 @pytest.mark.parametrize(
@@ -162,7 +174,13 @@ def test_answer_signal_from_token_logprobs():
         (("only-one",), ("min_prob", 0.2), "--route takes two models, SMALL,LARGE"),
         (("a", ""), ("min_prob", 0.2), "--route takes two models, SMALL,LARGE"),
         (("same", " same"), ("min_prob", 0.2), "--route names the same model twice (same)"),
-        (("a", "b"), ("entropy", 0.2), "--escalate-below takes mean_prob or min_prob"),
+        (
+            ("a", "b"),
+            ("entropy", 0.2),
+            "--escalate-below takes mean_prob, geo_mean_prob, min_prob, first_prob or "
+            "first_entropy",
+        ),
+        (("a", "b"), ("first_entropy", 0.5), "--escalate-below first_entropy is a negated"),
         (("a", "b"), ("min_prob", 1.5), "--escalate-below min_prob is a probability from 0"),
         (
             ("a", "b"),
@@ -183,7 +201,7 @@ def test_bad_route_settings_are_one_sentence(route, below, words):
     "argv, words",
     [
         (["--route", "x-small", "--escalate-below", "min_prob=0.2"], "--route takes two models"),
-        (["--route", "a,b", "--escalate-below", "perplexity=3"], "takes mean_prob or min_prob"),
+        (["--route", "a,b", "--escalate-below", "perplexity=3"], "or first_entropy (the"),
         (["--route", "a,b", "--escalate-below", "min_prob"], "takes SIGNAL=VALUE, e.g."),
         (["--route", "a,b", "--escalate-below", "min_prob=2"], "a probability from 0 to 1"),
         (["--route", "a,b", "--model", "c", "--escalate-below", "min_prob=0.2"], "not both"),
