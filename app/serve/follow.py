@@ -87,6 +87,7 @@ class Following(QObject):
         self.model, self.session, self.ui = model, model.session, ui
         self.reader: FeedReader | None = None
         self.request_id: str | None = None  # the request shown
+        self.run_id: str | None = None  # its run (a routed request has two, one after the other)
         self.state: RunState | None = None
         self.shown_requests = 0  # requests put on screen since started
         self.subscribed = False  # the server acknowledged this follower
@@ -179,7 +180,8 @@ class Following(QObject):
         line = describe(event, state.prompt)
         self.model.view(state, FROM_SERVER, line, conversation=conversation, turn=turn)
         Session.name_run(state, event.get("run_id"))
-        self.request_id, self.state = event.get("request_id"), state
+        self.request_id, self.run_id = event.get("request_id"), event.get("run_id")
+        self.state = state
         self.shown_requests += 1
 
     def _on_record(self, record) -> None:
@@ -197,7 +199,11 @@ class Following(QObject):
 
     # -- which request -------------------------------------------------------------------
     def _ours(self, event: dict) -> bool:
-        return self.request_id is not None and event.get("request_id") == self.request_id
+        """The event is of the run on screen (a routed request's small and large attempts
+        share the request id: each is followed as its own run)."""
+        if self.request_id is None or event.get("request_id") != self.request_id:
+            return False
+        return event.get("run_id") == self.run_id
 
     def _on_screen(self) -> bool:
         """The followed request is still the run on screen (else it stops drawing)."""
@@ -209,4 +215,4 @@ class Following(QObject):
         return False
 
     def _end_request(self) -> None:
-        self.request_id, self.state = None, None
+        self.request_id, self.run_id, self.state = None, None, None

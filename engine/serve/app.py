@@ -500,5 +500,6 @@ def make_app(state: ServeState, cors: list[str] | None = None) -> Starlette:
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _bug},
     )
     app.state.serve = state
-    app.state.feed = events_feed.EventsFeed(state.scheduler)
+    schedulers = [state.scheduler] + ([state.route.scheduler] if state.route else [])
+    app.state.feed = events_feed.EventsFeed(*schedulers)
     return app

@@ -77,7 +77,8 @@ def run_batched(scheduler: JobSource) -> None:
     try:
         while not scheduler.stopping:
             for job in scheduler.take(block=not live):
-                _admit(scheduler, gen, live, rows, job)
+                with scheduler.compute:  # its prompt's cache and prefill
+                    _admit(scheduler, gen, live, rows, job)
             gone = [uid for uid, slot in live.items() if slot.job.cancelled.is_set()]
             if gone:
                 gen.remove(gone)
@@ -86,9 +87,10 @@ def run_batched(scheduler: JobSource) -> None:
                     _end(scheduler, live.pop(uid), "cancelled", None)
             if not live:
                 continue
-            _prompt_responses, responses = gen.next()
-            for r in responses:
-                _token(scheduler, gen, live, rows, r, eos)
+            with scheduler.compute:  # one step of the batch, its tokens' records
+                _prompt_responses, responses = gen.next()
+                for r in responses:
+                    _token(scheduler, gen, live, rows, r, eos)
     finally:
         for slot in live.values():
             _end(scheduler, slot, "cancelled", None)

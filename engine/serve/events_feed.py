@@ -67,23 +67,27 @@ class Subscriber:
 class EventsFeed:
     """Fans this server's request events out to its subscribers."""
 
-    def __init__(self, scheduler):
-        self.scheduler = scheduler
+    def __init__(self, *schedulers):
+        """`schedulers`: this server's (two under `--route`: the small and the large
+        model's, so both attempts of a routed request are followed)."""
+        self.schedulers = schedulers
         self.subscribers: list[Subscriber] = []
         self._lock = threading.Lock()
-        self._ends: dict[str, object] = {}  # request id -> its done/error record
+        self._ends: dict[tuple, object] = {}  # (request id, run id) -> its done/error record
 
     def _ours(self) -> bool:
         # Events are emitted on the model thread of the server that made them.
-        return threading.current_thread() is getattr(self.scheduler, "_thread", None)
+        me = threading.current_thread()
+        return any(me is getattr(s, "_thread", None) for s in self.schedulers)
 
     def _on_event(self, event: RequestEvent) -> None:
         if not self._ours():
             return
+        key = (event.request_id, event.run_id)  # a routed request has two runs
         if event.kind == "record" and event.record.type in ("done", "error"):
-            self._ends[event.request_id] = event.record
+            self._ends[key] = event.record
         elif event.kind == "ended":
-            event = (event, self._ends.pop(event.request_id, None))
+            event = (event, self._ends.pop(key, None))
         with self._lock:
             subscribers = list(self.subscribers)
         for s in subscribers:

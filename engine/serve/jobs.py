@@ -52,6 +52,7 @@ class JobSource(Protocol):
 
     lm: object  # the loaded model (a LoadedModel, engine/backends/mlx/generate.py)
     max_batch: int  # at most this many jobs run at once
+    compute: object  # a lock held around each model step (shared by a route's two models)
 
     @property
     def stopping(self) -> bool:

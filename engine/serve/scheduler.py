@@ -1,6 +1,9 @@
 """The one thread that runs the model, and the bounded queue in front of it.
 
-MLX is used from this thread only. The asyncio handlers `submit` a Job (or are
+MLX is used from this thread only, each model step under `compute`, a lock that
+`serve --route`'s two schedulers (the small and the large model's) share: overlapping
+requests never run both models at once, which would only split the same cores between
+them (and MLX is thread-safe only since 0.31.2). The asyncio handlers `submit` a Job (or are
 told at once that the queue is full) and read its records from the Job's own
 asyncio queue; closing a request sets the Job's `cancelled` flag, which the
 decode checks between tokens, and the run ends as "cancelled" in the journal.
@@ -42,8 +45,19 @@ class Scheduler:
     It is the JobSource (jobs.py) its runner takes jobs from.
     """
 
-    def __init__(self, lm, model: dict, journal, max_batch=DEFAULT_BATCH, max_queue=DEFAULT_QUEUE):
+    def __init__(
+        self,
+        lm,
+        model: dict,
+        journal,
+        max_batch=DEFAULT_BATCH,
+        max_queue=DEFAULT_QUEUE,
+        compute: threading.Lock | None = None,
+    ):
+        """`compute`: the lock held around each model step; a route's two schedulers
+        share one, so the small and the large model never compute at once."""
         self.lm, self.model, self.journal = lm, model, journal
+        self.compute = compute if compute is not None else threading.Lock()
         self.max_batch, self.max_queue = max(1, max_batch), max(0, max_queue)
         self.waiting: deque[Job] = deque()
         self.running = 0

@@ -14,9 +14,14 @@ def run_serial(scheduler: JobSource) -> None:
             try:
                 run = scheduler.begin(job)
                 outcome = "done"
-                for record in generate_records(
+                records = generate_records(
                     scheduler.lm, job.req.prompt, job.req.settings, job.cancelled.is_set
-                ):
+                )
+                while True:
+                    with scheduler.compute:  # each step: the other model of a route waits
+                        record = next(records, None)
+                    if record is None:
+                        break
                     run.record(record)
                     job.put(record)
                     if record.type == "done" and record.finish_reason == "cancelled":

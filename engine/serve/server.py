@@ -231,11 +231,19 @@ def _load(options: ServeOptions, sock: socket.socket, progress) -> Served:
     if large is not None:
         large_lm, large_record = load(large)
     journal = Journal.create(title="Server") if options.journal else None
-    scheduler = Scheduler(lm, model_dict(record), journal, options.max_batch, options.max_queue)
+    compute = threading.Lock()  # a route's two models never compute at once
+    scheduler = Scheduler(
+        lm, model_dict(record), journal, options.max_batch, options.max_queue, compute
+    )
     scheduler.start()
     if large is not None:
         large_scheduler = Scheduler(
-            large_lm, model_dict(large_record), journal, options.max_batch, options.max_queue
+            large_lm,
+            model_dict(large_record),
+            journal,
+            options.max_batch,
+            options.max_queue,
+            compute,
         )
         large_scheduler.start()
         signal, threshold = options.escalate_below

@@ -66,8 +66,10 @@ def _followed(window, settings: dict, prompt) -> None:
     events = [
         {"kind": "started", "request_id": "r", "run_id": "srv/1", "prompt": prompt,
          "settings": settings, "client": client, "model": None},
-        {"kind": "record", "request_id": "r", "record": to_dict(_token(0, "Yes"))},
-        {"kind": "record", "request_id": "r", "record": to_dict(_done("Yes", 1))},
+        {"kind": "record", "request_id": "r", "run_id": "srv/1",
+         "record": to_dict(_token(0, "Yes"))},
+        {"kind": "record", "request_id": "r", "run_id": "srv/1",
+         "record": to_dict(_done("Yes", 1))},
     ]  # fmt: skip
     for e in events:
         reader.queue.put(("event", e))

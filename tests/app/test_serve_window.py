@@ -188,14 +188,18 @@ def test_one_request_at_a_time_and_never_over_the_persons_run(qtbot):
         following.drain()
 
     following.reader = Reader()
-    rec = lambda rid, d: {"kind": "record", "request_id": rid, "record": d}  # noqa: E731
+    rec = lambda rid, d: {"kind": "record", "request_id": rid, "run_id": f"run-{rid}", "record": d}  # noqa: E731, E501
     feed(_started("a"), rec("a", _tok(0, "Hi")), _started("b"), rec("b", _tok(0, "No")))
     state = model.session.shown
     assert state.prompt == "hello" and state.settings.temperature == 0.5
     assert state.run_id == "run-a" and [t.text for t in state.tokens] == ["Hi"]
     assert model.session.guest.line == "Request from 10.0.0.2:5000 · curl/8. Prompt: hello"
     assert "another request is on screen" in notices[-1]
-    feed(rec("a", _tok(1, "!")), rec("a", _done("Hi!", 2)), {"kind": "ended", "request_id": "a"})
+    feed(
+        rec("a", _tok(1, "!")),
+        rec("a", _done("Hi!", 2)),
+        {"kind": "ended", "request_id": "a", "run_id": "run-a"},
+    )
     assert state.text == "Hi!" and state.done.generated_tokens == 2
     busy[0] = True  # the person's own run: the next request is not shown
     feed(_started("c"), rec("c", _tok(0, "x")))

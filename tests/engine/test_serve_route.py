@@ -10,6 +10,8 @@ import json
 import math
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import openai
@@ -121,6 +123,90 @@ def test_below_the_threshold_the_large_model_answers(server, client, route):
     small_served, large_served = served[ext["small_run"]], served[ext["large_run"]]
     assert small_served["request_id"] == large_served["request_id"] == r.id.split("-", 1)[1]
     assert small_run.model["name"] == small_name and large_run.model["name"] == large_name
+
+
+def _follow_runs(url: str, out: list, subscribed: threading.Event, runs: int) -> None:
+    """Read the feed into `out` until `runs` runs have ended."""
+    import httpx
+
+    from engine.backends.openai.sse_events import iter_events
+
+    with httpx.stream("GET", url, timeout=httpx.Timeout(60, connect=5)) as r:
+        for e in iter_events(r.iter_bytes(), 1 << 20):
+            out.append(json.loads(e.data))
+            subscribed.set()
+            if sum(x["kind"] == "ended" for x in out) == runs:
+                return
+
+
+def test_a_follower_sees_both_attempts_of_an_escalated_request(server, client, route):
+    route.signal, route.threshold = "min_prob", 1.0
+    small_name, large_name = _names(client)
+    events, subscribed = [], threading.Event()
+    feed_url = server.url.removesuffix("/v1") + "/logitscope/events"
+    reader = threading.Thread(target=_follow_runs, args=(feed_url, events, subscribed, 2))
+    reader.start()
+    assert subscribed.wait(30)
+    r = _ask(client)
+    reader.join(60)
+    assert not reader.is_alive()
+    ext = r.model_extra["logitscope"]
+    started = [e for e in events if e["kind"] == "started"]
+    ended = [e for e in events if e["kind"] == "ended"]
+    # both attempts, one after the other, under the request's id, each its own run
+    assert [e["run_id"] for e in started] == [ext["small_run"], ext["large_run"]]
+    assert [e["model"]["name"] for e in started] == [small_name, large_name]
+    assert {e["request_id"] for e in started + ended} == {r.id.split("-", 1)[1]}
+    assert [e["run_id"] for e in ended] == [ext["small_run"], ext["large_run"]]
+    assert ended[1]["record"]["text"] == r.choices[0].message.content  # each run its own end
+    large_tokens = [
+        e["record"]["text"]
+        for e in events
+        if e["kind"] == "record"
+        and e["run_id"] == ext["large_run"]
+        and e["record"]["type"] == "token"
+    ]
+    assert "".join(large_tokens) == r.choices[0].message.content
+
+
+class _Watching:
+    """The route's shared compute lock, noting which threads held it and whether two
+    ever held it at once (a plain lock underneath: it cannot, which is the point)."""
+
+    def __init__(self):
+        self.lock, self.held, self.threads, self.overlaps = threading.Lock(), 0, set(), 0
+        self.guard = threading.Lock()
+
+    def __enter__(self):
+        self.lock.acquire()
+        with self.guard:
+            self.held += 1
+            self.overlaps += self.held > 1
+            self.threads.add(threading.get_ident())
+
+    def __exit__(self, *exc):
+        with self.guard:
+            self.held -= 1
+        self.lock.release()
+
+
+def test_overlapping_routed_requests_never_compute_on_both_models_at_once(server, client, route):
+    # every request escalates; three at once keep the small model answering the next
+    # request while the large one answers the first: both schedulers take the one lock
+    route.signal, route.threshold = "min_prob", 1.0
+    large_text = "".join(t.text for t in _greedy(server.served.large.lm))
+    watching = _Watching()
+    small, large = server.served.scheduler, route.scheduler
+    saved = small.compute, large.compute
+    small.compute = large.compute = watching
+    try:
+        with ThreadPoolExecutor(3) as pool:
+            answers = list(pool.map(lambda _i: _ask(client), range(3)))
+    finally:
+        small.compute, large.compute = saved
+    assert [a.choices[0].message.content for a in answers] == [large_text] * 3
+    assert len(watching.threads) == 2 and watching.overlaps == 0
+    assert small.compute is large.compute  # the server gives both the same lock
 
 
 class _Full:
