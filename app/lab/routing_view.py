@@ -19,6 +19,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QDoubleSpinBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -37,10 +38,20 @@ from app.widgets.model_picker import fill_models
 from engine.errors import SettingsError
 from engine.lab.confidence import SIGNALS
 from engine.lab.questions import load_questions
-from engine.lab.routing import DEFAULT_SIGNAL, RouteParams, escalates, label
+from engine.lab.routing import (
+    DEFAULT_SIGNAL,
+    ENTROPY_FLOOR,
+    RouteParams,
+    escalates,
+    is_probability,
+    label,
+    point_at,
+)
 
 WINDOW_LIMIT = 20  # questions a first run answers (0: all); both models answer each
-COLUMNS = ("line", "question", "small answer", "small", "signal", "large answer", "large", "95 %")
+COLUMNS = (
+    "line", "question", "small answer", "small", "signal", "large answer", "large", "cascade",
+)  # fmt: skip
 LINE, QUESTION, SMALL_ANSWER, SMALL, SIGNAL, LARGE_ANSWER, LARGE, AT_TARGET = range(len(COLUMNS))
 
 
@@ -49,15 +60,18 @@ def verdict(correct: bool | None) -> str:
     return "—" if correct is None else "✓ right" if correct else "✗ wrong"
 
 
-def row_cells(r, row) -> tuple[str, ...]:
-    """The table's cells for RoutedQuestion `row` of RouteResult `r`."""
-    t = r.target_point
+def row_cells(r, row, threshold: float | None | str = "target") -> tuple[str, ...]:
+    """The table's cells for RoutedQuestion `row` of RouteResult `r`, its last one what
+    the cascade does at `threshold` ("target": the 95 % point's; None: all escalated)."""
+    if threshold == "target":
+        t = r.target_point
+        threshold = t.threshold if t is not None else ""
     if row.large_correct is None:
         at = "—"
-    elif t is None:
+    elif threshold == "":
         at = ""
     else:
-        at = "escalated" if escalates(row.signal, t.threshold) else "kept"
+        at = "escalated" if escalates(row.signal, threshold) else "kept"
     large = row.large_answer if row.large_answer is not None else f"failed: {row.large_error}"
     return (
         str(row.line),
@@ -105,8 +119,23 @@ def summary_text(r) -> str:
     return f"{head}<br>{esc(r.sentence)}"
 
 
+def cascade_text(r, p) -> str:
+    """The cascade at the chosen threshold, in words (RoutePoint `p` of result `r`)."""
+    if p is None:
+        return "No question was answered by both models: there is no cascade to show."
+    at = "every question escalated" if p.threshold is None else f"below {p.threshold:g}"
+    cost = f"{p.relative_cost:.0%} of the time the large model takes on every question"
+    return (
+        f"Cascade at this threshold ({label(r.signal)} {at}): {p.escalated} of "
+        f"{r.compared} escalated ({p.share:.0%}), accuracy {_pct(p.accuracy)} (small alone "
+        f"{_pct(r.small_accuracy)}, large alone {_pct(r.large_accuracy)}), {cost}. "
+        "Double-click a row to open its answers in the playground."
+    )
+
+
 class RoutingView(QWidget):
     run_requested = Signal()  # the window asks `params()` and runs them
+    open_run = Signal(object)  # a RunLog: a question's answer, to show in the playground
 
     def __init__(self, bridge, parent=None):
         """`bridge`: the lab window's engine bridge (progress, busy, cancel)."""
@@ -134,6 +163,16 @@ class RoutingView(QWidget):
             self.signal.addItem(f"{label(key)}", key)
             self.signal.setItemData(self.signal.count() - 1, name, Qt.ToolTipRole)
         self.signal.setCurrentIndex(self.signal.findData(DEFAULT_SIGNAL))
+        self.threshold = QDoubleSpinBox()
+        self.threshold.setDecimals(3)
+        self.threshold.setRange(0.0, 1.0)
+        self.threshold.setSingleStep(0.05)
+        self.threshold.setToolTip(
+            "The cascade at this threshold: the table's last column and the line below the "
+            "result say which questions it escalates and what it gives (a run sets it to the "
+            "cheapest threshold keeping 95 % of the large model's accuracy)"
+        )
+        self.threshold.setEnabled(False)
         self.source = QLabel()
         self.choose = QPushButton("Question file…")
         self.choose.setToolTip("Your own questions: JSONL or CSV (question, answers)")
@@ -154,6 +193,8 @@ class RoutingView(QWidget):
             models.addWidget(w)
         models.addWidget(QLabel("Signal"))
         models.addWidget(self.signal)
+        models.addWidget(QLabel("Cascade at"))
+        models.addWidget(self.threshold)
         models.addStretch(1)
         bar = QHBoxLayout()
         for w in (
@@ -176,6 +217,8 @@ class RoutingView(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.RichText)
         self.summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.cascade = QLabel("")
+        self.cascade.setWordWrap(True)
         self.curve, self.cost = RouteCurveChart(), CostCurveChart()
         charts = QSplitter(Qt.Horizontal)
         for chart in (self.curve, self.cost):
@@ -193,8 +236,10 @@ class RoutingView(QWidget):
         for c in (QUESTION, SMALL_ANSWER, LARGE_ANSWER):
             head.setSectionResizeMode(c, QHeaderView.Stretch)
         self.table.horizontalHeaderItem(AT_TARGET).setToolTip(
-            "At the cheapest threshold keeping 95 % of the large model's accuracy"
+            "What the cascade does with the question at the threshold chosen above (after a "
+            "run: the cheapest threshold keeping 95 % of the large model's accuracy)"
         )
+        self.table.setToolTip("Double-click a row: its answers in the playground (History)")
         split = QSplitter(Qt.Vertical)
         split.addWidget(charts)
         split.addWidget(self.table)
@@ -207,6 +252,7 @@ class RoutingView(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.progress)
         layout.addWidget(self.summary)
+        layout.addWidget(self.cascade)
         layout.addWidget(split, 1)
         self._show_source()
 
@@ -214,6 +260,8 @@ class RoutingView(QWidget):
         self.cancel_button.clicked.connect(self.cancel)
         self.choose.clicked.connect(self._choose_file)
         self.bundled.clicked.connect(lambda: self.set_questions(None))
+        self.threshold.valueChanged.connect(lambda _v: self.show_cascade())
+        self.table.cellDoubleClicked.connect(self.open_question)
         self.bridge.progress.connect(self._on_progress)
         self.bridge.busy_changed.connect(self._on_busy)
 
@@ -301,20 +349,62 @@ class RoutingView(QWidget):
         self.cost.show_result(result)
         self.summary.setText(summary_text(result))
         self.table.setRowCount(len(result.rows))
-        for i, row in enumerate(result.rows):
-            for c, text in enumerate(row_cells(result, row)):
-                item = QTableWidgetItem(text)
-                if c in (QUESTION, SMALL_ANSWER, LARGE_ANSWER):
-                    item.setToolTip(text)
-                if c in (LINE, SIGNAL):
-                    item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
-                self.table.setItem(i, c, item)
+        probability = is_probability(result.signal)
+        low, high = (0.0, 1.0) if probability else (ENTROPY_FLOOR, 0.0)
+        t = result.target_point
+        chosen = t.threshold if t is not None and t.threshold is not None else high
+        self.threshold.blockSignals(True)
+        self.threshold.setRange(low, high)
+        self.threshold.setSuffix("" if probability else " nats")
+        self.threshold.setValue(chosen)
+        self.threshold.setEnabled(True)
+        self.threshold.blockSignals(False)
+        self.show_cascade()
         where = (
             " Both models' answers are in the History session “Routing”." if result.journal else ""
         )
         if result.journal_error:
             where = f" The answers could not all be saved to History: {result.journal_error}"
         self.progress.setText(f"Answered in {result.seconds:.0f} s.{where}")
+
+    def show_cascade(self) -> None:
+        """The table and the line below the result: the cascade at the chosen threshold."""
+        r = self.result
+        if r is None:
+            return
+        threshold = self.threshold.value()
+        for i, row in enumerate(r.rows):
+            for c, text in enumerate(row_cells(r, row, threshold)):
+                item = QTableWidgetItem(text)
+                if c in (QUESTION, SMALL_ANSWER, LARGE_ANSWER):
+                    item.setToolTip(text)
+                if c in (LINE, SIGNAL):
+                    item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                self.table.setItem(i, c, item)
+        self.cascade.setText(cascade_text(r, point_at(r, threshold)))
+
+    def open_question(self, index: int, column: int = SMALL_ANSWER) -> None:
+        """Open row `index`'s answer in the playground (`open_run`): the large model's
+        for its columns, else the small model's (its run shows the other as its partner
+        in History's Routing session)."""
+        from engine.sessions.journal import find
+
+        r = self.result
+        if r is None or not 0 <= index < len(r.rows):
+            return
+        row = r.rows[index]
+        large = column in (LARGE_ANSWER, LARGE)
+        run_id = (row.large_run if large else row.small_run) or row.small_run
+        if not run_id:
+            why = f": {r.journal_error}" if r.journal_error else "."
+            self.progress.setText(f"This question's answers were not saved to History{why}")
+            return
+        try:
+            _session, run = find(run_id)
+        except LookupError as e:
+            self.progress.setText(f"This answer is no longer in History: {e}")
+            return
+        self.open_run.emit(run)
 
     def cleanup(self) -> None:
         self.bridge.progress.disconnect(self._on_progress)

@@ -67,6 +67,7 @@ class ChildWindows:
             if load is not None:
                 self.lab.distill.open_student.connect(load)  # a student it made
             self.lab.confidence.open_run.connect(self.show_from_lab)  # a question's answer
+            self.lab.routing.open_run.connect(self.show_from_lab)  # a routed question's
             history = getattr(self.parent, "history", None)
             if history is not None:  # the engine journaled the answers: History lists them
                 self.lab.confidence.runs_saved.connect(lambda _sid: history.refresh())

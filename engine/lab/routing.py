@@ -415,6 +415,21 @@ def trapezoid(xs: list[float], ys: list[float]) -> float:
 def curve(rows: list[RoutedQuestion], watts: float, price_per_kwh: float) -> list[RoutePoint]:
     """The cascade's point at every threshold of `rows` (all answered by both models),
     by share escalated."""
+    return [_point(rows, t, watts, price_per_kwh) for t in thresholds([r.signal for r in rows])]
+
+
+def point_at(result: RouteResult, threshold: float | None) -> RoutePoint | None:
+    """The cascade of `result` at any `threshold` a person chooses (not only the curve's
+    own): escalate each question whose signal is below it (None: every question). None
+    when no question was answered by both models."""
+    rows = [r for r in result.rows if r.large_correct is not None]
+    if not rows:
+        return None
+    return _point(rows, threshold, result.watts, result.price_per_kwh)
+
+
+def _point(rows: list[RoutedQuestion], t: float | None, watts: float, price: float) -> RoutePoint:
+    """The cascade's point at threshold `t` over `rows` (all answered by both models)."""
     n = len(rows)
     small_acc = sum(r.small_correct for r in rows) / n
     large_acc = sum(bool(r.large_correct) for r in rows) / n
@@ -422,33 +437,28 @@ def curve(rows: list[RoutedQuestion], watts: float, price_per_kwh: float) -> lis
     base_s = sum(r.small_seconds for r in rows)
     base_t = sum(r.small_tokens for r in rows)
     all_large = sum(r.large_seconds for r in rows)
-    points = []
-    for t in thresholds([r.signal for r in rows]):
-        up = [r for r in rows if escalates(r.signal, t)]
-        k = len(up)
-        right = sum(r.small_correct for r in rows) + sum(
-            bool(r.large_correct) - r.small_correct for r in up
-        )
-        accuracy = right / n
-        seconds = base_s + sum(r.large_seconds for r in up)
-        energy = seconds * watts
-        points.append(
-            RoutePoint(
-                threshold=t,
-                escalated=k,
-                share=k / n,
-                accuracy=accuracy,
-                pgr=(accuracy - small_acc) / gap if gap > 0 else None,
-                seconds=seconds,
-                relative_cost=seconds / all_large if all_large > 0 else 0.0,
-                tokens=base_t + sum(r.large_tokens for r in up),
-                energy_j=energy,
-                money=electricity_cost(energy, price_per_kwh),
-                random_accuracy=small_acc + k / n * gap,
-                oracle_accuracy=oracle_accuracy(rows, k),
-            )
-        )
-    return points
+    up = [r for r in rows if escalates(r.signal, t)]
+    k = len(up)
+    right = sum(r.small_correct for r in rows) + sum(
+        bool(r.large_correct) - r.small_correct for r in up
+    )
+    accuracy = right / n
+    seconds = base_s + sum(r.large_seconds for r in up)
+    energy = seconds * watts
+    return RoutePoint(
+        threshold=t,
+        escalated=k,
+        share=k / n,
+        accuracy=accuracy,
+        pgr=(accuracy - small_acc) / gap if gap > 0 else None,
+        seconds=seconds,
+        relative_cost=seconds / all_large if all_large > 0 else 0.0,
+        tokens=base_t + sum(r.large_tokens for r in up),
+        energy_j=energy,
+        money=electricity_cost(energy, price),
+        random_accuracy=small_acc + k / n * gap,
+        oracle_accuracy=oracle_accuracy(rows, k),
+    )
 
 
 def apgr(points: list[RoutePoint]) -> float | None:

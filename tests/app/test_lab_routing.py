@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import html
 import os
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QObject, Signal
 
@@ -160,3 +162,55 @@ def test_a_large_model_that_is_better_draws_apgr_and_the_95_point(qtbot):
     at = [view.table.item(i, 7).text() for i in range(view.table.rowCount())]
     assert at == ["escalated" if row.signal < t else "kept" for row in rows]
     assert [view.table.item(i, 2).text() for i in range(4)] == [f"small {i}" for i in (1, 2, 3, 4)]
+    # the cascade at a threshold the person chooses: the column and the line, recomputed
+    view.threshold.setValue(0.3)
+    sig = np.array([row.signal for row in rows])
+    up = sig < 0.3
+    at = [view.table.item(i, 7).text() for i in range(view.table.rowCount())]
+    assert at == ["escalated" if u else "kept" for u in up]
+    small_ok = np.array([row.small_correct for row in rows])
+    large_ok = np.array([row.large_correct for row in rows])
+    accuracy = np.where(up, large_ok, small_ok).mean()
+    seconds = sum(row.small_seconds for row in rows) + sum(
+        row.large_seconds for row, u in zip(rows, up, strict=True) if u
+    )
+    share = seconds / sum(row.large_seconds for row in rows)
+    line = view.cascade.text()
+    assert f"{int(up.sum())} of 4 escalated ({up.mean():.0%})" in line
+    assert f"accuracy {accuracy:.0%}" in line and f"{share:.0%} of the time" in line
+
+
+def test_double_clicking_a_row_opens_its_journaled_answer(qtbot, tmp_path):
+    """A row's small and large runs, journaled, open in the playground (`open_run`)."""
+    from engine.records import DoneRecord
+    from engine.sessions.journal import Journal
+
+    journal = Journal.create(title="Routing")
+    ids = []
+    for name in ("small", "large"):
+        run_id = journal.start_run("Question 1?", {}, None)
+        journal.record(run_id, DoneRecord("stop", name, 3, 1, 0.1, 1, 1, None, None, 8, None, 1.0))
+        ids.append(run_id)
+    journal.close()
+    row = replace(_row(1, 0.2, False, True), small_run=ids[0], large_run=ids[1])
+    r = summarise(
+        [row],
+        small="S",
+        large="L",
+        questions_file="q",
+        signal="min_prob",
+        asked=1,
+        watts=10.0,
+        energy_basis="estimated",
+        price_per_kwh=0.3,
+        currency="EUR",
+    )
+    view = RoutingView(_Bridge())
+    qtbot.addWidget(view)
+    view.show_result(r)
+    opened = []
+    view.open_run.connect(opened.append)
+    view.table.cellDoubleClicked.emit(0, 2)  # the small answer's cell
+    view.table.cellDoubleClicked.emit(0, 5)  # the large answer's
+    assert [run.run_id for run in opened] == ids
+    assert [run.done.text for run in opened] == ["small", "large"]
