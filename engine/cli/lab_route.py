@@ -30,7 +30,13 @@ def add_parser(kinds) -> None:
     """Add `lab route` to the lab's experiments."""
     r = kinds.add_parser("route", help="a small model first, a larger one when it is not confident")
     r.add_argument("--small", default=None, type=MODEL_ARG, help="the model that answers first")
-    r.add_argument("--large", default=None, type=MODEL_ARG, help="the model it escalates to")
+    r.add_argument(
+        "--large",
+        default=None,
+        type=MODEL_ARG,
+        help="the model it escalates to: local, or on an OpenAI-compatible server "
+        "(http://HOST:PORT/v1#MODEL, asked as calibrate asks, in chat form; no API key)",
+    )
     r.add_argument(
         "--questions",
         default=None,

@@ -154,6 +154,11 @@ class RouteParams:
                 "lab route needs two models, a small one that answers first and a larger "
                 f"one it escalates to: give both --small and --large (given: {given})"
             )
+        if self.small.strip().lower().startswith(("http://", "https://")):
+            raise SettingsError(
+                "--small must be a local model: its confidence is read from its own "
+                "weights; the large model may be on a server (--large http://HOST:PORT/v1#MODEL)"
+            )
         if model_key(self.small) == model_key(self.large):
             raise SettingsError(
                 f"--small and --large are the same model ({self.small}): the cascade needs "

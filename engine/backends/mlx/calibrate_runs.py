@@ -159,18 +159,33 @@ def question_run(lm, question: str, max_tokens: int) -> tuple[str, SamplingSetti
     shots = [(q, a) for q, a in FEW_SHOT if normalise(q) != normalise(question)]
     greedy = {"temperature": 0.0, "max_tokens": max_tokens, "stop": ("\n",)}
     if getattr(lm.tokenizer, "has_chat_template", False):
-        messages = []
-        for q, a in shots:
-            messages += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
-        conversation = {
-            "conversation_id": secrets.token_hex(4),
-            "turn": len(shots),
-            "messages": messages,
-        }
-        return question, SamplingSettings(system_prompt=ANSWER_SYSTEM, **greedy), conversation
+        return chat_question(question, max_tokens)
     lines = "".join(f"Question: {q}\nAnswer: {a}\n\n" for q, a in shots)
     text = f"{ANSWER_SYSTEM}\n\n{lines}Question: {question}\nAnswer:"
     return text, SamplingSettings(chat_template=False, **greedy), None
+
+
+def chat_question(question: str, max_tokens: int) -> tuple[str, SamplingSettings, dict]:
+    """A question's run in chat form (a model with a chat template, or a server, which
+    applies its own): the question as the prompt, ANSWER_SYSTEM the system prompt, the
+    FEW_SHOT turns (less one that is the question itself) the earlier messages; greedy,
+    at most `max_tokens`, stopped at a new line."""
+    from engine.backends.mlx.calibrate import ANSWER_SYSTEM, FEW_SHOT
+    from engine.lab.questions import normalise
+
+    shots = [(q, a) for q, a in FEW_SHOT if normalise(q) != normalise(question)]
+    messages = []
+    for q, a in shots:
+        messages += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
+    conversation = {
+        "conversation_id": secrets.token_hex(4),
+        "turn": len(shots),
+        "messages": messages,
+    }
+    settings = SamplingSettings(
+        system_prompt=ANSWER_SYSTEM, temperature=0.0, max_tokens=max_tokens, stop=("\n",)
+    )
+    return question, settings, conversation
 
 
 def sent_prompt(prompt: str, conversation: dict | None):

@@ -91,6 +91,19 @@ class Answerer:
         return writer.run_id
 
 
+def answerer(spec: str, params: routing.RouteParams, large: bool, progress=None):
+    """The model `spec` answering questions: an Answerer loaded here, or for a large model
+    on a server (http://HOST:PORT/v1#MODEL) a RemoteAnswerer (engine/backends/mlx/
+    route_remote.py)."""
+    from engine.backends.base import is_remote
+
+    if large and is_remote(spec):
+        from engine.backends.mlx.route_remote import RemoteAnswerer
+
+        return RemoteAnswerer(spec, params, progress)
+    return Answerer(spec, params, large, progress)
+
+
 def _questions(params: routing.RouteParams):
     from engine.lab.questions import load_questions
 
@@ -190,7 +203,7 @@ def measure_route(params: routing.RouteParams, progress=None) -> routing.RouteRe
     cancelled = len(rows) < n
     if rows and not cancelled:
         try:
-            large = Answerer(params.large, params, True, reporter)
+            large = answerer(params.large, params, True, reporter)
             large_name = large.name
         except Exception as e:  # noqa: BLE001 - a failing large model never loses a request
             large, large_error = None, f"the large model failed to load: {_failure(e)}"
@@ -340,7 +353,7 @@ def run_cascade(params: routing.RouteParams, progress=None) -> routing.CascadeRe
     journal = _journal(params, problems.append)
     small = Answerer(params.small, params, False, reporter)
     try:
-        large, large_error = Answerer(params.large, params, True, reporter), ""
+        large, large_error = answerer(params.large, params, True, reporter), ""
     except Exception as e:  # noqa: BLE001 - a failing large model never loses a request
         large, large_error = None, f"it failed to load: {_failure(e)}"
     rows = cascade_rows(questions, small, large, params, journal, reporter, problems, large_error)
