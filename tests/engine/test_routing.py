@@ -436,3 +436,27 @@ def test_the_same_model_by_name_and_by_folder_is_refused(tmp_path, monkeypatch):
     with pytest.raises(SettingsError, match="the same model"):
         routing.RouteParams("M", str(tmp_path / "M"))
     routing.RouteParams("M", "N")  # another model is fine
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_point_at_any_threshold_equals_numpy_and_the_curves_own(seed):
+    rows = _rows(seed, n=11, ties=False)
+    r = _result(rows)
+    s, sc, lc, ss, ls, st, lt = _arrays(rows)
+    for t in (0.0, 0.25, 0.5, 0.77, 1.0, None):
+        p = routing.point_at(r, t)
+        up = np.ones_like(s, bool) if t is None else s < t
+        assert p.escalated == up.sum() and p.share == pytest.approx(up.mean())
+        assert p.accuracy == pytest.approx(np.where(up, lc, sc).mean())
+        assert p.seconds == pytest.approx(ss.sum() + ls[up].sum())
+        assert p.relative_cost == pytest.approx((ss.sum() + ls[up].sum()) / ls.sum())
+        assert p.tokens == st.sum() + lt[up].sum()
+    for p in r.points:  # the curve's own thresholds give the curve's own points
+        assert routing.point_at(r, p.threshold) == p
+
+
+def test_a_route_result_rebuilds_from_its_json():
+    from engine.lab.results import result_from
+
+    r = _result(_rows(5))
+    assert result_from("route", json.loads(json.dumps(r.to_dict()))) == r
