@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from app.lab.question_source import choose_question_file, show_question_source
 from app.lab.routing_charts import CostCurveChart, RouteCurveChart
 from app.widgets.model_picker import fill_models
+from engine.backends.base import is_remote
 from engine.errors import SettingsError
 from engine.lab.confidence import SIGNALS
 from engine.lab.questions import load_questions
@@ -149,13 +150,16 @@ class RoutingView(QWidget):
         self.small = QLabel("no model loaded")
         self.small.setToolTip("The playground's model answers first (the small model)")
         self.large = QComboBox()
-        self.large.setToolTip("The larger installed model a question is escalated to")
+        self.large.setToolTip(
+            "The larger model a question is escalated to: installed, or on a server you "
+            "added (Server… beside the playground's model picker)"
+        )
         self.large.setSizeAdjustPolicy(QComboBox.AdjustToContents)
         self.large.setMaximumWidth(320)
         fill_models(self.large)
-        for i in reversed(range(self.large.count())):  # local models only: both load here
+        for i in reversed(range(self.large.count())):  # installed ones load here; servers answer
             data = self.large.itemData(i)
-            if not data or not Path(data).exists():
+            if not data or not (is_remote(data) or Path(data).exists()):
                 self.large.removeItem(i)
         self.signal = QComboBox()
         self.signal.setToolTip("The small model's confidence signal: escalate when it is low")
