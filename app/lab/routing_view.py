@@ -223,6 +223,7 @@ class RoutingView(QWidget):
         self.summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.cascade = QLabel("")
         self.cascade.setWordWrap(True)
+        self.cascade.hide()  # until a result: the tab's least height stays the Lab's
         self.curve, self.cost = RouteCurveChart(), CostCurveChart()
         charts = QSplitter(Qt.Horizontal)
         for chart in (self.curve, self.cost):
@@ -386,6 +387,7 @@ class RoutingView(QWidget):
                     item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
                 self.table.setItem(i, c, item)
         self.cascade.setText(cascade_text(r, point_at(r, threshold)))
+        self.cascade.show()
 
     def open_question(self, index: int, column: int = SMALL_ANSWER) -> None:
         """Open row `index`'s answer in the playground (`open_run`): the large model's
