@@ -15,6 +15,9 @@ from app.lab.confidence_table import CONFIDENCE, QUESTION, VERDICT
 from app.lab.confidence_view import accuracy_text
 from engine.lab.confidence import with_overrides
 
+N = 3  # questions: the table's order, a flipped verdict and a row's click need only 2
+CANCELLED_OF = 5  # the cancelled run's questions: room to stop before the last
+
 
 def test_the_confidence_tab(qtbot, window):
     lab = window.open_lab()
@@ -23,7 +26,7 @@ def test_the_confidence_tab(qtbot, window):
     assert lab.current_kind() == "calibrate"
     name = window.model_record.name  # the tab runs its question set, not the prompt
     assert lab.status.text() == f"Experiments run on {name}; this one with its question set."
-    view.limit.setValue(5)
+    view.limit.setValue(N)
     view.samples.setValue(2)
     done, said = [], []
     lab.bridge.lab_done.connect(done.append)
@@ -33,13 +36,13 @@ def test_the_confidence_tab(qtbot, window):
     qtbot.waitUntil(lambda: bool(done) and not lab.bridge.busy, timeout=300_000)
     r = done[0].result
     assert view.result is r and not view.cancel_button.isEnabled()
-    assert r.answered == r.asked == len(r.rows) == 5 and r.samples == 2 and not r.cancelled
+    assert r.answered == r.asked == len(r.rows) == N and r.samples == 2 and not r.cancelled
     assert all(len(row.samples) == 2 for row in r.rows)
     # progress per question, with the time left from the second on
     questions = [m for m in said if m.startswith("Question")]
-    assert questions[0] == "Question 1 of 5"
-    assert all(re.fullmatch(r"Question \d of 5, about \d+ s left", m) for m in questions[1:])
-    assert len(questions) == 5
+    assert questions[0] == f"Question 1 of {N}"
+    assert all(re.fullmatch(rf"Question \d of {N}, about \d+ s left", m) for m in questions[1:])
+    assert len(questions) == N
 
     # the reliability diagram: a bar per bin holding questions, at the bin's accuracy
     key = view.chosen()
@@ -50,7 +53,7 @@ def test_the_confidence_tab(qtbot, window):
     assert list(bars["height"]) == [b.accuracy for b in bins] and bins
     assert list(bars["x"]) == pytest.approx([(b.low + b.high) / 2 for b in bins])
     assert [t.toPlainText() for t in view.reliability.counts] == [str(b.count) for b in bins]
-    assert sum(b.count for b in bins) == 5
+    assert sum(b.count for b in bins) == N
     # every signal's AUROC side by side, with the intervals the result has
     assert view.auroc.drawn == [(s.key, s.auroc) for s in r.signals]
     assert list(view.auroc.bars.opts["width"]) == [s.auroc or 0.0 for s in r.signals]
@@ -70,9 +73,9 @@ def test_the_confidence_tab(qtbot, window):
 
     want = sorted(r.rows, key=rank)
     table = view.table
-    assert table.rowCount() == 5
-    assert [table.item(i, QUESTION).text() for i in range(5)] == [w.question for w in want]
-    assert [table.item(i, CONFIDENCE).text() for i in range(5)] == [
+    assert table.rowCount() == N
+    assert [table.item(i, QUESTION).text() for i in range(N)] == [w.question for w in want]
+    assert [table.item(i, CONFIDENCE).text() for i in range(N)] == [
         f"{w.signal(key):.3f}" if w.signal(key) is not None else "—" for w in want
     ]
     for i, w in enumerate(want):
@@ -95,7 +98,7 @@ def test_the_confidence_tab(qtbot, window):
     assert view.auroc.drawn == [(s.key, s.auroc) for s in expected.signals]
 
     # a click on a question opens its greedy answer in the playground, read-only
-    assert len(view.run_ids) == 5 and all(view.run_ids)
+    assert len(view.run_ids) == N and all(view.run_ids)
     row = 1
     index = table.order[row]
     answer = r.rows[index]
@@ -139,13 +142,14 @@ def test_the_confidence_tab(qtbot, window):
 
     # Cancel: the engine stops after the question it is answering; the rest is drawn
     done.clear()
+    view.limit.setValue(CANCELLED_OF)
     view.samples.setValue(0)
     view.run.click()
     qtbot.waitUntil(lambda: view.tally[0] >= 1, timeout=120_000)
     view.cancel_button.click()
     qtbot.waitUntil(lambda: bool(done) and not lab.bridge.busy, timeout=120_000)
     c = done[0].result
-    assert c.cancelled and 1 <= c.answered < c.asked == 5 and c.samples == 0
+    assert c.cancelled and 1 <= c.answered < c.asked == CANCELLED_OF and c.samples == 0
     assert view.result is c and table.rowCount() == c.answered == len(view.run_ids)
     assert "Cancelled" in view.summary.text() and not view.cancel_button.isEnabled()
     lab.close()
