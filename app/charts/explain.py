@@ -11,7 +11,7 @@ from engine import temperature as temp_curve
 from engine.costs import money
 from engine.run_cost import api_label, run_cost
 from engine.series import streaming_figures
-from engine.units import fmt_or_na, human_bytes
+from engine.units import fmt_or_na, fmt_prob, human_bytes
 
 EMPTY = "Run a prompt to see this chart with real numbers."
 
@@ -21,7 +21,7 @@ def _nats(h: float | None) -> str:
 
 
 def _pct(p: float | None) -> str:
-    return "not recorded" if p is None else f"{p:.0%}" if p >= 0.01 else f"{p:.2%}"
+    return "not recorded" if p is None else fmt_prob(p)  # the one way views write a p
 
 
 def distribution(state: RunState, temperature: float) -> str:

@@ -263,7 +263,10 @@ class JourneyView(QScrollArea):
             top = max(1, math.ceil(math.log10(max(known.max(initial=1.0), 1.0)) - 1e-9))
             item = self.lens.getPlotItem()
             item.getAxis("left").setTicks(decade_ticks(top))
-            item.setYRange(0, top, padding=0.05)
+            # room for half a label beyond 1 and the top decade, in any font: pyqtgraph
+            # drops a tick label that would cross the axis's ends (Noto Sans at 9 pt
+            # needs about 9 px; 12 % of the range is 14 px or more at the chart's height)
+            item.setYRange(0, top, padding=0.12)
         else:
             text += "<br>the prompt alone: no token chosen yet"
             self.lens_curve.setData([], [])

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QAbstractItemView, QSplitter, QTableWidget, QTable
 
 from app.charts.base import pen, set_title, short, style_plot
 from app.core.theme import OUTPUT
+from engine.units import fmt_prob
 
 CHOSEN_BG = QColor("#ffe08a")
 
@@ -60,7 +61,7 @@ class LensView(QSplitter):
                     cell.setBackground(QBrush(CHOSEN_BG))
                 self.table.setItem(r, c, cell)
             if chosen is not None:
-                self.table.setItem(r, k, QTableWidgetItem(f"{row.chosen_prob:.3f}"))
+                self.table.setItem(r, k, QTableWidgetItem(fmt_prob(row.chosen_prob)))
                 self.table.setItem(r, k + 1, QTableWidgetItem(str(row.chosen_rank)))
         self.table.resizeColumnsToContents()
         self.table.scrollToBottom()

@@ -3,9 +3,11 @@ the record itself; this is the short human reading of the same numbers)."""
 
 from __future__ import annotations
 
+from engine.units import fmt_prob
+
 
 def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.2f}%"
+    return "—" if x is None else fmt_prob(x)  # the one way views write a p
 
 
 def print_journey(record, where: str) -> None:

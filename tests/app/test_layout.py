@@ -12,6 +12,7 @@ from app.charts.panel import columns_for
 from app.core.bridge import EngineBridge
 from app.shell.layout import CENTER_MIN, CHARTS_MIN, SIDE_MIN
 from app.shell.window import PlaygroundWindow
+from engine.units import fmt_prob
 from tests.app.conftest import LOAD_MS, run_and_wait
 
 
@@ -78,9 +79,9 @@ def test_hover_readout_and_explanations_use_the_runs_numbers(qtbot, replay_windo
     assert repr(dist.texts[1]) in frame.readout.text()
     text = frame.explanation()
     assert f"At step 2 the model gave {rec.label!r} " in text
-    assert f"{rec.prob:.0%}" in text or f"{rec.prob:.2%}" in text
+    assert fmt_prob(rec.prob) in text  # the one way every view writes a probability
     sampled = rec.sampled_prob_of(rec.token_id)
-    assert (f"made it {sampled:.0%}" in text) or (f"made it {sampled:.2%}" in text)
+    assert f"made it {fmt_prob(sampled)}" in text
     ctx = replay_window.charts.frames["context"].explanation()
     assert f"{state.done.system_tokens:,} system" in ctx
     tp = replay_window.charts.frames["throughput"].explanation()
