@@ -303,9 +303,10 @@ def _use(request, qtbot, window, where: str) -> None:
         use_model(qtbot, window, f"{request.getfixturevalue('mlx_server')}#")
 
 
-# The walk on Gemma 3 270M leaves out the lessons whose code path and numbers do not
-# depend on which local model answers; the smollm walk (every lesson, the full sizes)
-# checks them, and the server walk checks the playground ones on another backend.
+# The walk on Gemma 3 270M leaves out the lessons whose code path does not depend on
+# which local model answers, or whose Gemma-specific parts other tests check on Gemma;
+# the smollm walk (every lesson, the full sizes) checks each lesson itself, and the
+# server walk the playground ones on another backend.
 # - sampling: temperature applied to the run's recorded top candidates (arithmetic only);
 # - sample_n and branches: seeded runs and a forced token through the same generate loop
 #   as iteration (kept: the streamed text through Gemma's own detokenizer);
@@ -313,13 +314,17 @@ def _use(request, qtbot, window, where: str) -> None:
 # - distillation: the teacher against its re-quantized copy; on Gemma its parts are
 #   checked elsewhere: dequantizing its weights (tests/engine/test_compute_paths.py
 #   [gemma]), re-quantizing its layers (the quantization lesson here), and comparing
-#   its distributions (tests/engine/test_distill_compare.py, Gemma as the student).
+#   its distributions (tests/engine/test_distill_compare.py, Gemma as the student);
+# - read: pairs of reads scored by perplexity and the Confidence tab's questions; on Gemma
+#   both are checked elsewhere: its reads against a bare pass (tests/engine/test_read.py,
+#   short and over several chunks) and through the app's engine
+#   (tests/app/test_compare_read.py), its answers to the same bundled questions in the
+#   Confidence tab (tests/app/test_lab_confidence_compare.py).
 # Kept on Gemma: the journey (its blocks, scaled embedding, vocabulary), iteration,
-# read (its tokenizer and a teacher-forced pass; the confidence questions with its stop
-# tokens), position (its sliding-window attention), the Lab's cache (rotating KV caches),
-# quantization, speculative (trimming its caches) and batching (batched caches), and
-# thinking and cost (its chat template).
-SAME_ON_ANY_MODEL = {"sampling", "sample_n", "branches", "prefill", "distillation"}
+# position (its sliding-window attention), the Lab's cache (rotating KV caches),
+# quantization (re-quantizing its layers), speculative (trimming its caches) and batching
+# (batched caches), and thinking and cost (its chat template).
+SAME_ON_ANY_MODEL = {"sampling", "sample_n", "branches", "read", "prefill", "distillation"}
 
 
 def _walked(where: str, key: str) -> bool:
