@@ -49,9 +49,8 @@ def test_the_journaled_prompt_is_the_one_calibrate_sends(smollm, tiny_lm):
     assert said.ids == question_ids(raw, "What is 2 + 2?") and prompt.endswith("Answer:")
 
 
-def test_calibrate_runs_in_the_lab_and_journals_each_answer(default_model_path, tmp_path):
+def test_calibrate_runs_in_the_lab_and_journals_each_answer(default_model_path, smollm, tmp_path):
     from engine.backends.mlx.lab_runs import run_experiment
-    from engine.backends.mlx.loader import load_model
     from engine.lab.confidence import ConfidenceResult
     from engine.models.catalogue import inspect_model
     from engine.records import ModelRecord
@@ -85,7 +84,7 @@ def test_calibrate_runs_in_the_lab_and_journals_each_answer(default_model_path, 
     # one run per row, in a History session titled "Confidence"
     (runs,) = [s for s in steps if s.kind == "calibrate-runs"]
     assert runs.data["error"] is None and len(runs.data["run_ids"]) == 2
-    lm = load_model(default_model_path, prefer="speed")[0]
+    lm = smollm  # the session's load_model(default_model_path, prefer="speed")
     eos = set(lm.tokenizer.eos_token_ids)
     for row, run_id in zip(result.rows, runs.data["run_ids"], strict=True):
         session, run = find(run_id)

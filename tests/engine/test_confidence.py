@@ -236,7 +236,7 @@ QUESTIONS = [
 ]
 
 
-def test_real_model_figures_equal_a_bare_mlx_lm_pass(default_model_path, tmp_path):
+def test_real_model_figures_equal_a_bare_mlx_lm_pass(default_model_path, smollm, tmp_path):
     import mlx.core as mx
     from mlx_lm import load
     from mlx_lm.utils import dequantize_model
@@ -248,12 +248,11 @@ def test_real_model_figures_equal_a_bare_mlx_lm_pass(default_model_path, tmp_pat
         question_ids,
         stop_ids,
     )
-    from engine.backends.mlx.loader import load_model
     from engine.lab.params import CalibrateParams
 
     path = tmp_path / "q.jsonl"
     path.write_text("\n".join(json.dumps(q) for q in QUESTIONS), encoding="utf-8")
-    lm = load_model(default_model_path, prefer="speed")[0]
+    lm = smollm  # the session's load_model(default_model_path, prefer="speed")
     result = calibrate(lm, "smol", CalibrateParams(questions=str(path), samples=3, seed=1))
     assert result.answered == result.asked == 3 and len(result.rows) == 3
     # Bare mlx-lm: its own load, float32, the prompt and answer teacher-forced at once.

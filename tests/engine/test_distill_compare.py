@@ -164,15 +164,11 @@ def test_command_line_against_an_independent_reference(default_model_path, tmp_p
     KL 0), so the copy is dequantized first (`-d`), then quantized to 3 bits."""
     import json
 
-    py = [sys.executable, "-m", "mlx_lm", "convert"]
+    from mlx_lm.convert import convert  # what `mlx_lm convert` runs, here in-process
+
     wide, small = tmp_path / "f16", tmp_path / "q3"
-    for args in (
-        ["--hf-path", str(default_model_path), "-d", "--mlx-path", str(wide)],
-        ["--hf-path", str(wide), "-q", "--q-bits", "3", "--q-group-size", "32"],
-    ):
-        out = [] if "-d" in args else ["--mlx-path", str(small)]
-        done = subprocess.run(py + args + out, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr
+    convert(str(default_model_path), str(wide), dequantize=True)
+    convert(str(wide), str(small), quantize=True, q_bits=3, q_group_size=32)
     assert json.loads((small / "config.json").read_text())["quantization"]["bits"] == 3
     fox = "The quick brown fox jumps over the lazy dog while the farmer watches."
     text, engine = _distill_json(small, tmp_path, fox)

@@ -30,8 +30,10 @@ def test_openblas_is_bound_and_correct():
 
 
 @linux_cpu
-def test_float32_path_keeps_the_quantized_tokens_and_logprobs(smollm_stored, default_model_path):
-    fast, _info, _s = load_model(default_model_path, prefer="speed")
+def test_float32_path_keeps_the_quantized_tokens_and_logprobs(
+    smollm, smollm_stored, default_model_path
+):
+    fast = smollm  # the session's load_model(default_model_path, prefer="speed")
     assert fast.compute.startswith("float32") and "OpenBLAS" in fast.compute
     # The same quantized weights with float32 scales and activations: only float
     # rounding (OpenBLAS vs MLX's quantized kernel) may differ from the fast path.
