@@ -127,6 +127,7 @@ def serial_server(default_model_path):
 def test_remote_backend_matches_local_engine(request, which, tol):
     server = request.getfixturevalue(which)
     backend = OpenAIBackend()
+    request.addfinalizer(backend.close)  # its connection pool: never left to the GC
     backend.load(f"{server.url}#", lambda m, f: None)
     for settings in (
         SamplingSettings(temperature=0, max_tokens=5, top_n=5),
