@@ -5,6 +5,7 @@ whose greedy tokens and log-probabilities must equal the local engine's."""
 from __future__ import annotations
 
 import math
+import time
 
 import httpx
 import openai
@@ -35,8 +36,16 @@ def _model(client) -> str:
 
 
 def _local(server, prompt, settings) -> list:
-    """The local engine's token records for the same prompt (the server is idle)."""
-    records = generate_records(server.served.scheduler.lm, prompt, settings)
+    """The local engine's token records for the same prompt, once the server is idle: a
+    client has its answer before the server's runner has ended the request (the prompt
+    cache it stores on the shared model comes after the last record), so wait for that,
+    and compute under the server's own compute lock."""
+    scheduler = server.served.scheduler
+    deadline = time.monotonic() + 30
+    while (scheduler.running or scheduler.waiting) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with scheduler.compute:
+        records = list(generate_records(scheduler.lm, prompt, settings))
     return [r for r in records if r.type == "token" and not r.eos]
 
 
