@@ -122,8 +122,7 @@ class RightSizeFlow:
             else:
                 why = "stopped before it finished"
             large_failed(small.route, why, note)
-            if not large.tokens:  # the failed attempt left the turn: the small one is shown
-                self._show(small)
+            self._show(small)  # the small answer stands: the conversation goes on from it
             self._name(small, small.route.journal_name(small.run_id))
             self.ui.show_error(
                 f"{note.large} did not answer ({why}): {note.small}'s answer stands, not escalated."

@@ -14,7 +14,7 @@ import pytest
 
 from app.session.right_size import RightSizing
 from app.widgets.model_picker import record_label
-from tests.app.conftest import RUN_MS, run_and_wait
+from tests.app.conftest import RUN_MS, run_and_wait, start_run
 
 PROMPT = "What is the capital of France?"
 
@@ -136,3 +136,20 @@ def test_settings_that_cannot_work_are_one_sentence_and_nothing_runs(qtbot, sizi
     assert words in text and "\n" not in text
     assert not client.unmatched
     win.cleanup()
+
+
+def test_stopping_the_escalation_leaves_the_small_answer(qtbot, window, gemma_path):
+    win = window
+    win.right_size.set(RightSizing(str(gemma_path), "min_prob", 1.0), True)
+    start_run(win, PROMPT, max_tokens=6)
+    flow = win.right_size_flow
+    qtbot.waitUntil(lambda: flow.escalating is not None and win.bridge.busy, timeout=RUN_MS)
+    win.stop()
+    _idle(qtbot, win)
+    answers, current = win.session.conversation.siblings(0)
+    small = answers[0].state
+    assert win.state is small and answers[current].state is small
+    assert not small.route.escalated and small.route.failed == "stopped before it finished"
+    assert "answer stands, not escalated" in win.banner.text()
+    assert "did not answer" not in win.viewing_label.text()  # the small one's line
+    assert "the large model failed (stopped before it finished): kept" in small.route.reason
