@@ -21,6 +21,7 @@ import sys
 from engine.cli.args import MODEL_ARG
 from engine.lab.params import CalibrateParams
 from engine.lab.routing import DEFAULT_SIGNAL, RouteParams, label
+from engine.settings import SamplingSettings
 
 CALIBRATE = CalibrateParams()
 SHOWN = 16  # curve points printed (the rest in --json)
@@ -91,11 +92,11 @@ def cmd_route(args) -> int:
     )
     load_questions(params.questions)  # a bad file: one line, exit 2, before any model loads
     prepare_process()
-    from engine.backends.mlx.route_runs import measure_route, run_cascade
+    from engine.backends.mlx.lab_runs import run_experiment
 
     say = lambda m, f: print(f"[{f:4.0%}] {m}", file=sys.stderr)  # noqa: E731
-    run = measure_route if params.threshold is None else run_cascade
-    result = run(params, say)
+    # the registry's runner, as the Lab's engine runs it (it loads each model itself)
+    result = run_experiment(None, params, "", SamplingSettings(), say)
     if result.journal_error:
         print(
             f"logitscope: the runs were not all saved to History: {result.journal_error}",

@@ -317,10 +317,11 @@ def cache_experiment(record, params: CacheParams, prompt, settings, progress=Non
 
 
 def route_experiment(record, params, prompt, settings, progress=None):
-    """The route experiment as the Lab runs it: both models named in `params` (a
-    RouteParams) answer the question set and the cascade is measured at every threshold
-    (engine/backends/mlx/route_runs.measure_route); `record`, `prompt` and `settings` are
-    not used."""
-    from engine.backends.mlx.route_runs import measure_route
+    """The route experiment: both models named in `params` (a RouteParams) answer the
+    question set and the cascade is measured at every threshold (route_runs.measure_route),
+    or with a `threshold`, the cascade at it (route_runs.run_cascade); `record`, `prompt`
+    and `settings` are not used (each model is loaded in turn, or asked on its server)."""
+    from engine.backends.mlx.route_runs import measure_route, run_cascade
 
-    return measure_route(params, progress)
+    run = measure_route if params.threshold is None else run_cascade
+    return run(params, progress)
