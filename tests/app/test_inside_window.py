@@ -35,7 +35,7 @@ def _wait_record(qtbot, win, what):
     return record
 
 
-def test_attention_view_follows_the_step_layer_and_head(qtbot, inside):
+def test_attention_view_follows_the_step_layer_and_head(qtbot, inside, smollm, default_model_path):
     from engine.backends.mlx.inside import attention_weights, run_pass
 
     window, win = inside
@@ -50,10 +50,9 @@ def test_attention_view_follows_the_step_layer_and_head(qtbot, inside):
     win.attention.head.setCurrentIndex(win.attention.head.findData(4))
     record = _wait_record(qtbot, win, "attention")
     assert record.data.layer == 7 and record.data.head == 4
-    from engine.backends.mlx.loader import load_model
-
-    lm, _i, _s = load_model(Path(window.model_record.path), prefer="speed")
-    want = attention_weights(run_pass(lm.model, list(record.ids)), 7)[4]
+    # the session's load_model(default_model_path, prefer="speed"): the window's model
+    assert Path(window.model_record.path).resolve() == default_model_path.resolve()
+    want = attention_weights(run_pass(smollm.model, list(record.ids)), 7)[4]
     assert np.abs(win.attention.image.image - want).max() < 1e-4
     click_token(qtbot, window, 5)  # the playground's selection moves the inspector
     record = _wait_record(qtbot, win, "attention")
@@ -165,16 +164,16 @@ def _check_read_step(qtbot, win, state, step, n_context):
     return record
 
 
-def test_inside_a_read_gives_the_reads_numbers(qtbot, window):
+def test_inside_a_read_gives_the_reads_numbers(qtbot, window, smollm, default_model_path):
     """A read (Mode: Read a text) inspected: each step's prediction is the one the read
     scored, after the read's context (the model's start token, or the system box)."""
-    from engine.backends.mlx.loader import load_model
     from engine.backends.mlx.read_pass import start_token_id
     from tests.app.test_read_mode import read_and_wait
 
     state = read_and_wait(qtbot, window, READ_TEXT)
     assert state.reading and state.error is None
-    lm, _i, _s = load_model(Path(window.model_record.path), prefer="speed")
+    lm = smollm  # the session's load_model(default_model_path, prefer="speed"): the window's
+    assert Path(window.model_record.path).resolve() == default_model_path.resolve()
     text_ids = list(lm.tokenizer.encode(READ_TEXT, add_special_tokens=False))
     assert [t.token_id for t in state.tokens] == text_ids
     never = [t.text for t in state.tokens].index(" never")  # an unlikely token
