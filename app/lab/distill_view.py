@@ -118,10 +118,8 @@ class DistillView(QWidget):
         self.run_requested.emit()
 
     def show_result(self, result) -> None:
-        if isinstance(result, DistillTrainResult):
-            self.train.show_result(result)
-        else:
-            self.compare.show_result(result)
+        """The result's own kind says which half shows it (distill-train or distill)."""
+        (self.train if result.kind == DistillTrainResult.kind else self.compare).show_result(result)
 
     def _on_step(self, step) -> None:
         if step.kind == TRAIN:
