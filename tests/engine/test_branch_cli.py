@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from engine.backends.mlx.generate import generate_records
 from engine.continuation import continuation_from
 from engine.sessions.export import render
@@ -14,6 +16,17 @@ from engine.settings import SamplingSettings
 from tests.engine.test_cli import cli
 
 PROMPT = "Name a fruit."
+
+
+@pytest.fixture(scope="module")
+def parent(default_model_path):
+    """One greedy parent run made by `logitscope generate` (its session's path and run id),
+    shared by both tests: each generate costs a CLI process and an engine start."""
+    before = set(sessions_dir().glob("*.jsonl"))
+    p = cli("generate", "--prompt", PROMPT, "--temp", "0", "--max-tokens", "6", "--json")
+    assert p.returncode == 0, p.stderr
+    (path,) = set(sessions_dir().glob("*.jsonl")) - before
+    return path, f"{path.stem}/1"
 
 
 def _records(stdout: str) -> list[list[dict]]:
@@ -28,12 +41,8 @@ def _records(stdout: str) -> list[list[dict]]:
     return runs
 
 
-def test_branch_and_sample_from_the_command_line(default_model_path, smollm, tmp_path):
-    before = set(sessions_dir().glob("*.jsonl"))
-    p = cli("generate", "--prompt", PROMPT, "--temp", "0", "--max-tokens", "6", "--json")
-    assert p.returncode == 0, p.stderr
-    (path,) = set(sessions_dir().glob("*.jsonl")) - before
-    parent_id = f"{path.stem}/1"
+def test_branch_and_sample_from_the_command_line(parent, smollm, tmp_path):
+    path, parent_id = parent
     parent = read_session(path).run(parent_id)
     alt = parent.tokens[2].top[1]
 
@@ -103,15 +112,13 @@ def _write(path, doc):
     return path
 
 
-def test_refused_branches_leave_no_run_in_the_session(default_model_path):
+def test_refused_branches_leave_no_run_in_the_session(parent):
     """A branch or sample refused for its input prints one line, exits 2 and adds
-    nothing to the parent's session: checked here or by the engine (the vocabulary)."""
-    before = set(sessions_dir().glob("*.jsonl"))
-    p = cli("generate", "--prompt", PROMPT, "--temp", "0", "--max-tokens", "3")
-    assert p.returncode == 0, p.stderr
-    (path,) = set(sessions_dir().glob("*.jsonl")) - before
-    parent_id = f"{path.stem}/1"
+    nothing to the parent's session: checked here or by the engine (the vocabulary).
+    The session is the shared parent's: its bytes and runs as this test found them."""
+    path, parent_id = parent
     journal = path.read_bytes()
+    runs = len(read_session(path).runs)
     refused = [
         (["branch", "--token-id", "99999999"], "token id 99999999 is not in this model's"),
         (["branch", "--token", " not one token", "--json"], "it tokenizes as 3 tokens"),
@@ -129,4 +136,4 @@ def test_refused_branches_leave_no_run_in_the_session(default_model_path):
         assert len(lines) == 1 and lines[0].startswith("logitscope: error: "), lines
         assert message in lines[0]
         assert path.read_bytes() == journal, f"{options} left a run in the session"
-    assert len(read_session(path).runs) == 1
+    assert len(read_session(path).runs) == runs
