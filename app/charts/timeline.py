@@ -2,7 +2,8 @@
 step, with the selected step marked in both. For a text read through the model
 (Mode: Read a text) the top plot is each token's surprisal in bits, titled with
 the text's perplexity. Each plot's y ticks are spaced for its height (1-2-5 steps at
-least 1.2 label heights apart), so a short chart's labels never overlap."""
+least 1.2 label heights apart), so a short chart's labels never overlap, and one label
+at least is drawn in any font (a plot too short for two shows one)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ ENTROPY_TITLES = {
 AXIS_TITLE_GAP_PX = 8  # between the two stacked plots' titles
 TICK_GAP = 1.2  # y tick labels at least this many label heights apart
 MAX_Y_TICKS = 8  # a tall plot's y axis: about this many intervals at most
+LABEL_BOX = 0.8  # pyqtgraph draws a tick label in a box this share of its line height
 
 
 def _axis_title_font() -> QFont:
@@ -69,7 +71,7 @@ class TimelineChart(pg.GraphicsLayoutWidget):
         self.entropy_label = "entropy (nats)"
         self.reading = False  # the top plot shows surprisal (a read) rather than p
         self.axis_titles: dict[str, str] = {}  # plot ("prob" | "entropy") -> title shown
-        self.y_steps: dict[str, float] = {}  # plot ("prob" | "entropy") -> y tick step
+        self.y_steps: dict[str, tuple] = {}  # plot -> (y tick step, the one label or None)
         for p in (self.prob_plot, self.entropy_plot):
             p.vb.sigResized.connect(self._fit_axis_titles)
             p.vb.sigResized.connect(self._fit_y_ticks)
@@ -133,7 +135,8 @@ class TimelineChart(pg.GraphicsLayoutWidget):
         """Each plot's y ticks a 1-2-5 step apart, as many as its height holds with
         TICK_GAP label heights between them, MAX_Y_TICKS intervals at most (pyqtgraph's
         own choice overlapped at 1024 x 700: 0.2, 0.4, 0.6, 0.8 in 45 px; a label that
-        would cross the plot's edge is not drawn). Set only when the step changes."""
+        would cross the plot's edge is not drawn; where two would overlap, one alone:
+        _labelled_step). Set only when the step changes."""
         for key, plot in (("prob", self.prob_plot), ("entropy", self.entropy_plot)):
             axis = plot.getAxis("left")
             low, high = plot.vb.viewRange()[1]
@@ -143,10 +146,15 @@ class TimelineChart(pg.GraphicsLayoutWidget):
             label_px = QFontMetricsF(axis.style["tickFont"] or QFont()).height()
             apart_px = max(label_px * TICK_GAP, height / MAX_Y_TICKS)
             closest = (high - low) * apart_px / height  # the least step that fits
-            step = _labelled_step(nice_step(closest, 1), low, high, height, label_px)
-            if self.y_steps.get(key) != step:
-                self.y_steps[key] = step
-                axis.setTickSpacing(levels=[(step, 0.0)])  # labels on this step only
+            step, only = _labelled_step(nice_step(closest, 1), low, high, height, label_px)
+            if self.y_steps.get(key) != (step, only):
+                self.y_steps[key] = (step, only)
+                if only is None:
+                    axis.setTicks(None)
+                    axis.setTickSpacing(levels=[(step, 0.0)])  # labels on this step only
+                else:  # one label: its step's neighbours would overlap it
+                    axis.setTickSpacing()
+                    axis.setTicks([[(only, _tick_text(only, step))]])
 
     def _fit_axis_titles(self) -> None:
         """Each plot's left title as long as the plot is tall: in a short chart the two
@@ -190,22 +198,39 @@ class TimelineChart(pg.GraphicsLayoutWidget):
         return None
 
 
-def _labelled_step(step: float, low: float, high: float, height: float, label_px: float) -> float:
-    """`step`, or the largest smaller 1-2-5 step still a label's height apart, when `step`
-    puts no tick far enough inside the plot for its label to be drawn (pyqtgraph leaves
-    out a label that crosses the plot's edge: 0 to 5.15 nats in 45 px at step 5 drew none).
+def _labelled_step(
+    step: float, low: float, high: float, height: float, label_px: float
+) -> tuple[float, float | None]:
+    """(`step`, None), or the largest smaller 1-2-5 step whose labels are drawn a label's
+    height apart, when `step` puts no tick far enough inside the plot for its label to be
+    drawn (pyqtgraph leaves out a label that crosses the plot's edge: 0 to 5.15 nats in
+    45 px at step 5 drew none). Where the first step with a label drawn would draw two
+    closer than a label's height (Noto Sans in a 30 px plot), (that step, the one tick
+    nearest the middle) instead: one label rather than none or two overlapping.
 
     Args:
         step: the preferred tick step.
         low, high: the y range shown.
         height: the plot's height in pixels.
-        label_px: a tick label's height in pixels.
+        label_px: a tick label's line height in pixels (its font's QFontMetricsF.height()).
     """
     per_px = (high - low) / height
-    margin = label_px / 2 * per_px  # half a label, in data units
+    half = LABEL_BOX * label_px / 2 + 0.01  # pyqtgraph's drawn label box, half of it
     candidate = step
-    while candidate / per_px >= label_px:
-        if math.ceil((low + margin) / candidate) * candidate <= high - margin:
-            return candidate
+    while candidate / per_px >= LABEL_BOX * label_px / 2:
+        first = math.ceil((low + half * per_px) / candidate - 1e-9)
+        last = math.floor((high - half * per_px) / candidate + 1e-9)
+        drawn = [k * candidate for k in range(first, last + 1)]
+        if len(drawn) == 1 or (drawn and candidate / per_px >= label_px):
+            return candidate, None
+        if drawn:  # two or more, too close together: the middle one only
+            middle = (low + high) / 2
+            return candidate, min(drawn, key=lambda v: abs(v - middle))
         candidate = nice_step(candidate / 2.5, 1)  # 5 -> 2 -> 1 -> 0.5 ...
-    return step
+    return step, None
+
+
+def _tick_text(value: float, step: float) -> str:
+    """`value` written as pyqtgraph writes its ticks `step` apart ("0.5", "2")."""
+    places = max(0, math.ceil(-math.log10(step)))
+    return f"{value:.{places}f}"

@@ -227,7 +227,7 @@ class RoutingView(QWidget):
         self.curve, self.cost = RouteCurveChart(), CostCurveChart()
         charts = QSplitter(Qt.Horizontal)
         for chart in (self.curve, self.cost):
-            chart.setMinimumSize(300, 240)
+            chart.setMinimumSize(300, 200)  # the Lab fits a 500 px screen in any font
             charts.addWidget(chart)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
