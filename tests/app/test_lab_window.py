@@ -1,5 +1,10 @@
 """The lab window on the real default model: each experiment runs in the engine
-and its view shows the engine's numbers."""
+and its view shows the engine's numbers.
+
+The four views run in one test, one after the other in one Lab window: each Lab
+window starts an engine process of its own that loads the model, which four tests
+did four times. Each experiment still gets the prompt and mode it had alone (the
+fresh window's, where it set none)."""
 
 from __future__ import annotations
 
@@ -19,11 +24,25 @@ def _run(qtbot, lab, params):
     return got[0].result  # the result dataclass, as the engine made it
 
 
-def test_quantization_ab_view(qtbot, window):
+def test_the_lab_views_in_one_lab_window(qtbot, window, default_model_path):
+    fresh = window.prompt.toPlainText(), window.controls.mode.currentIndex()
     window.prompt.setPlainText("Name a colour.")
     window.controls.mode.setCurrentIndex(RAW)
     lab = window.open_lab()
     qtbot.addWidget(lab)
+    _quantization_ab_view(qtbot, window, lab)
+    window.prompt.setPlainText("Count to three.")
+    window.controls.mode.setCurrentIndex(RAW)
+    _speculative_view(qtbot, lab)
+    window.prompt.setPlainText(fresh[0])
+    window.controls.mode.setCurrentIndex(fresh[1])
+    _batching_view(qtbot, lab)
+    window.prompt.setPlainText("Name a planet.")
+    _kv_cache_view(qtbot, lab, default_model_path)
+    lab.close()
+
+
+def _quantization_ab_view(qtbot, window, lab):
     assert lab.status.text() == (  # the playground's model and prompt, named before a run
         f"Experiments run on {window.model_record.name} with the prompt “Name a colour.”."
     )
@@ -44,14 +63,9 @@ def test_quantization_ab_view(qtbot, window):
     view.text.anchorClicked.emit(view.text.source().resolved(view.text.source()))  # no crash
     view._show_token(1)
     assert f"KL {three.kl[1]:.4f}" in view.detail.toPlainText()
-    lab.close()
 
 
-def test_speculative_view(qtbot, window):
-    window.prompt.setPlainText("Count to three.")
-    window.controls.mode.setCurrentIndex(RAW)
-    lab = window.open_lab()
-    qtbot.addWidget(lab)
+def _speculative_view(qtbot, lab):
     data = _run(qtbot, lab, SpeculativeParams((1, 2), 4, 6))
     assert [r.k for r in data.runs] == [1, 2]
     assert all(r.same_as_target for r in data.runs)
@@ -64,12 +78,9 @@ def test_speculative_view(qtbot, window):
     view.ks.setText("0,x")
     view._on_run()
     assert "whole numbers" in view.error.text()
-    lab.close()
 
 
-def test_batching_view(qtbot, window):
-    lab = window.open_lab()
-    qtbot.addWidget(lab)
+def _batching_view(qtbot, lab):
     data = _run(qtbot, lab, BatchParams((1, 4), 4))
     rows = data.rows
     for r in rows:  # throughput recomputed from the engine's own timestamps
@@ -79,15 +90,11 @@ def test_batching_view(qtbot, window):
     xs, ys = lab.batch.total.getData()  # the y axis is logarithmic
     assert list(xs) == [1, 4] and list(10**ys) == pytest.approx([r.total_tps for r in rows])
     assert "equals the unbatched one: yes" in lab.batch.summary.text()
-    lab.close()
 
 
-def test_kv_cache_view(qtbot, window, default_model_path):
+def _kv_cache_view(qtbot, lab, default_model_path):
     import json
 
-    window.prompt.setPlainText("Name a planet.")
-    lab = window.open_lab()
-    qtbot.addWidget(lab)
     data = _run(qtbot, lab, CacheParams(turns=3, tokens=4))
     rows = data.rows
     assert [r.turn for r in rows] == [1, 2, 3] and rows[0].message == "Name a planet."
@@ -108,4 +115,3 @@ def test_kv_cache_view(qtbot, window, default_model_path):
     assert view.table.rowCount() == 3 and view.table.item(2, 2).text() == str(rows[2].cached_tokens)
     xs, ys = view.cold.getData()
     assert list(xs) == [r.prompt_tokens for r in rows]
-    lab.close()
