@@ -1,7 +1,9 @@
 """The lab's Distillation tab on the real default model (the teacher): Compare against
 its quick default, the teacher re-quantized to 3 bits (a student that differs), a tiny
 student distilled live (3 steps), and a cancelled run.
-What the charts and the list show must be the engine's result, number for number."""
+What the charts and the list show must be the engine's result, number for number.
+Compare and the distilled student run in one test on one Lab window: each Lab window
+starts an engine process of its own that loads the model."""
 
 from __future__ import annotations
 
@@ -33,8 +35,14 @@ def _done(qtbot, lab):
     return got, lambda: qtbot.waitUntil(lambda: bool(got) and not lab.bridge.busy, timeout=RUN_MS)
 
 
-def test_compare_teacher_with_its_quick_student(qtbot, window):
+def test_compare_then_distil_a_tiny_student_then_cancel(qtbot, window, tmp_path):
     lab, view = _lab(qtbot, window)
+    _compare_teacher_with_its_quick_student(qtbot, window, lab, view)
+    _distil_a_tiny_student_then_cancel(qtbot, window, lab, view, tmp_path)
+    lab.close()
+
+
+def _compare_teacher_with_its_quick_student(qtbot, window, lab, view):
     part = view.compare
     assert part.student.currentData() == (window.model_record.path, 3)  # the quick default
     assert part.student.itemData(1) == window.model_record.path  # as stored, offered next
@@ -64,11 +72,9 @@ def test_compare_teacher_with_its_quick_student(qtbot, window):
         assert bars.probs == [p for _t, p in pairs]
         assert bars.labels == [r.token_labels[who][str(t)] for t, _p in pairs]
     assert lab.status.text().startswith("Done")
-    lab.close()
 
 
-def test_distil_a_tiny_student_then_cancel(qtbot, window, tmp_path):
-    lab, view = _lab(qtbot, window)
+def _distil_a_tiny_student_then_cancel(qtbot, window, lab, view, tmp_path):
     part = view.train
     assert (part.steps.value(), part.width_box.value()) == (60, 64)  # DistillTrainParams'
     text = tmp_path / "text.txt"
@@ -118,7 +124,6 @@ def test_distil_a_tiny_student_then_cancel(qtbot, window, tmp_path):
     assert len(part.loss.soft.getData()[0]) == r.steps_done
     assert "cancelled after" in part.sentence.text().lower()
     assert part.start.isEnabled() and not part.cancel.isEnabled()
-    lab.close()
 
 
 def test_across_tokenizers_shows_words_and_why(qtbot):
