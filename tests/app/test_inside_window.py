@@ -35,7 +35,24 @@ def _wait_record(qtbot, win, what):
     return record
 
 
-def test_attention_view_follows_the_step_layer_and_head(qtbot, inside, smollm, default_model_path):
+def test_the_views_on_one_inside_window(qtbot, inside, smollm, default_model_path, tmp_path):
+    """The lens (and a frozen engine), attention, tokenizer and hardware, closing and
+    reopening, and a past run whose model is gone, one after the other on one run: each
+    Inside window starts an engine process of its own that loads the model, which five
+    tests, each with its own window and run, did five times."""
+    window, win = inside
+    assert win.tabs.currentIndex() == TABS.index("attention")  # what a fresh window shows
+    _lens_view_shows_every_layer_and_the_chosen_token(qtbot, inside)  # first: step 5 unseen
+    click_token(qtbot, window, 3)  # back to the step the Inside window opened on
+    win.tabs.setCurrentIndex(TABS.index("attention"))
+    _attention_view_follows_the_step_layer_and_head(qtbot, inside, smollm, default_model_path)
+    _tokenizer_and_hardware_views(qtbot, inside)
+    win.tabs.setCurrentIndex(TABS.index("attention"))  # the tab a fresh window opens on
+    again = _closing_and_reopening_gives_a_working_window(qtbot, inside)
+    _a_past_run_without_its_model_says_so(qtbot, (window, again), tmp_path)
+
+
+def _attention_view_follows_the_step_layer_and_head(qtbot, inside, smollm, default_model_path):
     from engine.backends.mlx.inside import attention_weights, run_pass
 
     window, win = inside
@@ -60,7 +77,7 @@ def test_attention_view_follows_the_step_layer_and_head(qtbot, inside, smollm, d
     assert "attends most to" in win.attention.plot.getPlotItem().titleLabel.text
 
 
-def test_lens_view_shows_every_layer_and_the_chosen_token(qtbot, inside):
+def _lens_view_shows_every_layer_and_the_chosen_token(qtbot, inside):
     window, win = inside
     win.tabs.setCurrentIndex(TABS.index("lens"))
     record = _wait_record(qtbot, win, "lens")
@@ -89,7 +106,7 @@ def test_lens_view_shows_every_layer_and_the_chosen_token(qtbot, inside):
     assert record.step == 5 and win.lens.table.rowCount() == 30
 
 
-def test_tokenizer_and_hardware_views(qtbot, inside):
+def _tokenizer_and_hardware_views(qtbot, inside):
     window, win = inside
     win.tabs.setCurrentIndex(TABS.index("tokenizer"))
     tok = win.tokenizer
@@ -106,7 +123,7 @@ def test_tokenizer_and_hardware_views(qtbot, inside):
     assert window.state.model.compute.startswith("float32: ")  # the suite's pinned path
 
 
-def test_a_past_run_without_its_model_says_so(qtbot, inside, tmp_path):
+def _a_past_run_without_its_model_says_so(qtbot, inside, tmp_path):
     from dataclasses import replace
 
     window, win = inside
@@ -116,7 +133,7 @@ def test_a_past_run_without_its_model_says_so(qtbot, inside, tmp_path):
     assert "not on this machine any more" in win.where.text()
 
 
-def test_closing_and_reopening_gives_a_working_window(qtbot, inside):
+def _closing_and_reopening_gives_a_working_window(qtbot, inside):
     window, win = inside
     win.close()
     again = window.open_inside(2)
@@ -124,6 +141,7 @@ def test_closing_and_reopening_gives_a_working_window(qtbot, inside):
     assert again is not win and not again.closed
     record = _wait_record(qtbot, again, "attention")
     assert record.step == 2
+    return again
 
 
 READ_TEXT = "Lightning never strikes the same place twice."
