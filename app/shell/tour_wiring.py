@@ -95,7 +95,32 @@ class WindowTourHost:
         return not self._idle(self.w.bridge)
 
     def idle(self) -> bool:
-        return self._idle(self.w.bridge) and self.w.session.sampling is None
+        w = self.w
+        escalating = w.right_size_flow.escalating is not None
+        return self._idle(w.bridge) and w.session.sampling is None and not escalating
+
+    def second_model(self) -> str | None:
+        from engine.lab.routing import model_key
+        from engine.models.catalogue import list_models
+
+        rec = self.w.model_record
+        mine = model_key(rec.path) if rec is not None and rec.backend == "mlx" else None
+        others = [m for m in list_models() if Path(m.path).is_dir() and model_key(m.path) != mine]
+        if not others:
+            return None
+        return max(others, key=lambda m: m.parameters or 0).path
+
+    def right_size(self, large, signal, threshold) -> None:
+        from app.session.right_size import RightSizing
+
+        sizing = RightSizing(large or "", signal, threshold)
+        self.w.right_size.set(sizing if large else self.w.right_size.settings, bool(large))
+
+    def turn_runs(self) -> list:
+        conversation = self.w.session.conversation
+        if not len(conversation):
+            return [self.w.state]
+        return [a.state for a in conversation.siblings(0)[0] if a.state is not None]
 
     def shown(self):
         return self.w.state
@@ -238,7 +263,7 @@ class WindowTourHost:
             return w.branches_view
         if view == "thinking" and w.thinking.isVisible():
             return w.thinking
-        named = {"temperature": w.temp_chart, "status": w.status_label}
+        named = {"temperature": w.temp_chart, "status": w.status_label, "right_size": w.right_size}
         return named.get(view, w.output)
 
     def highlight(self, target: str) -> None:

@@ -96,5 +96,16 @@ class TourHost(Protocol):
     def open_lab_tab(self, kind: str) -> None:
         """Open the Lab on the tab of experiment `kind`."""
 
+    def second_model(self) -> str | None:
+        """An installed local model other than the loaded one, the largest (None: none)."""
+
+    def right_size(self, large: str | None, signal: str, threshold: float) -> None:
+        """Answer with the right-sized model: `large` below `threshold` of `signal`
+        (app/session/right_size.py); None turns it off."""
+
+    def turn_runs(self) -> list:
+        """The runs (RunStates) of the conversation's first turn: a right-sized turn's
+        attempts, the small model's first."""
+
     def highlight(self, target: str) -> None:
         """Bring the view `target` (a Lesson's) to the front and frame it."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from app.tour import lab_steps as lab
 from app.tour import read_steps as reads
+from app.tour import route_steps as route
 from app.tour import run_steps as runs
 from app.tour import token_steps as tok
 
@@ -119,6 +120,12 @@ LESSONS: tuple[Lesson, ...] = (
        money; the same text costs more tokens in some languages than in others. The status line
        and each chart's ? give this run's figures.""",
        "playground.status", runs.cost, runs.say_cost),
+    _l("routing", "Answer with the right-sized model", """A large model is slower and costs
+       more, and most questions do not need it. A router lets the small model answer first
+       and hands the question to a larger one only when the small one is unsure: here when
+       its least likely answer token is below 0.20. The Right-sized button beside the model
+       picker does this for every turn.""",
+       "playground.right_size", route.route, route.say_route),
 )  # fmt: skip
 
 

@@ -283,6 +283,29 @@ def check_cost(window, ctx, s):
     assert f"at {whose} of {price.price_per_kwh:.4g} {price.currency} per kWh" in s.text
 
 
+def check_routing(window, ctx, s):
+    attempts = ctx["attempts"]
+    small = attempts[0]
+    note = small.route
+    assert window.right_size.sizing() is None  # the lesson turns it off again
+    # the decision, recomputed from the small answer's own tokens
+    least = float(np.exp([t.logprob for t in small.tokens if not t.eos]).min())
+    assert note.value == pytest.approx(least, rel=1e-9) and s.numbers["value"] == note.value
+    assert s.numbers["threshold"] == note.threshold == 0.2
+    assert s.numbers["small_s"] == small.done.elapsed_s
+    if note.failed:
+        assert "did not answer" in s.text
+    elif least < 0.2:
+        large = attempts[-1]
+        assert note.escalated and len(attempts) == 2 and large.route.partner is small
+        assert large.model.path != small.model.path and large.error is None
+        assert s.numbers["large_s"] == large.done.elapsed_s
+        assert f"below 0.20: {note.large} answered the same turn" in s.text
+    else:
+        assert not note.escalated and len(attempts) == 1
+        assert "at or above 0.20: its answer was kept" in s.text
+
+
 CHECKS = {name[6:]: f for name, f in globals().items() if name.startswith("check_")}
 
 
@@ -324,7 +347,12 @@ def _use(request, qtbot, window, where: str) -> None:
 # position (its sliding-window attention), the Lab's cache (rotating KV caches),
 # quantization (re-quantizing its layers), speculative (trimming its caches) and batching
 # (batched caches), and thinking and cost (its chat template).
-SAME_ON_ANY_MODEL = {"sampling", "sample_n", "branches", "read", "prefill", "distillation"}
+# - routing: the right-sized model's flow (a second run of the turn on another model) is
+#   the same whichever model answers first; the escalation to Gemma is walked on smollm
+#   and checked in tests/app/test_right_size.py.
+SAME_ON_ANY_MODEL = {
+    "sampling", "sample_n", "branches", "read", "prefill", "distillation", "routing",
+}  # fmt: skip
 
 
 def _walked(where: str, key: str) -> bool:

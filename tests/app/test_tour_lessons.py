@@ -12,6 +12,7 @@ ISSUE_ORDER = (
     "tokenization", "embedding", "attention", "feed_forward", "projection", "sampling",
     "iteration", "sample_n", "branches", "read", "position", "prefill", "kv_cache",
     "quantization", "distillation", "speculative", "batching", "thinking", "cost",
+    "routing",  # issue 46: answer with the right-sized model
 )  # fmt: skip
 
 
