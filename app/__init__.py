@@ -1,2 +1,2 @@
-"""Logitscope's PySide6 views. Talks to the engine only through `engine.client`
-and the plain records in `engine.records`; never imports MLX."""
+"""Logitscope's PySide6 views. Talks to the engine only through `engine.process.client`
+and the plain records in `engine.run.records`; never imports MLX."""

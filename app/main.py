@@ -51,7 +51,7 @@ def start_engine():
     Returns:
         The EngineClient the window's bridge will own.
     """
-    from engine.client import EngineClient
+    from engine.process.client import EngineClient
 
     client = EngineClient()
     client.start(warm="mlx")
@@ -101,7 +101,8 @@ def say_damaged_settings(window) -> None:
     start: settings.ini, the remembered servers) and any found later (the cost files)."""
     from PySide6.QtCore import QTimer
 
-    from engine import costs, settings_files
+    from engine.cost import costs
+    from engine.store import settings_files
 
     costs.load_settings()  # read by the engine at each run: said here at start, once
     costs.load_prices()

@@ -1,7 +1,7 @@
 """Frozen dataclasses of plain values that become JSON and come back: their one base.
 
 The lab's results (engine/lab/results.py) and the Inside views' results
-(engine/inside_results.py) are built on `PlainData`: `to_dict()` is their JSON (tuples become
+(engine/inside/inside_results.py) are built on `PlainData`: `to_dict()` is their JSON (tuples become
 lists, at every depth) and `from_dict()` rebuilds one from it (unknown keys are
 ignored, a missing required field is a TypeError, lists become tuples again and
 the dicts of a row field its row dataclasses). `PlainTuples` also makes every list

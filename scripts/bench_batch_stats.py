@@ -18,8 +18,8 @@ def main() -> None:
     import mlx.core as mx
 
     from engine.backends.mlx.instrument import make_step_sampler, unpack
+    from engine.run.settings import SamplingSettings
     from engine.serve.batch_stats import RowSampler, StepBatch, batch_step
-    from engine.settings import SamplingSettings
 
     logits = mx.random.normal((ROWS, VOCAB), key=mx.random.key(0)) * 3  # (B, V)
     lp = logits - mx.logsumexp(logits, axis=-1, keepdims=True)

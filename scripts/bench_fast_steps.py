@@ -35,8 +35,8 @@ def main() -> None:
     from engine.backends.mlx.generate import generate_records
     from engine.backends.mlx.loader import ensure_default_model, load_model
     from engine.backends.mlx.synthetic import build_near_free_model
-    from engine.chat_template import apply
-    from engine.settings import SamplingSettings
+    from engine.run.chat_template import apply
+    from engine.run.settings import SamplingSettings
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = build_near_free_model(Path(tmp) / "near-free", ensure_default_model())

@@ -35,9 +35,9 @@ def main() -> None:
     from engine.backends.mlx.bench import BENCH_PROMPT, bare_decode
     from engine.backends.mlx.generate import generate_records
     from engine.backends.mlx.loader import load_model, resolve_model
-    from engine.chat_template import apply
-    from engine.series import decode_rate
-    from engine.settings import SamplingSettings
+    from engine.run.chat_template import apply
+    from engine.run.series import decode_rate
+    from engine.run.settings import SamplingSettings
 
     folder = resolve_model(args.model)
     lm, _info, _status = load_model(folder, prefer="auto")

@@ -41,7 +41,7 @@ def child() -> int:
     from app.main import open_window, start_engine
 
     if "--late" in sys.argv:  # as before: the engine starts at the window's first load
-        from engine.client import EngineClient
+        from engine.process.client import EngineClient
 
         client = EngineClient()
     else:
@@ -66,7 +66,7 @@ def child() -> int:
 
 
 def one_round(late: bool = False) -> dict:
-    from engine.paths import models_dir
+    from engine.store.paths import models_dir
 
     env = dict(os.environ)
     env.update(

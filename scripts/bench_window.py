@@ -23,8 +23,8 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.shell.window import PlaygroundWindow
-    from engine.client import EngineClient
-    from engine.settings import SamplingSettings
+    from engine.process.client import EngineClient
+    from engine.run.settings import SamplingSettings
 
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     app = QApplication([])

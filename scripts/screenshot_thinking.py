@@ -47,7 +47,7 @@ def chunks(text: str, field: str, seed: int):
 def main() -> int:
     import tempfile
 
-    from engine.paths import models_dir
+    from engine.store.paths import models_dir
 
     # The fake server must not become the model the app remembers: settings elsewhere.
     os.environ.setdefault("LOGITSCOPE_MODELS_DIR", str(models_dir()))

@@ -43,7 +43,7 @@ def shoot(app, window, path: Path, screen) -> None:
 
 
 def main() -> int:
-    from engine.paths import models_dir
+    from engine.store.paths import models_dir
 
     os.environ["LOGITSCOPE_MODELS_DIR"] = str(models_dir())
     os.environ["LOGITSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="logitscope-shots-")

@@ -151,7 +151,7 @@ def throwaway_data(prefix: str = "logitscope-shots-") -> None:
     """Sessions and settings in a new temporary folder; the models folder stays the real one."""
     import tempfile
 
-    from engine.paths import models_dir
+    from engine.store.paths import models_dir
 
     os.environ["LOGITSCOPE_MODELS_DIR"] = str(models_dir())
     os.environ["LOGITSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix=prefix)

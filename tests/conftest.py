@@ -31,7 +31,7 @@ _enable_fast_blas()
 
 
 def _real_models_dir() -> Path:
-    from engine.paths import models_dir
+    from engine.store.paths import models_dir
 
     return models_dir()
 
@@ -108,7 +108,7 @@ def smollm_stored(default_model_path):
 
 @pytest.fixture(scope="session")
 def engine_client():
-    from engine.client import EngineClient
+    from engine.process.client import EngineClient
 
     client = EngineClient()
     yield client

@@ -2,9 +2,9 @@
 
 A recording ("cassette", tests/data/replay/NAME.json) is what one test asked of the
 engine and what the real default model answered: the requests in order (load,
-generate, inspect, lab), each with its records as `engine.records.to_dict` gives them.
+generate, inspect, lab), each with its records as `engine.run.records.to_dict` gives them.
 `ReplayClient` has the surface `app.core.bridge.EngineBridge` uses from
-`engine.client.EngineClient` (load, generate, inspect, inspect_answer, lab, cancel,
+`engine.process.client.EngineClient` (load, generate, inspect, inspect_answer, lab, cancel,
 close, is_alive, pid, current, restarts, phase) and answers a request with the records
 recorded for the same request (prompt, settings, model, continuation and what else
 it names), in order; one that was never recorded is answered with an ErrorRecord
@@ -25,7 +25,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from engine.records import ErrorRecord, record_from_dict, to_dict
+from engine.run.records import ErrorRecord, record_from_dict, to_dict
 
 REPLAY_DIR = Path(__file__).resolve().parent / "data" / "replay"
 RECORD_ENV = "LOGITSCOPE_REPLAY"  # "record": replaying tests capture from the real engine
@@ -72,7 +72,7 @@ def cassette_path(name: str) -> Path:
 
 
 def _models_dir() -> str:
-    from engine.paths import models_dir
+    from engine.store.paths import models_dir
 
     return str(models_dir())
 

@@ -3,7 +3,7 @@ sampled futures.
 
 "Continue with ' X' from step K" runs the same prompt again from the answer's first K
 tokens with ' X' forced at step K (the engine reuses their KV cache, see
-engine/continuation.py); "Sample N from step K" runs N continuations at the current
+engine/run/continuation.py); "Sample N from step K" runs N continuations at the current
 temperature with seeds S, S+1, … (S: the locked seed, else a random one), one after
 another. Each is a branch: a sibling run of the turn with its parent (run, step),
 journaled and drawn in the Branches view. The rules are the Session's
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from app.core.session_signals import SessionSignals
 from app.session.run_state import RunState
 from app.session.session import SampleBatch
-from engine.continuation import SAMPLE_N, continuation_from
 from engine.errors import SettingsError
+from engine.run.continuation import SAMPLE_N, continuation_from
 
 
 @dataclass

@@ -25,8 +25,8 @@ from app.core.theme import (
     chart_colors,
 )
 from app.session.run_state import RunState
-from engine.ticks import nice_ticks
-from engine.units import human_bytes
+from engine.display.ticks import nice_ticks
+from engine.display.units import human_bytes
 
 OVER = "#b00020"
 WINDOW_AXIS = "whole window: tokens"

@@ -25,8 +25,8 @@ from app.charts.base import (
     view_point,
 )
 from app.core.theme import CHOSEN, RAW, SAMPLED, chart_colors
-from engine.records import TokenRecord, TopToken
-from engine.units import fmt_prob
+from engine.display.units import fmt_prob
+from engine.run.records import TokenRecord, TopToken
 
 BAR = 0.38
 MIN_ROWS = 3  # the fewest candidates drawn, however short the chart (their labels thin out)

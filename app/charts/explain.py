@@ -7,11 +7,11 @@ from __future__ import annotations
 import math
 
 from app.session.run_state import RunState
-from engine import temperature as temp_curve
-from engine.costs import money
-from engine.run_cost import api_label, run_cost
-from engine.series import streaming_figures
-from engine.units import fmt_or_na, fmt_prob, human_bytes
+from engine.cost.costs import money
+from engine.cost.run_cost import api_label, run_cost
+from engine.display.units import fmt_or_na, fmt_prob, human_bytes
+from engine.run import temperature as temp_curve
+from engine.run.series import streaming_figures
 
 EMPTY = "Run a prompt to see this chart with real numbers."
 

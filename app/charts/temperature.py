@@ -22,8 +22,8 @@ from app.charts.base import (
     view_point,
 )
 from app.core.theme import ENTROPY
-from engine import temperature
-from engine.records import ModelRecord, TokenRecord
+from engine.run import temperature
+from engine.run.records import ModelRecord, TokenRecord
 
 CURVE_T = np.linspace(0.0, 2.0, 81)
 N_CURVES = 5

@@ -4,7 +4,7 @@ line; its rolling rate in the title) so the chart follows the step the person
 clicked, like every other chart.
 
 A branch (or a sampled future) draws only the steps it generated: the steps it
-inherited from its parent (engine/run_kind.py) were copied in at 0 s, not timed."""
+inherited from its parent (engine/run/run_kind.py) were copied in at 0 s, not timed."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from PySide6.QtCore import Qt
 from app.charts.base import empty_text, pen, set_title, show_empty, style_plot, view_point
 from app.core.theme import CHOSEN, OUTPUT, PROMPT
 from app.session.run_state import RunState
-from engine.run_kind import first_generated_step
-from engine.series import rolling_tps, streaming_figures
-from engine.units import fmt_or_na
+from engine.display.units import fmt_or_na
+from engine.run.run_kind import first_generated_step
+from engine.run.series import rolling_tps, streaming_figures
 
 UNTIMED = "This run's speed was not measured\n(its answer was decoded in a batch)"
 

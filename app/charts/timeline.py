@@ -24,7 +24,7 @@ from app.charts.base import (
 )
 from app.core.theme import CHOSEN, ENTROPY, RAW, chart_colors
 from app.session.run_state import RunState
-from engine.ticks import nice_step
+from engine.display.ticks import nice_step
 
 PROB_TITLES = ("p(chosen)", "p")  # longest first: the first that fits the plot's height
 SURPRISAL_TITLES = ("surprisal (bits)", "bits")

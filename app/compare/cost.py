@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QTableWidgetItem
 
-from engine.costs import COMPLETED, load_prices, money
-from engine.run_cost import run_cost
+from engine.cost.costs import COMPLETED, load_prices, money
+from engine.cost.run_cost import run_cost
 
 COST_ROWS = ("energy (J/token)", "electricity", "same tokens hosted", "per completed answer")
 

@@ -36,7 +36,7 @@ from app.widgets.controls import SamplingPanel
 from app.widgets.model_picker import fill_models
 from app.widgets.progress_bar import show_progress
 from app.widgets.token_view import TokenView
-from engine.settings import SamplingSettings
+from engine.run.settings import SamplingSettings
 
 LANE_COLORS = ("#4c78a8", "#f58518", "#54a24b", "#b279a2")
 assert len(LANE_COLORS) == MAX_LANES  # one colour per lane

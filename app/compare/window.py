@@ -51,10 +51,10 @@ from app.session.comparison import (
     Lane,
     lane_name,
 )
-from engine.compare_stats import summarize
 from engine.errors import SettingsError
+from engine.run.compare_stats import summarize
+from engine.run.settings import SamplingSettings
 from engine.sessions.journal import Journal
-from engine.settings import SamplingSettings
 
 LANE_MIN_WIDTH = 330  # px per lane side by side; below, two lanes a row
 LANE_MIN_HEIGHT = 330  # a lane in a second row keeps this height (the area scrolls)

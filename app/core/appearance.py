@@ -15,7 +15,7 @@ from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QStyleFactory
 
 from app.core import settings_store, theme
-from engine.prob_scale import SCALE_LABELS, SCALES
+from engine.display.prob_scale import SCALE_LABELS, SCALES
 
 LEGEND_NAME = "probLegend"  # objectName of every probability legend's colour bar
 SCHEMES = {

@@ -15,11 +15,11 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.core.preferences import compute_preference
 from app.core.servers import api_key_for
-from engine.client import EngineClient
-from engine.continuation import with_prefix
-from engine.inspect_request import InspectRequest
-from engine.records import ErrorRecord
-from engine.settings import SamplingSettings
+from engine.inside.inspect_request import InspectRequest
+from engine.process.client import EngineClient
+from engine.run.continuation import with_prefix
+from engine.run.records import ErrorRecord
+from engine.run.settings import SamplingSettings
 
 FRAME_MS = 33  # ~30 Hz
 MAX_PER_FRAME = 256  # records handled per frame

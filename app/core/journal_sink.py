@@ -42,7 +42,7 @@ def journal_session_run(session, state, conversation: dict | None, notify):
     """Start the playground's run `state` in the session's journal; sets its run id and
     returns the per-record writer, or None when the history cannot be written (the run
     still runs and shows; `notify` tells the person once where and what to do)."""
-    from engine.records import to_dict
+    from engine.run.records import to_dict
 
     journal = open_journal(session, notify)
     if journal is None:

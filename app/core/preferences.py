@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from app.core import settings_store
-from engine import environment
-from engine.settings import COMPUTE_PREFERENCES
+from engine.run.settings import COMPUTE_PREFERENCES
+from engine.store import environment
 
 
 def default_compute_preference() -> str:

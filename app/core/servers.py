@@ -13,10 +13,10 @@ import contextlib
 import json
 
 from app.core import settings_store
-from engine import settings_files
 from engine.backends.base import is_remote, parse_remote
 from engine.models.display_name import short_model_id
-from engine.paths import data_dir
+from engine.store import settings_files
+from engine.store.paths import data_dir
 
 KEYRING_SERVICE = "Logitscope"
 LIST_KEY = "servers/list"
@@ -98,7 +98,7 @@ def _write(servers: list[dict]) -> None:
 
 def _keep_damaged() -> None:
     """Copy the damaged stored list to its own file before it is replaced, and say so."""
-    from engine.atomic import write_atomic
+    from engine.store.atomic import write_atomic
 
     raw = settings_store.value(LIST_KEY, "")
     path = data_dir() / SERVERS_DAMAGED_FILE

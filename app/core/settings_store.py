@@ -6,7 +6,7 @@ Qt reads a damaged INI file without a word and rewrites it at exit, dropping wha
 could not parse. So before the first time a process opens it, the file is checked
 (UTF-8 text, no control bytes, a sane size and line length, every line a section, a
 comment or a `key=value`); a damaged one is moved aside to `settings.ini.damaged`, said
-in words (engine/settings_files.py), and the app starts from fresh settings.
+in words (engine/store/settings_files.py), and the app starts from fresh settings.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from engine.paths import data_dir
-from engine.settings_files import DamagedFile, read_text, report, set_aside
+from engine.store.paths import data_dir
+from engine.store.settings_files import DamagedFile, read_text, report, set_aside
 
 SETTINGS_FILE = "settings.ini"
 MAX_INI_BYTES = 8 << 20  # generous: the remembered prompt lives here too

@@ -1,6 +1,6 @@
 """Colours and fonts shared by the views, and the light / dark theme.
 
-The probability scale itself lives in engine/prob_scale.py (the HTML export uses it
+The probability scale itself lives in engine/display/prob_scale.py (the HTML export uses it
 too); this module turns it into QColors under the scale the person chose (remembered).
 The theme follows the system palette unless View ▸ Theme says Light or Dark; charts
 read `chart_colors()` (background, foreground) from the palette in use, so a dark
@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
 from app.core import settings_store
-from engine import prob_scale
+from engine.display import prob_scale
 
 RAW = "#4c78a8"  # the model's own distribution (T = 1)
 SAMPLED = "#f58518"  # the distribution actually sampled from
@@ -84,7 +84,7 @@ def rank_color(rank: int | None) -> QColor:
     """The shade of a token's rank under the model, GLTR's way (NO_RANK when unknown)."""
     if rank is None:
         return QColor(NO_RANK)
-    from engine.reading.summary import rank_bucket
+    from engine.run.read_summary import rank_bucket
 
     return QColor(RANK_COLORS[rank_bucket(rank)])
 

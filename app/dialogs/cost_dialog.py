@@ -1,7 +1,7 @@
 """Settings ▸ Cost: the electricity price, the machine's watts (for an estimate where
 no energy counter can be read) and the editable table of hosted-API prices.
 
-A view over engine/costs.py: it reads and writes the same JSON files as the command
+A view over engine/cost/costs.py: it reads and writes the same JSON files as the command
 line and the engine process (which reads them at every run's start).
 """
 
@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from engine import costs
+from engine.cost import costs
 from engine.errors import LogitscopeError
-from engine.power_table import cpu_name, typical_watts
+from engine.machine.power_table import cpu_name, typical_watts
 
 COLUMNS = ("provider", "model", "input / 1M tokens", "output / 1M tokens", "currency")
 COLUMNS += ("source", "date", "example")
@@ -104,7 +104,7 @@ class CostDialog(QDialog):
             self._add_row(p)
 
     def prices(self) -> list[costs.ApiPrice] | None:
-        """The table's rows checked (engine/costs.py); None when one does not fit."""
+        """The table's rows checked (engine/cost/costs.py); None when one does not fit."""
         out = []
         for r in range(self.table.rowCount()):
             cell = [

@@ -29,10 +29,10 @@ from app.dialogs.file_dialogs import ask_export_path, ask_import_path
 from app.history.journal_events import journal_changes
 from app.history.tree import RUN_ROLE, RunTree, run_item, session_item, session_name
 from app.session.history import History, append_meta  # noqa: F401 - append_meta: callers
-from engine.atomic import write_atomic
 from engine.errors import LogitscopeError
 from engine.sessions.export import render
 from engine.sessions.journal import RunLog, SessionLog, sessions_dir
+from engine.store.atomic import write_atomic
 
 BIN = "__bin__"
 HIDE_FAILED_KEY = "history/hide_failed"

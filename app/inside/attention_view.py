@@ -115,7 +115,7 @@ class AttentionView(QWidget):
         self.head.blockSignals(False)
 
     def show_record(self, record) -> None:
-        d = record.data  # an AttentionResult (engine/inside_results.py)
+        d = record.data  # an AttentionResult (engine/inside/inside_results.py)
         self.set_shape(record.layers, record.heads)
         self.weights = np.asarray(d.weights, dtype=np.float32)
         self.labels = record.labels

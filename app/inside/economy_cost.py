@@ -9,8 +9,8 @@ import pyqtgraph as pg
 
 from app.charts.base import set_title
 from app.core.theme import PROMPT
-from engine.costs import J_PER_KWH, load_prices, load_settings, money, prompt_costs
-from engine.power_table import cpu_name, typical_watts
+from engine.cost.costs import J_PER_KWH, load_prices, load_settings, money, prompt_costs
+from engine.machine.power_table import cpu_name, typical_watts
 
 LOCAL = "#16a34a"
 

@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 
 from app.charts.base import decade_ticks, style_plot
 from app.core.theme import SAMPLED
-from engine.inside_results import FunnelStage
-from engine.units import fmt_prob
+from engine.display.units import fmt_prob
+from engine.inside.inside_results import FunnelStage
 
 HEADERS = ("stage", "tokens left", "mass kept", "chosen p", "chosen rank")
 

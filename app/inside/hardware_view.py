@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from app.charts.base import empty_text, pen, set_title, show_empty, style_plot
 from app.core.theme import CHOSEN, OUTPUT, PROMPT
-from engine.hardware_timeline import Timeline, versus
+from engine.machine.hardware_timeline import Timeline, versus
 
 
 class HardwareView(QWidget):

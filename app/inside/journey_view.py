@@ -37,8 +37,8 @@ from app.charts.base import (
 )
 from app.core.theme import CHOSEN, OUTPUT, RAW
 from app.inside.funnel_table import FunnelChart, FunnelTable
-from engine.inside_results import Embedding, Iteration, LayerChange, Projection, Tokenization
-from engine.units import fmt_prob
+from engine.display.units import fmt_prob
+from engine.inside.inside_results import Embedding, Iteration, LayerChange, Projection, Tokenization
 
 MAX_TOKENS_SHOWN = 100  # the tokenization section shows the context's last tokens
 BAR = 0.38  # width of each of a layer's two bars
@@ -140,7 +140,7 @@ class JourneyView(QScrollArea):
     def show_record(self, record) -> None:
         """Fill every section from a journey InspectRecord."""
         self.record = record
-        d = record.data  # a JourneyResult (engine/inside_results.py)
+        d = record.data  # a JourneyResult (engine/inside/inside_results.py)
         names = d.token_labels
         self._tokenization(d.tokenization, d.reading)
         self._embedding(d.embedding, record.labels[-1], names)

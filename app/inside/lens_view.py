@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QAbstractItemView, QSplitter, QTableWidget, QTable
 
 from app.charts.base import pen, set_title, short, style_plot
 from app.core.theme import OUTPUT
-from engine.units import fmt_prob
+from engine.display.units import fmt_prob
 
 CHOSEN_BG = QColor("#ffe08a")
 
@@ -42,7 +42,7 @@ class LensView(QSplitter):
         )
 
     def show_record(self, record) -> None:
-        d = record.data  # a LensResult (engine/inside_results.py)
+        d = record.data  # a LensResult (engine/inside/inside_results.py)
         rows, names = d.rows, d.token_labels
         chosen = d.chosen
         k = max(len(r.top) for r in rows)

@@ -32,8 +32,8 @@ from app.inside.journey_view import JourneyView
 from app.inside.lens_view import LensView
 from app.inside.position_view import PositionView
 from app.inside.tokenizer_view import TokenizerView
-from engine.hardware_timeline import timeline
-from engine.inspect_request import InspectRequest
+from engine.inside.inspect_request import InspectRequest
+from engine.machine.hardware_timeline import timeline
 
 TABS = ("tokenizer", "attention", "lens", "hardware", "journey", "position")
 COMPUTED = ("attention", "lens", "journey", "position")  # tabs the engine computes

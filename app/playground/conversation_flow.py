@@ -18,7 +18,7 @@ from app.core.session_signals import SessionSignals
 from app.playground.read_flow import start_read
 from app.session.run_state import RunState
 from engine.errors import SettingsError
-from engine.settings import SamplingSettings
+from engine.run.settings import SamplingSettings
 
 
 @dataclass

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QLabel, QTextBrowser
 from app.core.appearance import on_theme
 from app.core.theme import note_color
 from app.session import Answer, Conversation
-from engine.hardware_timeline import cache_reuse
-from engine.units import human_bytes
+from engine.display.units import human_bytes
+from engine.machine.hardware_timeline import cache_reuse
 
 
 def _link_style() -> str:

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QStackedWidge
 
 from app.playground.prompt_tokens import PromptTokenView
 from engine.errors import SettingsError
-from engine.prompt import encode_prompt
+from engine.run.prompt import encode_prompt
 
 TOKEN_COUNT_DELAY_MS = 150
 

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QWidg
 
 from app.core import settings_store
 from app.core.theme import NO_RANK, RANK_COLORS
-from engine.reading.summary import BUCKET_NAMES
+from engine.run.read_summary import BUCKET_NAMES
 
 SHADING_KEY = "view/shade_by_rank"
 

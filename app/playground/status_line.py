@@ -1,19 +1,19 @@
 """The status line's text: TTFT, prefill and decode tok/s, tokens, peak memory, device.
 
-Every figure comes from the one definition in `engine.series` / the DoneRecord;
+Every figure comes from the one definition in `engine.run.series` / the DoneRecord;
 a figure the engine did not report says so. A branch's speed counts only the tokens
-it generated (engine/run_kind.py), never the prefix it inherited from its parent.
+it generated (engine/run/run_kind.py), never the prefix it inherited from its parent.
 """
 
 from __future__ import annotations
 
 from app.session.run_state import RunState
-from engine.hardware_timeline import cache_reuse, versus
-from engine.run_cost import run_cost, short
-from engine.run_kind import first_generated_step, generated
-from engine.series import streaming_figures
+from engine.cost.run_cost import run_cost, short
+from engine.display.units import fmt_mb, fmt_or_na
+from engine.machine.hardware_timeline import cache_reuse, versus
+from engine.run.run_kind import first_generated_step, generated
+from engine.run.series import streaming_figures
 from engine.sessions.run_outcome import finish_words
-from engine.units import fmt_mb, fmt_or_na
 
 
 def status_text(state: RunState, model) -> str | None:
@@ -75,7 +75,7 @@ def _thinking(d) -> str:
 
 
 def _energy(d) -> str:
-    """'≈ 0.41 J/token (estimated from 10 W)' (engine/run_cost.py); '' for a remote run."""
+    """'≈ 0.41 J/token (estimated from 10 W)' (engine/cost/run_cost.py); '' for a remote run."""
     part = short(run_cost(d, prices=[]))
     return f" · {part}" if part else ""
 

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QToolButton, QVBoxLayout, QWidget
 from app.core.appearance import themed_style
 from app.core.theme import THINKING_HEAD, by_theme, tint
 from app.widgets.token_view import TokenView
-from engine.costs import money
+from engine.cost.costs import money
 
 
 class ThinkingBlock(QWidget):

@@ -25,8 +25,8 @@ from app.session.conversation import Conversation
 from app.session.guest import FROM_SERVER
 from app.session.run_state import RunState
 from app.session.session import Session
-from engine.records import record_from_dict
-from engine.settings import SamplingSettings
+from engine.run.records import record_from_dict
+from engine.run.settings import SamplingSettings
 
 FRAME_MS = 33  # ~30 Hz, as the engine bridge
 MAX_PER_FRAME = 512  # events handled per frame

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from app.session.comparison_reads import ReadingLanes
 from app.session.events import Announcer, announces
 from app.session.run_state import RunState
-from engine.compare_stats import first_divergence
 from engine.models.display_name import model_name
-from engine.settings import SamplingSettings
+from engine.run.compare_stats import first_divergence
+from engine.run.settings import SamplingSettings
 
 MAX_LANES = 4  # Compare shows two to four lanes
 MIN_LANES = 2

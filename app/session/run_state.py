@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.records import TokenRecord
-from engine.run_kind import answer_tokens
-from engine.run_result import RunResult, add_token
-from engine.settings import SamplingSettings
+from engine.run.records import TokenRecord
+from engine.run.run_kind import answer_tokens
+from engine.run.run_result import RunResult, add_token
+from engine.run.settings import SamplingSettings
 
 
 @dataclass
@@ -119,7 +119,7 @@ class RunState(RunResult):
         return "".join(t.text for t in self.tokens)
 
     def can(self, capability: str) -> bool:
-        """Whether this run's backend reports `capability` (see engine.records)."""
+        """Whether this run's backend reports `capability` (see engine.run.records)."""
         return self.model is None or self.model.can(capability)
 
     @property
@@ -155,6 +155,6 @@ class RunState(RunResult):
 
     @property
     def output_steps(self) -> int:
-        """The answer's tokens in the context: engine.run_kind.answer_tokens, the one
+        """The answer's tokens in the context: engine.run.run_kind.answer_tokens, the one
         count every view gives (the end-of-sequence step not counted)."""
         return answer_tokens(self.tokens)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, QRect
 
-from engine.settings import SamplingSettings
+from engine.run.settings import SamplingSettings
 
 TOUR_SESSION = "Tour"  # History's name for the tour's session
 GAP = 8  # px between the tour's panel and a window beside it

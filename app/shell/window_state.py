@@ -10,7 +10,7 @@ from PySide6.QtCore import QByteArray, QSettings
 
 from app.core import settings_store
 from engine.errors import LogitscopeError
-from engine.settings import SamplingSettings
+from engine.run.settings import SamplingSettings
 
 DEFAULT_PROMPT = "What is the capital of France?"
 

@@ -96,7 +96,7 @@ def say_position(ctx: dict) -> Sentence:
         why = "Inside the model computed nothing for this run (its window says why)."
     if why:
         return Sentence(why)
-    result = ctx["record"].data  # a PositionResult (engine/inside_results.py)
+    result = ctx["record"].data  # a PositionResult (engine/inside/inside_results.py)
     share, size = {}, {}
     for key, name in (("first", "first token"), ("middle", "middle"), ("last", "last 10%")):
         a, b = result.edges[name]
@@ -225,7 +225,7 @@ def cost(host, ctx: dict):
 
 
 def say_cost(ctx: dict) -> Sentence:
-    from engine.costs import DEFAULT_CURRENCY, DEFAULT_PRICE_PER_KWH, J_PER_KWH, money
+    from engine.cost.costs import DEFAULT_CURRENCY, DEFAULT_PRICE_PER_KWH, J_PER_KWH, money
 
     why = steps.missing(ctx)
     if why:
@@ -256,8 +256,8 @@ def say_cost(ctx: dict) -> Sentence:
 
 def _say_server_cost(d) -> Sentence:
     """A server reports no energy: its time per token, and the tokens at an API's price."""
-    from engine.costs import money
-    from engine.run_cost import api_label, run_cost
+    from engine.cost.costs import money
+    from engine.cost.run_cost import api_label, run_cost
 
     per = d.elapsed_s / max(d.generated_tokens, 1)
     priced = [(p, c) for p, c in run_cost(d).api if c is not None]

@@ -117,7 +117,7 @@ def sampling(host, ctx: dict):
 
 
 def say_sampling(ctx: dict) -> Sentence:
-    from engine.temperature import probabilities
+    from engine.run.temperature import probabilities
 
     why = steps.missing(ctx)
     state = ctx.get("run")

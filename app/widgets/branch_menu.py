@@ -19,8 +19,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QActionGroup
 
 from app.core import settings_store
-from engine.continuation import SAMPLE_N
-from engine.records import TokenRecord
+from engine.run.continuation import SAMPLE_N
+from engine.run.records import TokenRecord
 
 MAX_CANDIDATES = 10
 SAMPLE_CHOICES = (2, 4, SAMPLE_N, 16)  # how many futures "Sample" offers to run

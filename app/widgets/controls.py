@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.settings import MAX_TEMPERATURE, SamplingSettings
+from engine.run.settings import MAX_TEMPERATURE, SamplingSettings
 
 SLIDER_STEPS = 200  # temperature slider: 0.01 per step
 

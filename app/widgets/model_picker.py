@@ -19,8 +19,8 @@ from app.core.preferences import compute_preference, set_compute_preference
 from engine.models.catalogue import list_models, list_models_report
 from engine.models.default_model import DEFAULT_MODEL_NAME
 from engine.models.display_name import display_name, short_model_id
-from engine.records import ModelRecord
-from engine.settings import COMPUTE_PREFERENCES
+from engine.run.records import ModelRecord
+from engine.run.settings import COMPUTE_PREFERENCES
 
 
 def describe(m: ModelRecord) -> str:

@@ -18,9 +18,9 @@ from PySide6.QtWidgets import QTextEdit, QToolTip
 
 from app.core.theme import prob_color, prob_text_color, rank_color
 from app.widgets.rendered_view import add_copy_actions
-from engine.records import TokenRecord
-from engine.run_result import add_token
-from engine.units import fmt_prob
+from engine.display.units import fmt_prob
+from engine.run.records import TokenRecord
+from engine.run.run_result import add_token
 
 STEP_PROPERTY = QTextCharFormat.UserProperty + 1
 

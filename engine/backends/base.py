@@ -18,13 +18,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from engine.continuation import Continuation
 from engine.errors import ModelError
-from engine.inspect_request import InspectRequest
+from engine.inside.inspect_request import InspectRequest
 from engine.lab import LabParams, LabResult
 from engine.reading.request import ReadRequest
-from engine.records import InspectRecord, ModelRecord, Record
-from engine.settings import SamplingSettings
+from engine.run.continuation import Continuation
+from engine.run.records import InspectRecord, ModelRecord, Record
+from engine.run.settings import SamplingSettings
 
 Progress = Callable[[str, float], None]  # (message, fraction 0..1)
 Prompt = str | list[dict]  # a user message, or a whole conversation of {role, content}
@@ -75,7 +75,7 @@ class Backend(Protocol):
             settings: validated sampling settings.
             should_stop: polled between steps; True ends the run as "cancelled".
             continuation: None, or where a branch of an answer starts
-                (engine/continuation.py); the records then start at its step.
+                (engine/run/continuation.py); the records then start at its step.
 
         Yields:
             Prefill, token (and, from a server, progress) records, then one
@@ -121,7 +121,7 @@ class LocalBackend(Backend, Protocol):
     """A backend that holds the weights: it can also look inside the model and run
     the lab's experiments, and chooses how quantized weights run (`prefer`)."""
 
-    prefer: str  # one of engine.settings.COMPUTE_PREFERENCES
+    prefer: str  # one of engine.run.settings.COMPUTE_PREFERENCES
 
     def inspect(
         self, prompt: Prompt, settings: SamplingSettings, request: InspectRequest

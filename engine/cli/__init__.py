@@ -17,8 +17,8 @@ import argparse
 import importlib
 import sys
 
-from engine import environment
 from engine.errors import LogitscopeError, SettingsError
+from engine.store import environment
 
 # command -> (module, function); each module's add_parser(sub) declares its options
 COMMANDS = {
@@ -53,7 +53,7 @@ COMPUTE_COMMANDS = ("generate", "inspect", "bench", "branch", "sample", "serve",
 
 
 def _compute_option(parser: argparse.ArgumentParser) -> None:
-    from engine.settings import COMPUTE_PREFERENCES
+    from engine.run.settings import COMPUTE_PREFERENCES
 
     parser.add_argument(
         "--compute",

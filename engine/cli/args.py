@@ -8,7 +8,7 @@ import sys
 
 from engine.errors import SettingsError
 from engine.reading.request import MAX_TEXT_CHARS
-from engine.settings import SamplingSettings
+from engine.run.settings import SamplingSettings
 
 API_KEY_HELP = "name of the environment variable holding the server's API key"
 

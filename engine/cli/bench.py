@@ -13,8 +13,8 @@ import statistics
 import time
 
 from engine.cli.args import MODEL_ARG, named
-from engine.series import decode_rate
-from engine.settings import SamplingSettings
+from engine.run.series import decode_rate
+from engine.run.settings import SamplingSettings
 
 
 def add_parser(sub) -> None:
@@ -115,7 +115,7 @@ def run_bench(
         bare_setup,
     )
     from engine.backends.mlx.loader import device_name, resolve_model
-    from engine.client import EngineClient
+    from engine.process.client import EngineClient
 
     folder = resolve_model(model)
     bare_model, tokenizer, prompt_text, long_text, long_ids = bare_setup(folder, prefill_tokens)

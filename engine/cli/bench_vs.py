@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import statistics
 
-from engine.settings import SamplingSettings
+from engine.run.settings import SamplingSettings
 
 VS_PROMPT = (
     "The history of the printing press begins in the fifteenth century, when Johannes "
@@ -25,7 +25,7 @@ VS_PROMPT = (
 
 def _side(client, spec: str | None, settings: SamplingSettings) -> dict:
     """One run's figures, or its error (tokens a server re-sends supersede the first)."""
-    from engine.run_result import RunResult
+    from engine.run.run_result import RunResult
 
     run = RunResult()
     for r in client.generate(VS_PROMPT, settings, spec):
@@ -49,8 +49,8 @@ def run_vs(url: str, remote_model: str | None, model: str | None, tokens: int, r
         LogitscopeError: a side that fails (its message says which).
     """
     from engine.cli.args import base_url
-    from engine.client import EngineClient
     from engine.errors import LogitscopeError
+    from engine.process.client import EngineClient
 
     remote = f"{base_url(url)}#{remote_model or ''}"
     settings = SamplingSettings(
@@ -98,7 +98,7 @@ def _median(values):
 
 def format_vs(r: dict) -> str:
     """The comparison as text for people."""
-    from engine.units import fmt_or_na
+    from engine.display.units import fmt_or_na
 
     lines = [f"{r['max_tokens']} greedy tokens x {r['rounds']} rounds, raw prompt, alternating"]
     for side in ("local", "server"):

@@ -7,7 +7,7 @@
 
 `branch` puts the given token at answer step K and lets the model go on from
 there; `sample` draws N continuations from step K (0: the start of the answer),
-sample i with seed S + i (engine/continuation.py's SEED_RULE). Each new run goes
+sample i with seed S + i (engine/run/continuation.py's SEED_RULE). Each new run goes
 into the parent's session with its parent (run, step), runs on the parent's model
 with its settings (the options above override them), and reuses the engine's KV
 cache of the prompt and the shared answer prefix. `--json` prints, per new run, a
@@ -21,9 +21,9 @@ import json
 import random
 import sys
 
-from engine.continuation import SAMPLE_N, SEED_RULE, continuation_from, with_prefix
 from engine.errors import SettingsError
-from engine.settings import MAX_SEED, SamplingSettings
+from engine.run.continuation import SAMPLE_N, SEED_RULE, continuation_from, with_prefix
+from engine.run.settings import MAX_SEED, SamplingSettings
 
 MAX_SAMPLES = 64
 
@@ -125,7 +125,7 @@ def _run_all(session, run, prompt, jobs, spec, as_json: bool) -> int:
     session; the exit status (the worst of the runs'). A run the engine refuses for its
     input (a token outside the vocabulary, text that is not one token) is not journaled,
     and the jobs after it are not started: they would be refused the same way."""
-    from engine.client import EngineClient
+    from engine.process.client import EngineClient
     from engine.sessions.journal import Journal, sessions_dir
 
     journal = Journal.open(sessions_dir() / f"{session.session_id}.jsonl")
@@ -210,7 +210,7 @@ def _refused(record) -> bool:
 
 def _emit(record, writer, as_json: bool) -> None:
     """Journal one record (when the run is in the journal) and print it with --json."""
-    from engine.records import to_dict
+    from engine.run.records import to_dict
 
     if writer is not None:
         writer.record(record)

@@ -10,8 +10,8 @@ from engine.cli.args import MODEL_ARG, api_key, model_spec, read_prompt, server_
 from engine.cli.json_steps import JsonSteps
 from engine.cli.progress import ProgressDisplay
 from engine.errors import SettingsError
-from engine.openai_chunks import ChunkWriter
-from engine.settings import (
+from engine.run.openai_chunks import ChunkWriter
+from engine.run.settings import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_MIN_P,
     DEFAULT_REPETITION_PENALTY,
@@ -58,8 +58,8 @@ def add_parser(sub) -> None:
 def cmd_generate(args) -> int:
     """Run `logitscope generate`: stream one answer and journal it; the exit status."""
     from engine.cli.interrupt import CancelOnInterrupt
-    from engine.client import EngineClient
-    from engine.records import to_dict
+    from engine.process.client import EngineClient
+    from engine.run.records import to_dict
 
     prompt = read_prompt(args.prompt)
     if not prompt.strip():
@@ -114,7 +114,7 @@ def cmd_generate(args) -> int:
 def _print_json(record, revision: bool, chunks) -> None:
     """One record as a JSON line (or OpenAI chunks); a revised step is marked so
     (and left out of OpenAI's shape, which has no such mark)."""
-    from engine.records import to_dict
+    from engine.run.records import to_dict
 
     if chunks is not None:
         for chunk in chunks.chunks(record) if not revision else ():
@@ -132,7 +132,7 @@ def _print_plain(record) -> None:
         sys.stdout.flush()
     elif record.type == "done":
         sys.stdout.write("\n")
-        from engine.units import fmt_mb, fmt_or_na
+        from engine.display.units import fmt_mb, fmt_or_na
 
         print(
             f"[{record.finish_reason}] {record.generated_tokens} tokens, "

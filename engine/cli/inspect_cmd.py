@@ -25,8 +25,8 @@ import sys
 
 from engine.cli.args import MODEL_ARG
 from engine.errors import EngineFault, LogitscopeError, SettingsError, error_for
-from engine.inspect_request import LENS_TOP, InspectRequest
-from engine.settings import MAX_LENS_TOP, SamplingSettings
+from engine.inside.inspect_request import LENS_TOP, InspectRequest
+from engine.run.settings import MAX_LENS_TOP, SamplingSettings
 
 # --step answers greedily first (a CPU makes ~10 tokens a second): a longer answer is a
 # wait of minutes, and an inspection covers the last 1,024 tokens of the context anyway
@@ -102,7 +102,7 @@ def cmd_inspect(args) -> int:
         return _tokens(prompt, args)
     if args.step is not None:
         _check_step(args.step, prompt, settings, args.model)
-    from engine.client import EngineClient
+    from engine.process.client import EngineClient
 
     client = EngineClient()
     request = InspectRequest(args.what, args.step, args.layer, args.head, args.top_k)
@@ -111,7 +111,7 @@ def cmd_inspect(args) -> int:
     finally:
         client.close()
     if args.json:
-        from engine.records import to_dict
+        from engine.run.records import to_dict
 
         print(json.dumps(to_dict(record), ensure_ascii=False))
     else:
@@ -125,7 +125,7 @@ def _check_step(step: int, prompt: str, settings, model: str | None) -> None:
     own tokenizer when the model is already on disk (else the engine finds out)."""
     from engine.models.catalogue import inspect_model
     from engine.models.light_tokenizer import LightTokenizer
-    from engine.prompt import encode_prompt
+    from engine.run.prompt import encode_prompt
 
     folder = _folder_on_disk(model)
     if folder is None:
@@ -150,7 +150,7 @@ def _folder_on_disk(model: str | None):
     from pathlib import Path
 
     from engine.models.default_model import default_model_dir, is_default_model_ready
-    from engine.paths import models_dir
+    from engine.store.paths import models_dir
 
     if not model:
         return default_model_dir() if is_default_model_ready() else None
@@ -211,7 +211,7 @@ def _folder(model: str | None):
 
 
 def _print(record) -> None:
-    d = record.data  # its result dataclass (engine/inside_results.py)
+    d = record.data  # its result dataclass (engine/inside/inside_results.py)
     where = "the prompt" if record.step is None else f"step {record.step}"
     if d.truncated:  # the header says that only the context's end was read
         where += f" · only the last {len(record.ids):,} of its {d.context_tokens:,} tokens"

@@ -1,7 +1,7 @@
 """Ctrl-C on a command that runs the engine: the first one cancels the run the way the
 window's Stop does (the engine ends it with a "cancelled" record, which is journaled and
 keeps the partial answer); a second one stops waiting. The engine process itself ignores
-SIGINT (engine/worker.py): only its client decides, so no traceback is ever printed.
+SIGINT (engine/process/worker.py): only its client decides, so no traceback is ever printed.
 
     with CancelOnInterrupt(client.cancel) as ctrl_c:
         for record in client.generate(...):

@@ -3,7 +3,7 @@ the record itself; this is the short human reading of the same numbers)."""
 
 from __future__ import annotations
 
-from engine.units import fmt_prob
+from engine.display.units import fmt_prob
 
 
 def _pct(x: float | None) -> str:

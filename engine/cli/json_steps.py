@@ -12,8 +12,8 @@ when its model list failed) is printed with `"revision": true`.
 
 from __future__ import annotations
 
-from engine.records import ModelRecord, Record, TokenRecord
-from engine.run_result import add_token
+from engine.run.records import ModelRecord, Record, TokenRecord
+from engine.run.run_result import add_token
 
 
 def resends_steps(model: ModelRecord, top_n: int) -> bool:

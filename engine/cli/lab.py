@@ -194,7 +194,7 @@ def lab_record(model, progress):
 def _measure(args, params, prompt, printer, flat=None) -> int:
     """Run `params` in this process and print its result (`--json`: its fields, `flat`
     applied); the exit status."""
-    from engine.settings import SamplingSettings
+    from engine.run.settings import SamplingSettings
 
     settings = SamplingSettings(chat_template=not getattr(args, "raw", False)).validate()
     say = (lambda m, f: print(f"[{f:4.0%}] {m}", file=sys.stderr)) if not args.json else None

@@ -54,7 +54,7 @@ def cmd_calibrate(args) -> int:
     the engine process (lab_runs.run_experiment); the exit status."""
     from engine.cli.lab import lab_record
     from engine.lab.questions import load_questions
-    from engine.settings import SamplingSettings
+    from engine.run.settings import SamplingSettings
 
     params = CalibrateParams(
         questions=args.questions,

@@ -116,7 +116,7 @@ def _run(args, params, printer) -> int:
     """Load the teacher, run `params` (lab_runs.run_experiment, as the engine process
     does) with Ctrl-C cancelling at the next step, and print the result."""
     from engine.cli.lab import lab_record
-    from engine.settings import SamplingSettings
+    from engine.run.settings import SamplingSettings
 
     say = (lambda m, f: print(f"[{f:4.0%}] {m}", file=sys.stderr)) if not args.json else None
 

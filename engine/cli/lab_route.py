@@ -21,7 +21,7 @@ import sys
 from engine.cli.args import MODEL_ARG
 from engine.lab.params import CalibrateParams
 from engine.lab.routing import DEFAULT_SIGNAL, RouteParams, label
-from engine.settings import SamplingSettings
+from engine.run.settings import SamplingSettings
 
 CALIBRATE = CalibrateParams()
 SHOWN = 16  # curve points printed (the rest in --json)

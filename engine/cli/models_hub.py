@@ -141,7 +141,7 @@ def _known_model(spec: str) -> str:
     from engine.models.catalogue import inspect_model, list_models
     from engine.models.default_model import DEFAULT_MODEL_NAME
     from engine.models.hf_cache import hf_cached
-    from engine.paths import models_dir
+    from engine.store.paths import models_dir
 
     _plain_text(spec, "the model to --set")
     if spec == DEFAULT_MODEL_NAME:

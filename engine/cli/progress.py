@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import time
 
-from engine.units import to_mb
+from engine.display.units import to_mb
 
 PLAIN_STEP = 0.1  # a plain line at most every tenth of a phase
 
@@ -79,7 +79,7 @@ class ProgressDisplay:
             total=total,
             unit=unit,
             unit_scale=bytes_bar,
-            unit_divisor=1000,  # kB, MB, GB: decimal, as the plain lines (engine/units.py)
+            unit_divisor=1000,  # kB, MB, GB: decimal, as the plain lines (engine/display/units.py)
             file=self.stream,
             leave=False,
             dynamic_ncols=True,

@@ -20,8 +20,8 @@ from engine.cli.args import MODEL_ARG, api_key, model_spec, read_prompt, server_
 from engine.cli.progress import ProgressDisplay
 from engine.errors import SettingsError
 from engine.reading.request import DEFAULT_TOP_N, MAX_CHUNK, MAX_TOP_N, ReadRequest
-from engine.reading.summary import BUCKET_NAMES, ReadSummary
 from engine.reading.text_file import read_text_file
+from engine.run.read_summary import BUCKET_NAMES, ReadSummary
 
 
 def add_parser(sub) -> None:
@@ -84,9 +84,9 @@ def cmd_read(args) -> int:
     """Run `logitscope read`; the exit status (0, 1 for a failed read, 2 for bad input)."""
     from engine.cli.interrupt import CancelOnInterrupt
     from engine.cli.run_log import RunLogger
-    from engine.client import EngineClient
-    from engine.records import to_dict
-    from engine.settings import SamplingSettings
+    from engine.process.client import EngineClient
+    from engine.run.records import to_dict
+    from engine.run.settings import SamplingSettings
 
     text, name = read_text(args)
     if args.context is not None and not args.context.strip():

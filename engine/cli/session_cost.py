@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from engine.costs import ApiPrice, money
-from engine.run_cost import api_label
+from engine.cost.costs import ApiPrice, money
+from engine.cost.run_cost import api_label
 
 
 def _finite(v) -> float | None:

@@ -7,8 +7,8 @@ import sys
 
 from engine.cli.args import check_output_name
 from engine.cli.session_cost import lines, run_fields, totals
+from engine.display.prob_scale import CLI_SCALES
 from engine.errors import LogitscopeError, SettingsError
-from engine.prob_scale import CLI_SCALES
 from engine.sessions.export import FORMATS
 
 
@@ -79,7 +79,7 @@ def cmd_sessions(args) -> int:
 
 def _prices(args):
     """The API price table when --cost asks for the sums, else None."""
-    from engine.costs import load_prices
+    from engine.cost.costs import load_prices
 
     return load_prices() if getattr(args, "cost", False) else None
 
@@ -119,9 +119,9 @@ def cmd_export(args) -> int:
     """Run `logitscope export`: write a session or run in a format; the exit status."""
     from pathlib import Path
 
-    from engine.atomic import write_atomic
     from engine.sessions.export import render
     from engine.sessions.journal import find
+    from engine.store.atomic import write_atomic
 
     try:
         session, run = find(args.ref)

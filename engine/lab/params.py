@@ -1,7 +1,7 @@
 """The lab's experiments, as frozen parameter dataclasses of plain values.
 
 Each is validated once, here, when it is made (a SettingsError says what is out
-of range), and crosses the process pipe as itself (engine/operations.Lab). The
+of range), and crosses the process pipe as itself (engine/process/operations.Lab). The
 command line and the Lab window build the same dataclasses and take every default
 from here (the dataclasses' own, and the few named below where one of them starts
 elsewhere). Each experiment's name, parameters, runner and command are listed once,
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from engine.errors import SettingsError
-from engine.settings import BIT_WIDTHS
+from engine.run.settings import BIT_WIDTHS
 
 MAX_ANSWER = 512  # answer tokens any experiment generates or teacher-forces
 

@@ -26,9 +26,9 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine import bounded_json
+from engine.display.units import binary_size
 from engine.errors import SettingsError
-from engine.units import binary_size
+from engine.store import bounded_json
 
 MAX_QUESTIONS = 10_000
 MAX_FILE_BYTES = 20 * 2**20

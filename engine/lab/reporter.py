@@ -5,7 +5,7 @@ reports progress (as every experiment's `progress` callback does); `partial(step
 sends one `LabStep` (a record of plain values the window draws at once and the
 command line prints as a JSON line); `should_stop()` says whether the person asked
 to cancel. The engine process sends the steps over its pipe as they come
-(engine/worker.py); the command line prints them. No MLX here.
+(engine/process/worker.py); the command line prints them. No MLX here.
 """
 
 from __future__ import annotations

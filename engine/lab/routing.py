@@ -16,7 +16,7 @@ questions it escalates and its cost: the small model's time on every question pl
 large model's on the escalated ones, against the large model answering all of them
 alone. Energy is that time x the machine's watts (measured counters are not used: the
 two models share one machine, so energy follows time), money the energy x the kWh price
-(engine/costs.py).
+(engine/cost/costs.py).
 
 Beside the curve: the random router (it escalates a share p of the questions at random:
 its expected accuracy is the straight line small + p x (large - small)) and the oracle
@@ -35,7 +35,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from engine.costs import electricity_cost
+from engine.cost.costs import electricity_cost
 from engine.errors import SettingsError
 from engine.lab.confidence import SAMPLED, SIGNALS
 from engine.lab.confidence_stats import pct
@@ -109,7 +109,7 @@ def model_key(spec: str) -> str:
     the spec as typed."""
     from pathlib import Path
 
-    from engine.paths import models_dir
+    from engine.store.paths import models_dir
 
     for path in (Path(spec).expanduser(), models_dir() / spec):
         if path.exists():

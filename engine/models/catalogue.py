@@ -20,7 +20,7 @@ from engine.errors import ModelError
 from engine.models.default_model import DEFAULT_MODEL_NAME
 from engine.models.load_options import kv_bytes_per_token
 from engine.models.scan_guard import ScanLog, Skipped, clean_text
-from engine.paths import models_dir
+from engine.store.paths import models_dir
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no "PyTorch not found"
 MAX_CONFIG_BYTES = 8_000_000  # a config.json is kilobytes; a bigger one is not a config

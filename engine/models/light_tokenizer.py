@@ -4,8 +4,8 @@ The window counts prompt tokens as the user types and shows the prompt split
 into tokens; loading mlx-lm there would pull MLX into the GUI process. This
 reads `tokenizer.json` with `tokenizers`, takes the chat template from
 `tokenizer_config.json` or `chat_template.jinja` (as `mlx_lm.convert` writes
-it), and renders it with `engine.chat_template` (transformers' environment,
-jinja2 alone), so `engine.prompt.encode_prompt` gives the same ids as the engine.
+it), and renders it with `engine.run.chat_template` (transformers' environment,
+jinja2 alone), so `engine.run.prompt.encode_prompt` gives the same ids as the engine.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.chat_template import SPECIAL_TOKEN_KEYS, apply, pick_template
 from engine.errors import ModelError
+from engine.run.chat_template import SPECIAL_TOKEN_KEYS, apply, pick_template
 
 QUOTE = 120  # characters of the library's message (it may quote a token whole)
 
@@ -87,7 +87,7 @@ class LightTokenizer:
 
     def labels(self, ids: list[int]) -> list[str]:
         """Each token shown on its own: text, or `<0xE6>` bytes for part of a character."""
-        from engine.records import token_label
+        from engine.run.records import token_label
 
         return [token_label(self.token_bytes(i)) for i in ids]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.hardware import total_memory_bytes
+from engine.machine.hardware import total_memory_bytes
 
 FITS, TIGHT, WONT_FIT = "fits", "tight", "won't fit"
 FIT_SHARE = 0.60  # of memory: comfortably fits below this

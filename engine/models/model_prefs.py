@@ -22,12 +22,12 @@ import stat
 import sys
 from pathlib import Path
 
-from engine.atomic import write_atomic
-from engine.bounded_json import FileRefused, read_bounded
 from engine.errors import LogitscopeError, SettingsError
 from engine.models.default_model import DEFAULT_MODEL_NAME
 from engine.models.load_options import LoadOptions
-from engine.paths import data_dir
+from engine.store.atomic import write_atomic
+from engine.store.bounded_json import FileRefused, read_bounded
+from engine.store.paths import data_dir
 
 PREFS_FILE = "model_prefs.json"
 MAX_PREFS_BYTES = 1_000_000  # choices of a few hundred models take kilobytes
@@ -101,7 +101,7 @@ def _valid_preset(entry: object) -> str | None:
     sampling settings (the window applies them as they are)."""
     import dataclasses
 
-    from engine.settings import SamplingSettings
+    from engine.run.settings import SamplingSettings
 
     if not isinstance(entry, dict):
         return "not a JSON object"

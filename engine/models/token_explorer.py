@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from engine.models.display_name import display_name
-from engine.records import token_label
+from engine.run.records import token_label
 
 # The same sentence in each language (and code and emoji for contrast).
 SAMPLES = {

@@ -12,8 +12,8 @@ from __future__ import annotations
 import heapq
 import math
 
-from engine.reading.summary import RANK_BUCKETS, ReadSummary, Surprise, rank_bucket
-from engine.records import TokenRecord
+from engine.run.read_summary import RANK_BUCKETS, ReadSummary, Surprise, rank_bucket
+from engine.run.records import TokenRecord
 
 SURPRISING = 10  # tokens listed as the most surprising
 LN2 = math.log(2.0)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.bounded_json import FileRefused, read_bounded
+from engine.display.units import binary_size
 from engine.errors import SettingsError
-from engine.units import binary_size
+from engine.store.bounded_json import FileRefused, read_bounded
 
 MAX_FILE_BYTES = 20 * 2**20  # a larger text is refused: split it
 SNIFF_BYTES = 8192  # a NUL byte in the first 8 KiB: a binary file

@@ -44,10 +44,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from engine import bounded_json
 from engine.errors import LogitscopeError, SettingsError
 from engine.lab import routing
-from engine.prompt import encode_prompt
+from engine.run.prompt import encode_prompt
 from engine.serve import events_feed
 from engine.serve.errors import ApiError, error_body
 from engine.serve.events import ClientInfo
@@ -55,6 +54,7 @@ from engine.serve.jobs import END, Job
 from engine.serve.scheduler import QueueFull, Scheduler
 from engine.serve.stream import Answer
 from engine.serve.validation import parse_request
+from engine.store import bounded_json
 
 MAX_BODY = 1 << 20  # bytes of a request body (1 MB); more is 413
 MAX_DISCARDED_BODY = 16 * MAX_BODY  # a body over MAX_BODY up to this is read, then 413

@@ -26,8 +26,8 @@ import mlx.core as mx
 
 from engine.backends.mlx.prompt_reuse import Reuse, finish, start_cache
 from engine.backends.mlx.run_records import RunRecords
-from engine.prompt import encode_prompt
-from engine.records import PrefillRecord
+from engine.run.prompt import encode_prompt
+from engine.run.records import PrefillRecord
 from engine.serve.batch_stats import BatchSampler, RowSampler
 from engine.serve.jobs import END, JobSource
 

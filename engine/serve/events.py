@@ -13,8 +13,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engine.records import Record
-from engine.settings import SamplingSettings
+from engine.run.records import Record
+from engine.run.settings import SamplingSettings
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A follower (the window's *Follow requests*) reads one JSON object per event, without
 loading MLX: `{"kind": "subscribed", ...}` once, then per request "started" (run id,
 prompt or chat messages, settings, client address and user agent, model), one
-"record" per engine record (`engine.records.to_dict`; `record_from_dict` rebuilds it)
+"record" per engine record (`engine.run.records.to_dict`; `record_from_dict` rebuilds it)
 and "ended" (outcome, and the run's done or error record). Each event's SSE `event:`
 field is its kind too.
 
@@ -22,7 +22,7 @@ import json
 import threading
 from collections import deque
 
-from engine.records import to_dict
+from engine.run.records import to_dict
 from engine.serve.events import RequestEvent, add_listener, remove_listener
 
 MAX_PENDING = 4096  # events a follower may be behind before it is dropped

@@ -13,11 +13,11 @@ import contextlib
 import sys
 
 from engine.errors import LogitscopeError
-from engine.records import to_dict
+from engine.run.records import to_dict
+from engine.run.settings import SamplingSettings
 from engine.serve.events import ClientInfo, RequestEvent, emit
 from engine.sessions.journal import Journal
 from engine.sessions.run_writer import RunWriter
-from engine.settings import SamplingSettings
 
 
 def _warn(message: str) -> None:

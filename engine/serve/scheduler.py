@@ -132,7 +132,7 @@ class Scheduler:
             traceback.print_exception(error, file=sys.stderr)
             api = ApiError(500, "the server failed to answer this request", kind="server_error")
         if job.run is not None:
-            from engine.records import ErrorRecord
+            from engine.run.records import ErrorRecord
 
             job.run.record(ErrorRecord(api.message, "settings" if api.status == 400 else "error"))
             job.run.end("error")

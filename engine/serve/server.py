@@ -37,12 +37,12 @@ from http import HTTPStatus
 # h11 as uvicorn's HTTP/1.1 protocol uses it (uvicorn's dependency, not a declared one)
 from uvicorn.protocols.http.h11_impl import H11Protocol, h11
 
-from engine import environment
 from engine.errors import SettingsError
 from engine.serve.app import BODY_TIMEOUT_S, ROUTE_SIGNALS, Escalation, ServeState, make_app
 from engine.serve.errors import error_body
 from engine.serve.scheduler import DEFAULT_BATCH, DEFAULT_QUEUE, Scheduler
 from engine.sessions.journal import Journal
+from engine.store import environment
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 LISTEN_BACKLOG = 2048  # connections the kernel queues before accepting (uvicorn's default)

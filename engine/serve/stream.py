@@ -1,7 +1,7 @@
 """Records to OpenAI's shapes: streamed chunks and whole responses.
 
 Chat: `chat.completion.chunk` / `chat.completion`, logprobs as `{content: [entry]}`
-with each entry `{token, logprob, bytes, top_logprobs: [...]}` (engine/openai_chunks.py)
+with each entry `{token, logprob, bytes, top_logprobs: [...]}` (engine/run/openai_chunks.py)
 plus `id` on the entry and on each candidate (an extension; OpenAI sends none).
 Completions: `text_completion`, logprobs in the legacy parallel lists (`tokens`,
 `token_logprobs`, `top_logprobs`, `text_offset`) plus the same `content` entries.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 
-from engine.openai_chunks import FINISH_REASONS, token_logprobs
+from engine.run.openai_chunks import FINISH_REASONS, token_logprobs
 from engine.serve.validation import ServeRequest
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from engine.run.settings import MAX_SEED, MAX_TEMPERATURE, MAX_TOP_N, SamplingSettings
 from engine.serve.errors import ApiError
-from engine.settings import MAX_SEED, MAX_TEMPERATURE, MAX_TOP_N, SamplingSettings
 
 DEFAULT_MAX_TOKENS = 256  # when a request names none (the context bounds it too)
 DEFAULT_TEMPERATURE = 1.0  # OpenAI's default

@@ -1,6 +1,6 @@
 """The tree of a turn's branches: which run continued which, from what step.
 
-Every run that branches from another (engine/continuation.py) names its parent
+Every run that branches from another (engine/run/continuation.py) names its parent
 and the answer step it continued from. `build_tree` turns a flat list of runs
 into roots, each with its branch points (a step and the runs that continued
 from it); `summarise` gives what the tree shows of one branch: the token it took

@@ -14,13 +14,13 @@ import io
 import json
 import math
 
+from engine.display.units import fmt_or_na as _unit
+from engine.display.units import to_mb
 from engine.models.display_name import model_name
-from engine.run_kind import is_inherited, is_read
+from engine.run.run_kind import is_inherited, is_read
 from engine.sessions.journal import RunLog, SessionLog
 from engine.sessions.report_rows import cost_rows, problems, read_rows
 from engine.sessions.session_schema import SCHEMA, SCHEMA_VERSION
-from engine.units import fmt_or_na as _unit
-from engine.units import to_mb
 
 FORMATS = ("json", "jsonl", "csv", "md", "html")
 
@@ -122,7 +122,7 @@ def to_csv(session: SessionLog, runs: list[RunLog] | None = None) -> str:
 
     A branch (or a sampled future) holds its parent's answer up to its branch step:
     those rows are kept, so every run's steps read as its whole answer, and flagged
-    `inherited` = 1 (engine/run_kind.py); their `latency_s` and `elapsed_s` are empty,
+    `inherited` = 1 (engine/run/run_kind.py); their `latency_s` and `elapsed_s` are empty,
     since this run copied them and did not time them. Rows the run generated have
     `inherited` = 0, so a speed worked out in the spreadsheet from the rows with
     `inherited` = 0 is the run's own.
@@ -347,7 +347,7 @@ def render(
         ValueError: an unknown format.
     """
     if fmt == "html":
-        from engine.prob_scale import scale_name
+        from engine.display.prob_scale import scale_name
         from engine.sessions.export_html import to_html
 
         return to_html(session, runs, scale_name(scale))

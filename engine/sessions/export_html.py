@@ -12,15 +12,15 @@ import html
 import math
 import time
 
+from engine.display.prob_scale import DEFAULT_SCALE, gradient_stops, hex_rgb, prob_rgb, text_rgb
+from engine.display.ticks import nice_ticks
+from engine.display.units import fmt_or_na as _unit
+from engine.display.units import fmt_prob, to_mb
 from engine.models.display_name import model_name
-from engine.prob_scale import DEFAULT_SCALE, gradient_stops, hex_rgb, prob_rgb, text_rgb
-from engine.run_kind import first_generated_step, generated, is_read
-from engine.series import rolling_tps
+from engine.run.run_kind import first_generated_step, generated, is_read
+from engine.run.series import rolling_tps
 from engine.sessions.journal import RunLog, SessionLog
 from engine.sessions.report_rows import cost_rows, problems, read_rows
-from engine.ticks import nice_ticks
-from engine.units import fmt_or_na as _unit
-from engine.units import fmt_prob, to_mb
 
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 560, 200, 48, 44, 26, 32
 
@@ -74,7 +74,7 @@ def token_spans(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
 
     Args:
         run: the run.
-        scale: the probability colour scale (engine.prob_scale.SCALES).
+        scale: the probability colour scale (engine.display.prob_scale.SCALES).
 
     Returns:
         HTML: one span per token, its step, probability, entropy and top eight
@@ -294,7 +294,7 @@ def run_section(run: RunLog, scale: str = DEFAULT_SCALE) -> str:
         return _read_section(run, scale)
     d, s, tokens = run.done, run.settings_used, run.tokens
     # A branch's shared prefix is copied from its parent, stamped 0 s: its speed is
-    # the branch's own, from the branch point on (engine/run_kind.py).
+    # the branch's own, from the branch point on (engine/run/run_kind.py).
     own = generated(tokens, run.branch)
     times = [t.elapsed_s for t in own]
     tps = rolling_tps(times).tolist()
@@ -456,7 +456,7 @@ def to_html(
     Args:
         session: the session.
         runs: the runs to include; None: its visible runs.
-        scale: the probability colour scale of the tokens (engine.prob_scale.SCALES).
+        scale: the probability colour scale of the tokens (engine.display.prob_scale.SCALES).
 
     Returns:
         The whole HTML document.

@@ -30,9 +30,8 @@ import time
 from pathlib import Path
 
 from engine import __version__
-from engine.bounded_json import loads
 from engine.errors import LogitscopeError
-from engine.records import to_dict
+from engine.run.records import to_dict
 from engine.sessions.journal_events import (  # noqa: F401 - re-exported for callers
     JournalEvent,
     _notify,
@@ -50,6 +49,7 @@ from engine.sessions.session_log import (  # noqa: F401 - re-exported for caller
     sessions_dir,
 )
 from engine.sessions.session_schema import is_session_id, run_number
+from engine.store.bounded_json import loads
 
 ENDING_RECORDS = ("done", "error")  # the record types that end a run
 FIRST_LINE_CHARS = 1 << 16  # the session entry is a short line: read no more of it
@@ -306,7 +306,7 @@ class Journal:
         Raises:
             JournalError: the file cannot be read or replaced.
         """
-        from engine.atomic import write_atomic
+        from engine.store.atomic import write_atomic
 
         with self._lock:
             try:
@@ -398,7 +398,7 @@ def _regular(path: Path) -> bool:
 
 
 def _where(e: OSError, folder) -> str:
-    from engine.atomic import describe_os_error
+    from engine.store.atomic import describe_os_error
 
     detail = describe_os_error(e, folder).removeprefix(f"could not write {folder}: ")
     return f"the history could not be saved in {folder} ({detail})"

@@ -23,7 +23,7 @@ def problems(r: RunLog) -> tuple[tuple[str, str | None], ...]:
 
 
 def cost_rows(r: RunLog) -> tuple[tuple[str, str], ...]:
-    """A finished run's energy, electricity money and hosted-API prices (engine/run_cost.py).
+    """A finished run's energy, electricity money and hosted-API prices (engine/cost/run_cost.py).
 
     Args:
         r: the run.
@@ -31,7 +31,7 @@ def cost_rows(r: RunLog) -> tuple[tuple[str, str], ...]:
     Returns:
         (label, text) rows; none for a run that never finished.
     """
-    from engine.run_cost import rows, run_cost
+    from engine.cost.run_cost import rows, run_cost
 
     return tuple(rows(run_cost(r.done))) if r.done else ()
 
@@ -41,16 +41,16 @@ def read_rows(r: RunLog) -> tuple[tuple[str, str], ...]:
     generation's, with the app's formats (perplexity ',.2f', bits per byte '.3f').
 
     Args:
-        r: a run that is a read (`engine.run_kind.is_read`).
+        r: a run that is a read (`engine.run.run_kind.is_read`).
 
     Returns:
         (label, text) rows: how it ended, tokens read, perplexity, bits per byte, GLTR
         ranks, what the text was read after, the window, speed and memory; only the
         first two (tokens read counted from its records) when no summary was recorded.
     """
-    from engine.reading.summary import BUCKET_NAMES
+    from engine.display.units import fmt_or_na, to_mb
+    from engine.run.read_summary import BUCKET_NAMES
     from engine.sessions.run_outcome import finish_words
-    from engine.units import fmt_or_na, to_mb
 
     d = r.done
     s = d.reading if d is not None else None

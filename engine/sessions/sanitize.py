@@ -18,7 +18,7 @@ import dataclasses
 import math
 import re
 
-from engine.records import DoneRecord, ErrorRecord, TokenRecord, TopToken, stand_in_id
+from engine.run.records import DoneRecord, ErrorRecord, TokenRecord, TopToken, stand_in_id
 from engine.sessions.session_schema import MAX_TEXT, TOKEN_ID
 
 LOGPROB_RANGE = (-1e9, 0.0)

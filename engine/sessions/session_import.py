@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.atomic import describe_os_error, move_no_replace
+from engine.display.units import binary_size
 from engine.errors import SettingsError
 from engine.sessions.journal import (
     Journal,
@@ -39,7 +39,7 @@ from engine.sessions.session_schema import (
     is_session_id,
     run_number,
 )
-from engine.units import binary_size
+from engine.store.atomic import describe_os_error, move_no_replace
 
 # The largest export `import` reads (the whole file is parsed in memory); documented
 # in the README and `logitscope import --help`.

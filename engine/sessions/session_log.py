@@ -16,9 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.bounded_json import special_kind
-from engine.paths import data_dir
-from engine.records import (
+from engine.run.records import (
     DoneRecord,
     ErrorRecord,
     ModelRecord,
@@ -26,7 +24,7 @@ from engine.records import (
     TokenRecord,
     record_from_dict,
 )
-from engine.run_result import RunResult
+from engine.run.run_result import RunResult
 from engine.sessions.run_fields import clean_branch, clean_comparison, clean_conversation
 from engine.sessions.session_schema import (
     SchemaError,
@@ -34,6 +32,8 @@ from engine.sessions.session_schema import (
     clean_settings,
     is_session_id,
 )
+from engine.store.bounded_json import special_kind
+from engine.store.paths import data_dir
 
 MAX_SESSION_BYTES = 2**30  # a session file is read whole; a larger one is skipped
 
@@ -47,7 +47,7 @@ def sessions_dir() -> Path:
     Raises:
         DataDirError: it cannot be created or is a file (the message names LOGITSCOPE_DATA_DIR).
     """
-    from engine.paths import _ensure_folder
+    from engine.store.paths import _ensure_folder
 
     return _ensure_folder(data_dir() / "sessions", "sessions folder", "LOGITSCOPE_DATA_DIR")
 

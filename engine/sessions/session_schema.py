@@ -13,7 +13,7 @@ import math
 import re
 from dataclasses import MISSING, asdict, fields
 
-from engine.records import (
+from engine.run.records import (
     DoneRecord,
     ErrorRecord,
     ModelRecord,
@@ -125,7 +125,7 @@ def _logprob(v):
 def _top_list(v):
     if not isinstance(v, list | tuple) or len(v) > 1000:
         raise SchemaError("expected a list of candidates")
-    from engine.records import TopToken
+    from engine.run.records import TopToken
 
     out = []
     for c in v:
@@ -162,7 +162,7 @@ def _opt_logprob(v):
 
 
 def _capabilities(v):
-    from engine.records import CAPABILITIES
+    from engine.run.records import CAPABILITIES
 
     if not isinstance(v, list | tuple) or len(v) > 64:
         raise SchemaError("capabilities must be a list of names")
@@ -306,7 +306,7 @@ def clean_settings(d) -> dict:
         SchemaError: not an object, or a value out of its range.
     """
     from engine.errors import SettingsError
-    from engine.settings import SamplingSettings
+    from engine.run.settings import SamplingSettings
 
     if not isinstance(d, dict):
         raise SchemaError("settings must be an object")

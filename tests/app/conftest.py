@@ -15,7 +15,7 @@ RUN_MS = 120_000
 
 @pytest.fixture
 def window(qtbot, engine_client, default_model_path):
-    from engine.paths import data_dir
+    from engine.store.paths import data_dir
 
     (data_dir() / "settings.ini").unlink(missing_ok=True)  # each test starts fresh
     win = PlaygroundWindow(bridge=EngineBridge(client=engine_client, owns_client=False))
@@ -38,13 +38,13 @@ def replay_window(request, qtbot):
     """A playground window whose engine answers from the test's recording: what the real
     default model answered to the same requests (LOGITSCOPE_REPLAY=record captures it;
     scripts/capture_replay.py). A request the recording does not hold fails the test."""
-    from engine.paths import data_dir
+    from engine.store.paths import data_dir
     from tests.replay import RecordingClient, ReplayClient, recording_mode
 
     (data_dir() / "settings.ini").unlink(missing_ok=True)  # each test starts fresh
     name = replay_name(request.node)
     if recording_mode():
-        from engine.client import EngineClient
+        from engine.process.client import EngineClient
 
         default = request.getfixturevalue("default_model_path")
         client = RecordingClient(EngineClient(), str(default))  # a fresh engine per recording

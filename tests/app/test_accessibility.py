@@ -14,7 +14,7 @@ from tests.replay import ReplayClient
 
 @pytest.fixture
 def playground(qtbot):
-    from engine.paths import data_dir
+    from engine.store.paths import data_dir
 
     (data_dir() / "settings.ini").unlink(missing_ok=True)
     win = PlaygroundWindow(

@@ -10,7 +10,7 @@ from PySide6.QtCore import QObject, Signal
 from app.branches.view import BranchesView
 from app.session.conversation import Answer
 from app.session.run_state import RunState
-from engine.records import TokenRecord
+from engine.run.records import TokenRecord
 
 STEP = 15
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from app.charts.panel import ChartsPanel
-from engine.records import SWEEP_TEMPERATURES, TokenRecord, TopToken
+from engine.run.records import SWEEP_TEMPERATURES, TokenRecord, TopToken
 
 LONG = (" unquestionably", " Constantinople", "WWWWWWWWWWW", " international", " antidisestab")
 

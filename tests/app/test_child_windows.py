@@ -14,7 +14,7 @@ from app.core.session_signals import SessionSignals
 from app.core.window_fit import available_area
 from app.session.session import Session
 from app.shell.child_windows import ChildWindows
-from engine.settings import SamplingSettings
+from engine.run.settings import SamplingSettings
 
 
 @pytest.mark.parametrize(

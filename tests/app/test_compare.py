@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 
 from app.compare.window import SUMMARY_ROWS, CompareWindow
 from app.core.bridge import EngineBridge
-from engine.compare_stats import first_divergence
+from engine.run.compare_stats import first_divergence
 from engine.sessions.journal import Journal, read_session
 
 PROMPT = "Write one sentence about the moon."

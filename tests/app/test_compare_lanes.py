@@ -17,8 +17,8 @@ from app.session.comparison import Comparison
 from app.session.run_state import RunState
 from app.session.session import Session
 from app.shell.child_windows import ChildWindows
-from engine.records import DoneRecord, ModelRecord, TokenRecord
-from engine.settings import SamplingSettings
+from engine.run.records import DoneRecord, ModelRecord, TokenRecord
+from engine.run.settings import SamplingSettings
 
 
 class StandInBridge(QObject):

@@ -11,8 +11,8 @@ import pytest
 from app.inside.hardware_view import HardwareView
 from app.playground.status_line import status_text
 from app.session.run_state import RunState
-from engine.hardware_timeline import Timeline
-from engine.records import DoneRecord, ModelRecord
+from engine.machine.hardware_timeline import Timeline
+from engine.run.records import DoneRecord, ModelRecord
 
 PARAMS = 135_000_000
 

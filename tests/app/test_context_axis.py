@@ -8,7 +8,7 @@ import pytest
 
 from app.charts.context import ContextChart
 from app.session.run_state import RunState
-from engine.records import ModelRecord, PrefillRecord
+from engine.run.records import ModelRecord, PrefillRecord
 
 CONTEXT, PROMPT, SYSTEM = 8192, 49, 21
 

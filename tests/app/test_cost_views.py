@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QTableWidget
 from app.charts.explain import EXPLAIN
 from app.compare.cost import COST_ROWS, LaneCosts
 from app.dialogs.cost_dialog import CostDialog
-from engine import costs
+from engine.cost import costs
 from tests.app.conftest import run_and_wait
 from tests.engine.test_cost_reports import _done
 
@@ -76,7 +76,7 @@ def test_compare_cost_rows(qtbot, prices):
 def test_thinking_header_shows_its_share_of_the_cost(qtbot):
     from app.playground.thinking_view import AnswerViews, ThinkingBlock
     from app.widgets.token_view import TokenView
-    from engine.records import TokenRecord
+    from engine.run.records import TokenRecord
 
     out, block = TokenView(), ThinkingBlock()
     qtbot.addWidget(out)

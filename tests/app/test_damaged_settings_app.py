@@ -16,7 +16,8 @@ import pytest
 from PySide6.QtWidgets import QMainWindow, QTableWidget
 
 from app.core import servers, settings_store
-from engine import costs, settings_files
+from engine.cost import costs
+from engine.store import settings_files
 
 DEEP = "[" * 100_000
 GOOD = {"base_url": "http://127.0.0.1:9/v1", "label": "mine", "models": ["m1"]}

@@ -12,16 +12,16 @@ from PySide6.QtWidgets import QApplication
 from app.core.bridge import EngineBridge
 from app.shell import file_drop
 from app.shell.window import PlaygroundWindow
+from engine.run.settings import SamplingSettings
 from engine.sessions.export import to_json, to_jsonl
 from engine.sessions.journal import Journal
 from engine.sessions.session_log import read_session
-from engine.settings import SamplingSettings
 from tests.app.conftest import LOAD_MS
 
 
 @pytest.fixture
 def playground(qtbot, engine_client):
-    from engine.paths import data_dir
+    from engine.store.paths import data_dir
 
     (data_dir() / "settings.ini").unlink(missing_ok=True)
     win = PlaygroundWindow(

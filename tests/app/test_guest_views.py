@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication
 from app.core.bridge import EngineBridge
 from app.session.run_state import RunState
 from app.shell.window import PlaygroundWindow
-from engine.records import SWEEP_TEMPERATURES, DoneRecord, TokenRecord, TopToken
-from engine.settings import SamplingSettings
+from engine.run.records import SWEEP_TEMPERATURES, DoneRecord, TokenRecord, TopToken
+from engine.run.settings import SamplingSettings
 from tests.app.conftest import run_and_wait
 from tests.replay import ReplayClient
 
@@ -51,7 +51,7 @@ def _done(text: str, n: int) -> DoneRecord:
 
 def _followed(window, settings: dict, prompt) -> None:
     """Feed one request the server answered into the window's follower."""
-    from engine.records import to_dict
+    from engine.run.records import to_dict
 
     following = window.serving.following
 

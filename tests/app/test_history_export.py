@@ -9,8 +9,8 @@ from app.core.bridge import EngineBridge
 from app.history import panel as history_panel
 from app.history.tree import RUN_ROLE
 from app.shell.window import PlaygroundWindow
+from engine.run.settings import SamplingSettings
 from engine.sessions.journal import Journal
-from engine.settings import SamplingSettings
 from tests.replay import ReplayClient
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from app.history.panel import HistoryPanel
 from app.history.tree import FAILED_MARK, RUN_ROLE
-from engine.records import ErrorRecord
+from engine.run.records import ErrorRecord
+from engine.run.settings import SamplingSettings
 from engine.sessions.journal import Journal
-from engine.settings import SamplingSettings
 
 
 def test_failed_runs_are_marked_and_can_be_hidden(qtbot):

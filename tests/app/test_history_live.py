@@ -10,9 +10,9 @@ import pytest
 
 from app.history.panel import HistoryPanel
 from app.history.tree import MODEL_SHARE, RUN_MIN
-from engine.records import ErrorRecord, ModelRecord, to_dict
+from engine.run.records import ErrorRecord, ModelRecord, to_dict
+from engine.run.settings import SamplingSettings
 from engine.sessions.journal import Journal
-from engine.settings import SamplingSettings
 
 LONG_NAME = "mlx-community/Some-Very-Long-Model-Name-Instruct-4bit-DWQ-2507"
 LONG_MODEL = to_dict(

@@ -11,7 +11,7 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QApplication
 
 from app.history.tree import BRANCH_MARK, FAILED_MARK, run_item, session_item
-from engine.records import ModelRecord, TokenRecord, to_dict
+from engine.run.records import ModelRecord, TokenRecord, to_dict
 from engine.sessions.session_log import RunLog, SessionLog
 
 

@@ -14,7 +14,7 @@ from app.widgets.token_view import (
     alternatives_html,
     visible,
 )
-from engine.records import TokenRecord, TopToken
+from engine.run.records import TokenRecord, TopToken
 
 HUGE = "z" * 5 * 2**20  # 5 MB, as the hostile event carried
 

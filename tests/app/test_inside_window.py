@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from app.inside.window import TABS
-from engine.units import fmt_prob
+from engine.display.units import fmt_prob
 from tests.app.conftest import run_and_wait
 from tests.app.test_playground import click_token
 

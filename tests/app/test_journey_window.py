@@ -11,7 +11,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from app.core.bridge import EngineBridge
 from app.inside.window import TABS
 from app.shell.window import PlaygroundWindow
-from engine.units import fmt_prob
+from engine.display.units import fmt_prob
 from tests.app.conftest import run_and_wait
 
 PROMPT = "Name a colour of the sky."

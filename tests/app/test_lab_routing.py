@@ -182,7 +182,7 @@ def test_a_large_model_that_is_better_draws_apgr_and_the_95_point(qtbot):
 
 def test_double_clicking_a_row_opens_its_journaled_answer(qtbot, tmp_path):
     """A row's small and large runs, journaled, open in the playground (`open_run`)."""
-    from engine.records import DoneRecord
+    from engine.run.records import DoneRecord
     from engine.sessions.journal import Journal
 
     journal = Journal.create(title="Routing")

@@ -8,11 +8,11 @@ from types import SimpleNamespace
 
 from app.core.bridge import EngineBridge
 from app.lab.window import DONE, LabWindow
-from engine import operations as ops
 from engine.lab import BatchParams, BatchResult, CacheParams
-from engine.records import LabRecord
-from engine.settings import SamplingSettings
-from engine.worker import _Worker
+from engine.process import operations as ops
+from engine.process.worker import _Worker
+from engine.run.records import LabRecord
+from engine.run.settings import SamplingSettings
 from tests.engine.test_typed_boundaries import RESULT, _LocalStandIn, _Pipe
 
 

@@ -12,7 +12,7 @@ from app.charts.panel import columns_for
 from app.core.bridge import EngineBridge
 from app.shell.layout import CENTER_MIN, CHARTS_MIN, SIDE_MIN
 from app.shell.window import PlaygroundWindow
-from engine.units import fmt_prob
+from engine.display.units import fmt_prob
 from tests.app.conftest import LOAD_MS, run_and_wait
 
 

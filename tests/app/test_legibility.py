@@ -23,7 +23,7 @@ from app.charts.temperature import TemperatureChart
 from app.charts.timeline import TimelineChart
 from app.session.run_state import RunState
 from app.widgets.fitting_label import FittingLabel, shorter_forms
-from engine.records import SWEEP_TEMPERATURES, TokenRecord, TopToken
+from engine.run.records import SWEEP_TEMPERATURES, TokenRecord, TopToken
 from tests.app.test_chart_room import long_named_record
 
 STATUS = (
@@ -353,7 +353,7 @@ def test_lab_legends_follow_a_change_to_the_dark_theme(qtbot, restore_palette):
 
 
 def _layer_rows(n=30):
-    from engine.inside_results import LayerChange
+    from engine.inside.inside_results import LayerChange
 
     rows = [LayerChange(i, 3.0, 9.0, attention=0.2 + 0.01 * i, ffn=0.25) for i in range(n)]
     rows[0] = LayerChange(0, 3.0, 9.0, attention=4.2, ffn=7.6)  # both bars far above the rest

@@ -12,9 +12,9 @@ import pytest
 from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import QTextCursor
 
-from engine.prompt import encode_prompt
-from engine.run_result import RunResult
-from engine.settings import SamplingSettings
+from engine.run.prompt import encode_prompt
+from engine.run.run_result import RunResult
+from engine.run.settings import SamplingSettings
 from tests.app.conftest import RUN_MS, run_and_wait, start_run
 from tests.app.timing import FrameWork
 
@@ -212,8 +212,8 @@ def test_prompt_token_toggle_shows_the_models_tokens(qtbot, window, smollm):
 
 def test_numbers_on_screen_are_the_records(qtbot, replay_window):
     """Bars, status line, context title and throughput read off the chart items."""
-    from engine.series import decode_rate
-    from engine.units import human_bytes
+    from engine.display.units import human_bytes
+    from engine.run.series import decode_rate
 
     state = run_and_wait(
         qtbot, replay_window, "List three fruits.", temperature=0.8, max_tokens=10, seed=4

@@ -106,7 +106,7 @@ def test_an_empty_text_or_a_binary_file_is_refused_in_one_sentence(qtbot, replay
 
 
 def _record(step: int, read: bool, forced: bool = False):
-    from engine.records import TokenRecord, TopToken
+    from engine.run.records import TokenRecord, TopToken
 
     top = (TopToken(7, " Sydney", math.log(0.2)), TopToken(8, " Canberra", math.log(0.7)))
     sampled = (0.25, 0.75) if not read else (0.2, 0.7)

@@ -68,7 +68,7 @@ def test_server_without_logprobs_says_so(qtbot, window, fake):
 def test_add_server_dialog_remembers_the_server_not_the_key(qtbot, window, fake, monkeypatch):
     from app.core.servers import load_servers
     from app.dialogs.server_dialog import AddServerDialog
-    from engine.paths import data_dir
+    from engine.store.paths import data_dir
 
     fake.script = Script(
         models=vllm_models(2048),

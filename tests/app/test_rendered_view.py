@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QLabel
 from app.shell.layout import answer_tabs_of
 from app.widgets.rendered_view import Block, copy_answer, plain_text, split_blocks
 from app.widgets.token_view import TokenView
-from engine.records import TokenRecord
+from engine.run.records import TokenRecord
 
 ANSWER = "Use **sorted**:\n\n```python\nprint(sorted([3, 1, 2]))\n```\n\nThat prints `[1, 2, 3]`."
 

@@ -23,7 +23,7 @@ CASSETTES = sorted(p.stem for p in REPLAY_DIR.glob("*.json"))
 
 
 def _model(spec: str) -> str | None:
-    from engine.paths import models_dir
+    from engine.store.paths import models_dir
 
     return None if spec == DEFAULT else spec.replace(MODELS, str(models_dir()), 1)
 
@@ -40,10 +40,10 @@ def recorded_path(entries: list[dict]) -> str:
 
 def _ask(client, entry: dict, default: str, prefer: str):
     """The recorded request, sent to the real engine on the pinned path; its records."""
-    from engine.continuation import Continuation
     from engine.models.load_options import LoadOptions
     from engine.models.model_prefs import set_load_options
-    from engine.settings import SamplingSettings
+    from engine.run.continuation import Continuation
+    from engine.run.settings import SamplingSettings
 
     key = entry["key"]
     model = _model(key["model"])
@@ -79,7 +79,7 @@ def _close(a, b, path="record"):
     if isinstance(a, float) or isinstance(b, float):
         tol = 1e-4
         if ".sweep_logz[" in path:
-            from engine.records import SWEEP_TEMPERATURES
+            from engine.run.records import SWEEP_TEMPERATURES
 
             tol /= SWEEP_TEMPERATURES[int(path.rsplit("[", 1)[1].rstrip("]"))]
         assert a == pytest.approx(b, abs=tol, rel=1e-5), path
@@ -114,7 +114,7 @@ def test_there_are_recordings():
 @pytest.fixture(scope="module")
 def check_engine(default_model_path):
     """One engine process for every recording (a fresh one each costs ~2 s more)."""
-    from engine.client import EngineClient
+    from engine.process.client import EngineClient
 
     client = EngineClient()
     yield client

@@ -117,7 +117,7 @@ def test_a_large_model_that_cannot_answer_leaves_the_small_answer(qtbot, window)
 def test_settings_that_cannot_work_are_one_sentence_and_nothing_runs(qtbot, sizing, words):
     from app.core.bridge import EngineBridge
     from app.shell.window import PlaygroundWindow
-    from engine.paths import data_dir
+    from engine.store.paths import data_dir
     from tests.replay import ReplayClient
 
     (data_dir() / "settings.ini").unlink(missing_ok=True)

@@ -15,7 +15,7 @@ from app.widgets.branch_menu import (
     add_branch_actions,
     sample_count,
 )
-from engine.continuation import SAMPLE_N
+from engine.run.continuation import SAMPLE_N
 
 
 def _sample_menu(parent, requests) -> QMenu:

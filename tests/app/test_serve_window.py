@@ -148,13 +148,13 @@ def test_the_feed_is_reached_over_the_loopback():
 
 
 def _tok(step: int, text: str) -> dict:
-    from engine.records import TokenRecord, to_dict
+    from engine.run.records import TokenRecord, to_dict
 
     return to_dict(TokenRecord(step, 7, text, -0.5, 0.6, -0.5, (), (), 1.0, 1.0, 0.1, 0.1, 9))
 
 
 def _done(text: str, n: int) -> dict:
-    from engine.records import DoneRecord, to_dict
+    from engine.run.records import DoneRecord, to_dict
 
     return to_dict(DoneRecord("length", text, 5, n, 0.1, 50.0, 9.0, None, None, 8192, None, 1.0))
 

@@ -11,8 +11,8 @@ from PySide6.QtCore import QPointF
 from app.charts.frame import HINT
 from app.playground.status_line import status_text
 from engine.models.light_tokenizer import LightTokenizer
-from engine.prompt import encode_prompt
-from engine.records import to_dict
+from engine.run.prompt import encode_prompt
+from engine.run.records import to_dict
 from engine.sessions.journal import read_session
 from tests.app.conftest import run_and_wait
 

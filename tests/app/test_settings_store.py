@@ -10,7 +10,7 @@ from app.core import settings_store
 from app.dialogs import file_dialogs
 from app.shell import window_state
 from app.widgets import model_picker
-from engine.paths import data_dir
+from engine.store.paths import data_dir
 
 OPENS_OR_SUBCLASSES = r"QSettings\s*\(|\(QSettings\)"
 

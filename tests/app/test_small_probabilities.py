@@ -1,5 +1,5 @@
 """Small things that were wrong on screen: a probability under 0.1 % read "p=0.0%" (it
-keeps its significant digits now, through engine.units.fmt_prob everywhere), Inside ▸
+keeps its significant digits now, through engine.display.units.fmt_prob everywhere), Inside ▸
 Journey's rank axis said "0.9" and crowded 6 7 8 9 (ranks are whole: 1, 10, 100…), the
 funnel's axis ran "1,00010,000" together, and the empty-chart message was in a serif
 font (QFont("") is no family: the application's font is)."""
@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QFontInfo, QGuiApplication
 
 from app.charts.base import empty_text, style_plot
-from engine.records import TokenRecord, TopToken
+from engine.run.records import TokenRecord, TopToken
 from tests.app.test_legibility import _drawn_labels, _overlapping, _settle
 
 TOP = [(" strikes", 0.29), (" is", 0.2), (" can", 0.1), (" was", 0.08)]
@@ -51,7 +51,7 @@ def _rank_labels(view) -> list[str]:
 
 def test_the_journeys_rank_axis_is_whole_decades_and_the_funnels_labels_stand_apart(qtbot):
     from app.inside.journey_view import JourneyView
-    from engine.inside_results import FunnelStage, Projection
+    from engine.inside.inside_results import FunnelStage, Projection
 
     view = JourneyView()
     qtbot.addWidget(view)

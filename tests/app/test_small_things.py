@@ -15,7 +15,7 @@ from app.inside.attention_view import WAITING, AttentionView
 from app.lab.window import DONE, LabWindow
 from app.shell.layout import ElidedProgressBar, build_side
 from engine.lab import QuantResult
-from engine.records import LabRecord
+from engine.run.records import LabRecord
 
 LONG = "Converting gemma-3-270m-it-q4_k_m.gguf to MLX (dequantizing 236 tensors, 2 of 3)…"
 

@@ -9,7 +9,7 @@ from app.core import settings_store
 from app.core.bridge import EngineBridge
 from app.shell.startup_model import LAST_LOCAL_KEY, fallback_for, load_on_start
 from app.shell.window import PlaygroundWindow
-from engine.paths import data_dir
+from engine.store.paths import data_dir
 from tests.app.conftest import LOAD_MS
 
 

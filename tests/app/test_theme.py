@@ -10,8 +10,8 @@ from app.charts.context import ContextChart
 from app.charts.distribution import DistributionChart
 from app.core import appearance, theme
 from app.widgets.token_view import TokenView
-from engine.prob_scale import SCALES, contrast_ratio, prob_rgb, text_rgb
-from engine.records import TokenRecord
+from engine.display.prob_scale import SCALES, contrast_ratio, prob_rgb, text_rgb
+from engine.run.records import TokenRecord
 
 MIN_CONTRAST = 4.5  # WCAG AA for text
 

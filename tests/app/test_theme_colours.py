@@ -16,7 +16,7 @@ from app.charts.throughput import ThroughputChart
 from app.core import appearance, theme
 from app.playground.thinking_view import ThinkingBlock
 from app.shell.layout import build_center
-from engine.prob_scale import contrast_ratio
+from engine.display.prob_scale import contrast_ratio
 
 MIN_CONTRAST = 4.5
 

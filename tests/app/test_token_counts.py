@@ -1,4 +1,4 @@
-"""Token counts come from one definition (engine.run_kind.answer_tokens): the status
+"""Token counts come from one definition (engine.run.run_kind.answer_tokens): the status
 line, the context chart, its explanation and the HTML report give the same number for a
 run that ended on its end-of-sequence step, streaming or done."""
 
@@ -10,8 +10,8 @@ from app.charts.context import ContextChart
 from app.charts.explain import context
 from app.playground.status_line import status_text
 from app.session.run_state import RunState
-from engine.records import DoneRecord, ModelRecord, TokenRecord
-from engine.run_kind import answer_tokens
+from engine.run.records import DoneRecord, ModelRecord, TokenRecord
+from engine.run.run_kind import answer_tokens
 
 
 def _token(step: int, text: str, eos: bool = False) -> TokenRecord:

@@ -262,7 +262,7 @@ def check_thinking(window, ctx, s):
 def check_cost(window, ctx, s):
     d = ctx["run"].done
     if d.energy_j is None:  # a server: its time per token and an API's price for the tokens
-        from engine.costs import load_prices
+        from engine.cost.costs import load_prices
 
         assert window.state is ctx["run"] and window.model_record.backend != "mlx"
         assert s.numbers["per_token_s"] == pytest.approx(d.elapsed_s / d.generated_tokens)
@@ -274,7 +274,7 @@ def check_cost(window, ctx, s):
     per = d.energy_j / d.generated_tokens
     assert s.numbers["per_token"] == pytest.approx(per)
     assert f"≈ {per:.2g} J/token" in window.status_label.text()
-    from engine.costs import DEFAULT_CURRENCY, DEFAULT_PRICE_PER_KWH, load_settings
+    from engine.cost.costs import DEFAULT_CURRENCY, DEFAULT_PRICE_PER_KWH, load_settings
 
     price = load_settings()  # what the engine read at the run's start
     assert s.numbers["price_per_kwh"] == pytest.approx(price.price_per_kwh, rel=1e-9)

@@ -22,11 +22,11 @@ from app.playground.status_line import status_text
 from app.session import Answer, Session
 from app.session.run_state import RunState
 from app.shell.layout import ElidedProgressBar, build_center, show_progress
-from engine.hardware_timeline import timeline
+from engine.machine.hardware_timeline import timeline
 from engine.models import model_prefs
 from engine.models.load_options import LoadOptions
-from engine.records import DoneRecord, ModelRecord, TokenRecord
-from engine.settings import SamplingSettings
+from engine.run.records import DoneRecord, ModelRecord, TokenRecord
+from engine.run.settings import SamplingSettings
 from tests.app.conftest import LOAD_MS, RUN_MS
 from tests.session.test_session_model import answer
 

@@ -1,4 +1,4 @@
-"""engine.bounded_json: limits checked before json's recursion, files read without hanging."""
+"""engine.store.bounded_json: limits checked before json's recursion, files read without hanging."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import socket
 
 import pytest
 
-from engine import bounded_json
-from engine.bounded_json import FileRefused, JsonLimitError, loads, read_bounded
+from engine.store import bounded_json
+from engine.store.bounded_json import FileRefused, JsonLimitError, loads, read_bounded
 
 
 def test_plain_json_is_parsed_as_json_does():

@@ -11,11 +11,11 @@ import pytest
 
 from engine.backends.mlx.generate import generate_records
 from engine.backends.mlx.prompt_reuse import forget
-from engine.continuation import Continuation, continuation_from, own_choices, with_prefix
 from engine.errors import SettingsError
-from engine.prompt import encode_prompt
-from engine.run_result import RunResult
-from engine.settings import SamplingSettings
+from engine.run.continuation import Continuation, continuation_from, own_choices, with_prefix
+from engine.run.prompt import encode_prompt
+from engine.run.run_result import RunResult
+from engine.run.settings import SamplingSettings
 
 PROMPT = "Name a colour of the sky."
 

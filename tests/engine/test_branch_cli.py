@@ -8,11 +8,11 @@ import json
 import pytest
 
 from engine.backends.mlx.generate import generate_records
-from engine.continuation import continuation_from
+from engine.run.continuation import continuation_from
+from engine.run.settings import SamplingSettings
 from engine.sessions.export import render
 from engine.sessions.journal import read_session, sessions_dir
 from engine.sessions.session_import import import_json
-from engine.settings import SamplingSettings
 from tests.engine.test_cli import cli
 
 PROMPT = "Name a fruit."

@@ -31,7 +31,7 @@ def _questions(tmp_path):
 def test_the_journaled_prompt_is_the_one_calibrate_sends(smollm, tiny_lm):
     from engine.backends.mlx.calibrate import question_ids
     from engine.backends.mlx.calibrate_runs import question_run, sent_prompt
-    from engine.prompt import encode_prompt
+    from engine.run.prompt import encode_prompt
 
     for lm in (smollm, tiny_lm):
         for q in ("What is the capital of France?", "Which animal says moo?"):
@@ -53,9 +53,9 @@ def test_calibrate_runs_in_the_lab_and_journals_each_answer(default_model_path, 
     from engine.backends.mlx.lab_runs import run_experiment
     from engine.lab.confidence import ConfidenceResult
     from engine.models.catalogue import inspect_model
-    from engine.records import ModelRecord
+    from engine.run.records import ModelRecord
+    from engine.run.settings import SamplingSettings
     from engine.sessions.journal import find
-    from engine.settings import SamplingSettings
 
     info = inspect_model(default_model_path)
     record = ModelRecord(

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from jinja2.exceptions import SecurityError, TemplateError
 
-from engine.chat_template import compile_template, render
 from engine.models.light_tokenizer import LightTokenizer
+from engine.run.chat_template import compile_template, render
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -126,8 +126,8 @@ def test_the_window_renders_templates_without_importing_transformers(default_mod
         "import sys, time\n"
         "import app.shell.window\n"
         "from engine.models.light_tokenizer import LightTokenizer\n"
-        "from engine.prompt import encode_prompt\n"
-        "from engine.settings import SamplingSettings\n"
+        "from engine.run.prompt import encode_prompt\n"
+        "from engine.run.settings import SamplingSettings\n"
         f"tok = LightTokenizer({str(default_model_path)!r})\n"
         "t = time.perf_counter()\n"
         "ids = encode_prompt(tok, 'Hello', SamplingSettings(system_prompt='Be brief.')).ids\n"

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from engine.settings import SamplingSettings
+from engine.run.settings import SamplingSettings
 
 TOKEN_KEYS = {"type", "step", "token_id", "text", "logprob", "top", "entropy"}
 DONE_KEYS = {

@@ -31,7 +31,7 @@ def test_every_option_shows_its_default_and_the_command_an_example(path):
 
 
 def test_generate_help_says_the_sampling_defaults(capsys):
-    from engine.settings import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TOP_N
+    from engine.run.settings import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TOP_N
 
     with pytest.raises(SystemExit) as e:
         main(["generate", "--help"])

@@ -17,7 +17,7 @@ from engine.reading.compare_reads import (
     token_kl,
     words_of,
 )
-from engine.records import TokenRecord, TopToken
+from engine.run.records import TokenRecord, TopToken
 
 VOCAB = [b"The", b" cat", b" sat", b".", b" dog", b" ran", b" on", b" mat"]
 

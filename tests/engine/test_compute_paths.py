@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from mlx.utils import tree_flatten
 
-from engine.prompt import encode_prompt
-from engine.settings import SamplingSettings
+from engine.run.prompt import encode_prompt
+from engine.run.settings import SamplingSettings
 
 AGREE = 1e-4  # largest |Δ log p| between the paths, over the whole vocabulary
 PROMPT = "What is the capital of France?"

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from engine import costs
 from engine.cli import main
-from engine.records import DoneRecord
+from engine.cost import costs
+from engine.run.records import DoneRecord
+from engine.run.settings import SamplingSettings
 from engine.sessions.export import render
 from engine.sessions.journal import Journal, read_session
-from engine.settings import SamplingSettings
 
 PRICE = costs.ApiPrice("Acme", "big-1", 1.0, 3.0, source="acme.test", date="2025-01", example=False)
 

@@ -9,12 +9,13 @@ import math
 
 import pytest
 
-from engine import costs, settings_files
 from engine.cli import main
-from engine.records import DoneRecord
+from engine.cost import costs
+from engine.run.records import DoneRecord
+from engine.run.settings import SamplingSettings
 from engine.sessions.export import render
 from engine.sessions.journal import Journal, read_session
-from engine.settings import SamplingSettings
+from engine.store import settings_files
 from tests.engine.test_cost_reports import _done
 
 DIGITS_400 = "9" * 400

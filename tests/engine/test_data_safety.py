@@ -20,10 +20,10 @@ import pytest
 
 from engine.backends.mlx.generate import generate_records
 from engine.errors import ModelError
+from engine.run.settings import SamplingSettings
 from engine.sessions.export import render, to_json
 from engine.sessions.journal import Journal, JournalError, read_session
 from engine.sessions.session_import import import_json
-from engine.settings import SamplingSettings
 from tests.gguf_fixtures import write_tiny_gguf
 
 ROOT = Path(__file__).resolve().parents[2]

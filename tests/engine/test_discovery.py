@@ -122,7 +122,7 @@ def test_ollama_blob_opens_under_its_own_name_and_answers_like_the_default(
 ):
     from engine.backends.mlx.generate import generate_records
     from engine.backends.mlx.loader import load_model, resolve_model
-    from engine.settings import SamplingSettings
+    from engine.run.settings import SamplingSettings
 
     # converted into a folder of this test's own: the shared models folder would gain a
     # second copy of the default model, which the lab's quantization A/B would list

@@ -56,7 +56,7 @@ def test_a_runs_model_has_the_pickers_name_everywhere(tmp_path):
     from pathlib import Path
 
     from engine.models.display_name import model_name
-    from engine.records import ModelRecord, to_dict
+    from engine.run.records import ModelRecord, to_dict
     from engine.sessions.export import to_markdown
     from engine.sessions.export_html import to_html
     from engine.sessions.session_log import RunLog, SessionLog

@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from engine import costs, energy
-from engine.records import DoneRecord, record_from_dict, to_dict
+from engine.cost import costs
+from engine.machine import energy
+from engine.run.records import DoneRecord, record_from_dict, to_dict
 from engine.sessions.session_schema import SchemaError, clean_record
 
 
@@ -80,7 +81,7 @@ def test_powermetrics_samples_integrate_over_the_interval():
 
 
 def test_typical_watts_table():
-    from engine.power_table import typical_watts
+    from engine.machine.power_table import typical_watts
 
     assert typical_watts("Metal GPU", "Apple M2 Pro")[0] == 40
     assert typical_watts("Metal GPU", "Apple M1")[0] == 20

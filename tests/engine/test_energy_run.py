@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from engine import costs
-from engine.records import DoneRecord
-from engine.settings import SamplingSettings
+from engine.cost import costs
+from engine.run.records import DoneRecord
+from engine.run.settings import SamplingSettings
 
 
 @pytest.fixture(autouse=True)

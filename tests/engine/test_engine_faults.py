@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from engine.client import EngineClient
+from engine.process.client import EngineClient
+from engine.run.settings import SamplingSettings
 from engine.sessions.journal import Journal, read_session
-from engine.settings import SamplingSettings
 
 HANG_S = 3.0  # well above a prefill chunk (~0.5 s) or a decode step on a slow machine
 LOAD_S = 15.0  # silence allowed while the (fresh) engine imports MLX and loads the model

@@ -8,13 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.client import EngineClient
+from engine.process.client import EngineClient
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVE_ONE_SHUTDOWN = """
 import multiprocessing as mp, sys, threading
-from engine import operations as ops
-from engine.worker import worker_main
+from engine.process import operations as ops
+from engine.process.worker import worker_main
 req_child, requests = mp.Pipe(duplex=False)
 events, evt_child = mp.Pipe(duplex=False)
 before = "mlx_lm" in sys.modules

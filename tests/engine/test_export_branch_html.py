@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from engine.records import TokenRecord, to_dict
+from engine.run.records import TokenRecord, to_dict
 from engine.sessions.export_html import PAD_B, PAD_T, H, run_section
 from engine.sessions.session_log import RunLog
 

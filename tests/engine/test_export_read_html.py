@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 
-from engine.records import TokenRecord, TopToken, to_dict
+from engine.run.records import TokenRecord, TopToken, to_dict
 from engine.sessions.export_html import W, run_section, svg_distribution
 from engine.sessions.session_log import RunLog
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from engine.cli import main
-from engine.prob_scale import gradient_stops
-from engine.settings import SamplingSettings
+from engine.display.prob_scale import gradient_stops
+from engine.run.settings import SamplingSettings
 
 
 @pytest.fixture(scope="module")

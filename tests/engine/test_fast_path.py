@@ -12,7 +12,7 @@ from engine.backends.mlx import compute_path
 from engine.backends.mlx.fast_blas import status
 from engine.backends.mlx.generate import generate_records
 from engine.backends.mlx.loader import load_model
-from engine.settings import SamplingSettings
+from engine.run.settings import SamplingSettings
 from tests.engine.test_real_model import collect
 
 linux_cpu = pytest.mark.skipif(

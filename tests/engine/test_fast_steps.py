@@ -15,8 +15,8 @@ import pytest
 
 from engine.backends.mlx.bench import bare_decode
 from engine.backends.mlx.generate import generate_records
-from engine.chat_template import apply
-from engine.settings import SamplingSettings
+from engine.run.chat_template import apply
+from engine.run.settings import SamplingSettings
 from tests.engine.test_real_model import collect
 
 PROMPT = "Write a long story about a dragon who learns to bake bread."
@@ -76,7 +76,7 @@ def test_pipelined_run_numbers_equal_inline_ones(near_free):
     prefix: the chosen token's log-probability, entropy and top candidates."""
     import mlx.core as mx
 
-    from engine.prompt import encode_prompt
+    from engine.run.prompt import encode_prompt
 
     lm = near_free
     settings = SamplingSettings(temperature=0, max_tokens=12, prompt_cache=False)

@@ -8,10 +8,10 @@ import pytest
 
 from engine.backends.mlx.generate import generate_records
 from engine.errors import SettingsError
-from engine.prompt import encode_prompt
-from engine.records import DoneRecord, PrefillRecord, TokenRecord
-from engine.run_result import RunResult
-from engine.settings import SamplingSettings
+from engine.run.prompt import encode_prompt
+from engine.run.records import DoneRecord, PrefillRecord, TokenRecord
+from engine.run.run_result import RunResult
+from engine.run.settings import SamplingSettings
 from tests.tiny_model import TINY_CONTEXT
 
 PROMPT = "hello there"

@@ -222,7 +222,7 @@ def test_a_huge_tensor_name_is_refused_before_any_message_quotes_it(tmp_path, mo
 
 # -- a bug in the engine reaches the user in one line ---------------------------------------------
 def test_an_engine_bug_is_one_short_line_without_a_traceback(monkeypatch, capsys):
-    from engine.worker import _Worker
+    from engine.process.worker import _Worker
 
     monkeypatch.delenv("LOGITSCOPE_DEBUG", raising=False)
     sent = []
@@ -231,7 +231,7 @@ def test_an_engine_bug_is_one_short_line_without_a_traceback(monkeypatch, capsys
         def send(self, msg):
             sent.append(msg)
 
-    from engine.operations import Load, Request
+    from engine.process.operations import Load, Request
 
     worker = _Worker(Pipe())
 

@@ -13,7 +13,7 @@ import pytest
 
 from engine.backends.mlx.host_stats import greedy_sampler, greedy_stats
 from engine.backends.mlx.instrument import make_step_sampler, unpack
-from engine.settings import SamplingSettings
+from engine.run.settings import SamplingSettings
 
 V = 49152
 
@@ -50,7 +50,7 @@ def test_host_stats_equal_the_device_samplers(penalty, forced):
     assert got.sampled_probs == want.sampled_probs
     # The sweep against float64 over the whole vocabulary, from the log-probabilities
     # the record holds (the host's binned tail stays within 2e-4).
-    from engine.records import SWEEP_TEMPERATURES
+    from engine.run.records import SWEEP_TEMPERATURES
 
     t = np.array(SWEEP_TEMPERATURES)[:, None]
     scaled = np.array(raw, dtype=np.float64)[None, :] / t  # the record's log-probabilities

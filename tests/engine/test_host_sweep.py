@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine.backends.mlx.host_sweep import sweep_from_head, temperature_sweep_np, top_indices
-from engine.records import SWEEP_TEMPERATURES
+from engine.run.records import SWEEP_TEMPERATURES
 
 V = 49152
 

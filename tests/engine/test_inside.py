@@ -124,10 +124,10 @@ def test_token_explorer_counts_and_spans(default_model_path, gemma_path):
 
 def test_hardware_timeline_recomputes_from_the_runs_own_timings(smollm):
     from engine.backends.mlx.generate import generate_records
-    from engine.hardware_timeline import timeline
-    from engine.records import ModelRecord
-    from engine.run_result import RunResult
-    from engine.settings import SamplingSettings
+    from engine.machine.hardware_timeline import timeline
+    from engine.run.records import ModelRecord
+    from engine.run.run_result import RunResult
+    from engine.run.settings import SamplingSettings
 
     run = RunResult()
     for r in generate_records(

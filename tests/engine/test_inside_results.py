@@ -1,4 +1,4 @@
-"""Inside's results as frozen dataclasses (engine/inside_results.py): every view the
+"""Inside's results as frozen dataclasses (engine/inside/inside_results.py): every view the
 engine computes (attention, lens, position, journey, and a read's journey) arrives as
 its typed result, crosses the process pipe (pickle) as itself, and comes back equal
 from `logitscope inspect --json`'s dict (`to_dict` -> JSON -> `record_from_dict`),
@@ -14,16 +14,16 @@ from types import SimpleNamespace
 import pytest
 
 from engine.backends.mlx.inspect_step import inspect_step
-from engine.inside_results import (
+from engine.inside.inside_results import (
     RESULTS,
     AttentionResult,
     JourneyResult,
     LensResult,
     PositionResult,
 )
-from engine.inspect_request import InspectRequest
-from engine.records import InspectRecord, record_from_dict, to_dict
-from engine.settings import SamplingSettings
+from engine.inside.inspect_request import InspectRequest
+from engine.run.records import InspectRecord, record_from_dict, to_dict
+from engine.run.settings import SamplingSettings
 
 PROMPT = "The cat sat on the mat because"
 ANSWER = [279, 3845, 314]  # any three tokens: the steps are teacher-forced

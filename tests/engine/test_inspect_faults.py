@@ -15,11 +15,11 @@ import time
 
 import pytest
 
-from engine.client import EngineClient
-from engine.inspect_request import InspectRequest
+from engine.inside.inspect_request import InspectRequest
 from engine.lab import QuantParams
-from engine.settings import SamplingSettings
-from engine.worker import FAULT_ENV
+from engine.process.client import EngineClient
+from engine.process.worker import FAULT_ENV
+from engine.run.settings import SamplingSettings
 
 HANG_S = 3.0  # the client's silence limit in these tests
 LOAD_S = 30.0  # a fresh engine imports MLX and loads the model within this

@@ -18,9 +18,9 @@ from engine.backends.mlx.inspect_step import inspect_step
 from engine.backends.mlx.journey import journey, journey_record
 from engine.cli.inspect_cmd import _print as print_record
 from engine.errors import SettingsError
-from engine.inside_results import LayerChange, Projection
-from engine.inspect_request import InspectRequest
-from engine.settings import SamplingSettings
+from engine.inside.inside_results import LayerChange, Projection
+from engine.inside.inspect_request import InspectRequest
+from engine.run.settings import SamplingSettings
 from tests.engine.test_cli import cli
 
 FRUIT = "Name a fruit."

@@ -15,8 +15,8 @@ from engine.backends.mlx.instrument import (
     temperature_sweep,
     unpack,
 )
-from engine.records import SWEEP_TEMPERATURES
-from engine.settings import SamplingSettings
+from engine.run.records import SWEEP_TEMPERATURES
+from engine.run.settings import SamplingSettings
 
 V = 500
 

@@ -16,11 +16,11 @@ from html.parser import HTMLParser
 import pytest
 
 from engine.backends.mlx.generate import generate_records
-from engine.records import TokenRecord, to_dict
+from engine.run.records import TokenRecord, to_dict
+from engine.run.settings import SamplingSettings
 from engine.sessions.export import csv_cell, render, to_json
 from engine.sessions.journal import Journal, find, list_sessions, read_session
 from engine.sessions.session_import import import_json
-from engine.settings import SamplingSettings
 from tests.journal_child import append_forever
 
 EVIL = "<script>alert('x')</script></textarea><img src=x onerror=alert(1)>"
@@ -164,7 +164,7 @@ def test_jsonl_and_csv_exports(session_file):
         assert float(row["entropy"]) == pytest.approx(t.entropy, rel=1e-5)
         assert [c["token_id"] for c in json.loads(row["top"])] == [c.token_id for c in t.top]
         # One naming: the CSV's candidates are the JSON record's `top`, key for key.
-        from engine.records import to_dict
+        from engine.run.records import to_dict
 
         assert json.loads(row["top"]) == json.loads(json.dumps(to_dict(t)["top"]))
 

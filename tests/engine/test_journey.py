@@ -17,7 +17,7 @@ from engine.backends.mlx.funnel import sampling_funnel
 from engine.backends.mlx.inside import attention_weights, run_pass
 from engine.backends.mlx.journey import journey
 from engine.backends.mlx.position import attention_by_position
-from engine.settings import SamplingSettings
+from engine.run.settings import SamplingSettings
 from tests.engine.test_cli import cli
 from tests.engine.test_inside import _rms, _rope_traditional
 

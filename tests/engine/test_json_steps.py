@@ -5,7 +5,7 @@ is marked `"revision": true` (engine/cli/json_steps.py)."""
 from __future__ import annotations
 
 from engine.cli.json_steps import JsonSteps
-from engine.records import DoneRecord, ModelRecord, ProgressRecord, TokenRecord
+from engine.run.records import DoneRecord, ModelRecord, ProgressRecord, TokenRecord
 
 
 def model(device: str) -> ModelRecord:

@@ -11,7 +11,7 @@ from engine.backends.mlx.prompt_reuse import forget
 from engine.errors import SettingsError
 from engine.models import model_prefs
 from engine.models.load_options import LoadOptions, effective_context, kv_bytes_per_token
-from engine.settings import SamplingSettings
+from engine.run.settings import SamplingSettings
 
 PROMPT = "Why do ships float? Explain briefly."
 GREEDY = SamplingSettings(temperature=0, max_tokens=5, seed=0, prompt_cache=False)

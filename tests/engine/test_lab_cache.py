@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine.backends.mlx.lab_cache import LONG_SYSTEM, TURNS, cache_experiment
-from engine.prompt import encode_prompt
-from engine.settings import SamplingSettings
+from engine.run.prompt import encode_prompt
+from engine.run.settings import SamplingSettings
 
 
 def test_cached_turn_matches_cold_and_the_ratio_is_recomputable(smollm):

@@ -9,10 +9,10 @@ import json
 import pytest
 
 from engine.cli import main
-from engine.client import EngineClient
 from engine.lab import BatchParams, CacheParams, QuantParams, SpeculativeParams
 from engine.lab.results import RESULTS
-from engine.settings import SamplingSettings
+from engine.process.client import EngineClient
+from engine.run.settings import SamplingSettings
 
 PROMPT = "The planets of the solar system are"
 TIMINGS = {

@@ -1,5 +1,5 @@
 """The window's tokenizer: chat templates from chat_template.jinja, rendered in
-transformers' Jinja environment (engine.chat_template), give the engine's ids."""
+transformers' Jinja environment (engine.run.chat_template), give the engine's ids."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import shutil
 
 from engine.models.light_tokenizer import LightTokenizer
-from engine.prompt import encode_prompt
-from engine.settings import SamplingSettings
+from engine.run.prompt import encode_prompt
+from engine.run.settings import SamplingSettings
 
 # Loop controls, a non-ASCII-preserving tojson and strftime_now: what transformers
 # provides and Llama 3-style templates use.

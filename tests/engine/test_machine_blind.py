@@ -10,8 +10,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from engine.paths import models_dir
-from engine.runtime_cache import RUNTIME_ENV, runtime_dir
+from engine.store.paths import models_dir
+from engine.store.runtime_cache import RUNTIME_ENV, runtime_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,7 +20,7 @@ def test_the_session_measures_in_a_runtime_folder_of_its_own():
     mine = runtime_dir()
     assert mine != models_dir().parent / "runtime"
     assert Path(tempfile.gettempdir()) in mine.parents and os.environ[RUNTIME_ENV] == str(mine)
-    code = "from engine.runtime_cache import runtime_dir; print(runtime_dir())"
+    code = "from engine.store.runtime_cache import runtime_dir; print(runtime_dir())"
     child = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )

@@ -7,8 +7,8 @@ import json
 import subprocess
 import sys
 
-from engine.openai_chunks import ChunkWriter
-from engine.records import TokenRecord, TopToken
+from engine.run.openai_chunks import ChunkWriter
+from engine.run.records import TokenRecord, TopToken
 
 
 def _check_entry(entry: dict, top: bool) -> None:

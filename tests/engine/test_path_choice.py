@@ -41,9 +41,9 @@ def _measured(stored_prefill: float, others: float | None, cores: int = 2) -> Pa
 @pytest.fixture
 def runtime(tmp_path, monkeypatch):
     """A private runtime folder, an optimised BLAS said to be there, plenty of memory."""
-    monkeypatch.setattr("engine.runtime_cache.runtime_dir", lambda: tmp_path)
-    monkeypatch.setattr("engine.runtime_cache._unsaved", {})
-    monkeypatch.setattr("engine.settings_files._said", [])
+    monkeypatch.setattr("engine.store.runtime_cache.runtime_dir", lambda: tmp_path)
+    monkeypatch.setattr("engine.store.runtime_cache._unsaved", {})
+    monkeypatch.setattr("engine.store.settings_files._said", [])
     monkeypatch.setattr(fast_blas, "status", lambda: fast_blas.BlasStatus(True, "OpenBLAS (t)"))
     monkeypatch.setattr(compute_path, "available_memory", lambda: 10**12)
     if mx.default_device().type != mx.DeviceType.cpu:

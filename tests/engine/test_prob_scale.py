@@ -7,10 +7,10 @@ import os
 import stat
 from types import SimpleNamespace
 
-from engine.atomic import write_atomic
-from engine.prob_scale import SCALES, contrast_ratio, gradient_stops, prob_rgb, text_rgb
-from engine.records import TokenRecord
+from engine.display.prob_scale import SCALES, contrast_ratio, gradient_stops, prob_rgb, text_rgb
+from engine.run.records import TokenRecord
 from engine.sessions.export_html import token_spans
+from engine.store.atomic import write_atomic
 
 
 def _token(step: int, prob: float) -> TokenRecord:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from engine.backends.mlx.generate import generate_records
-from engine.run_result import RunResult
-from engine.settings import SamplingSettings
+from engine.run.run_result import RunResult
+from engine.run.settings import SamplingSettings
 
 SYSTEM = (
     "You are a meticulous assistant for a museum of natural history. Answer in one "

@@ -158,7 +158,7 @@ def test_cancel_stops_between_chunks_and_keeps_what_was_read(smollm):
 
 
 def test_a_read_goes_through_the_journal_and_back(read_smollm):
-    from engine.records import record_from_dict, to_dict
+    from engine.run.records import record_from_dict, to_dict
     from engine.sessions.session_schema import clean_record
 
     _request, tokens, done = read_smollm

@@ -12,8 +12,8 @@ from engine.backends.openai.backend import OpenAIBackend
 from engine.errors import ServerError
 from engine.reading.read_stats import ReadTally, bits_per_byte, perplexity
 from engine.reading.request import ReadRequest
-from engine.reading.summary import rank_bucket
-from engine.records import TokenRecord, TopToken
+from engine.run.read_summary import rank_bucket
+from engine.run.records import TokenRecord, TopToken
 from tests.fake_server import FakeServer, vllm_models
 
 CONTEXT, TEXT = "Q:", " Sydney is big."

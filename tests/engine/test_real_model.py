@@ -10,8 +10,8 @@ import pytest
 from mlx_lm import stream_generate
 
 from engine.backends.mlx.generate import generate_records
-from engine.run_result import RunResult
-from engine.settings import SamplingSettings
+from engine.run.run_result import RunResult
+from engine.run.settings import SamplingSettings
 
 QUESTION = "What is the capital of France?"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from engine.backends.mlx.generate import PromptTooLong, plan_run
-from engine.prompt import encode_prompt
+from engine.run.prompt import encode_prompt
+from engine.run.settings import SamplingSettings
 from engine.sessions.run_outcome import finish_words
-from engine.settings import SamplingSettings
 
 
 @pytest.mark.parametrize("over, words", [(1, "by 1 token"), (3, "by 3 tokens")])

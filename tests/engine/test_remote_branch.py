@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from engine.backends.mlx.generate import generate_records
 from engine.backends.openai.branch import CHAT_REFUSAL
-from engine.continuation import continuation_from, with_prefix
-from engine.run_result import RunResult
-from engine.settings import SamplingSettings
+from engine.run.continuation import continuation_from, with_prefix
+from engine.run.run_result import RunResult
+from engine.run.settings import SamplingSettings
 
 PROMPT = "The three primary colours are"
 RAW = SamplingSettings(temperature=0, max_tokens=6, seed=0, top_n=5, chat_template=False)

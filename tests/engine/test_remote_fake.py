@@ -10,8 +10,8 @@ import pytest
 
 from engine.backends.base import normalize_base_url, open_backend
 from engine.errors import ModelError, ServerError
-from engine.run_result import RunResult
-from engine.settings import SamplingSettings
+from engine.run.run_result import RunResult
+from engine.run.settings import SamplingSettings
 from tests.fake_server import (
     FakeServer,
     Script,

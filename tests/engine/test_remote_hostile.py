@@ -15,11 +15,11 @@ import pytest
 
 from engine.backends.base import open_backend
 from engine.errors import ServerError
-from engine.records import ErrorRecord
-from engine.run_result import RunResult
+from engine.run.records import ErrorRecord
+from engine.run.run_result import RunResult
+from engine.run.settings import SamplingSettings
 from engine.sessions.export import FORMATS, render
 from engine.sessions.journal import Journal, read_session
-from engine.settings import SamplingSettings
 from tests.hostile_server import DONE, HostileServer, Reset, event, finish, forever, token
 
 STALL_S = 1.0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from engine.backends.mlx.generate import generate_records
-from engine.run_result import RunResult
-from engine.settings import SamplingSettings
+from engine.run.run_result import RunResult
+from engine.run.settings import SamplingSettings
 from tests.mlx_server import start_server
 
 PROMPT = "What is the capital of France?"
@@ -38,7 +38,7 @@ def test_greedy_logprobs_equal_the_local_engine(mlx_server, engine_client, smoll
 
 def test_command_line_against_the_server(mlx_server, capsys):
     from engine.cli import main
-    from engine.records import record_from_dict
+    from engine.run.records import record_from_dict
 
     assert (
         main(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import file_hash, runtime_cache, settings_files
+from engine.store import file_hash, runtime_cache, settings_files
 from tests.child_memory import ROOT, run_measured
 
 CEILING = 3  # a huge or endless cache's reader: at most this many times a small one's RSS
@@ -153,7 +153,9 @@ def test_the_hash_cache_survives_damage(tmp_path, monkeypatch, capsys):
     ]
 
 
-READ_IN_CHILD = "from engine.runtime_cache import read_json; print(len(read_json('paths.json')))"
+READ_IN_CHILD = (
+    "from engine.store.runtime_cache import read_json; print(len(read_json('paths.json')))"
+)
 
 
 @pytest.mark.parametrize("target", ["/dev/zero", "sparse"])

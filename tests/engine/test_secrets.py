@@ -13,7 +13,7 @@ import pytest
 
 from engine.backends.base import normalize_base_url, open_backend
 from engine.errors import ModelError, ServerError
-from engine.records import TokenRecord, TopToken
+from engine.run.records import TokenRecord, TopToken
 from engine.sessions.export import FORMATS, render
 from engine.sessions.journal import read_session
 from engine.sessions.sanitize import SCRUBBED, scrub_record

@@ -13,9 +13,9 @@ import pytest
 
 from engine.backends.mlx.generate import generate_records
 from engine.backends.openai.backend import OpenAIBackend
+from engine.run.settings import SamplingSettings
 from engine.serve.server import ServeOptions, start
 from engine.sessions.journal import read_session
-from engine.settings import SamplingSettings
 
 
 @pytest.fixture(scope="module")

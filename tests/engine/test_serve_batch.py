@@ -13,13 +13,13 @@ import math
 import mlx.core as mx
 
 from engine.backends.mlx.generate import generate_records
-from engine.records import SWEEP_TEMPERATURES
+from engine.run.records import SWEEP_TEMPERATURES
+from engine.run.settings import SamplingSettings
 from engine.serve.batch_stats import normalise_rows, top_n_rows
 from engine.serve.events import ClientInfo
 from engine.serve.jobs import END, Job
 from engine.serve.scheduler import Scheduler
 from engine.serve.validation import ServeRequest
-from engine.settings import SamplingSettings
 
 CASES = (
     ("Name a colour.", SamplingSettings(temperature=0, max_tokens=5, top_n=3)),

@@ -14,7 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from engine.backends.openai.sse_events import iter_events
-from engine.records import record_from_dict
+from engine.run.records import record_from_dict
 from engine.serve.app import ServeState, make_app
 from engine.serve.events import ClientInfo, RequestEvent
 from engine.serve.events_feed import EventsFeed, Subscriber, event_dict

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from engine.backends.mlx.generate import generate_records
+from engine.run.settings import SamplingSettings
 from engine.serve.server import ServeOptions, start
-from engine.settings import SamplingSettings
 
 
 @pytest.fixture(scope="module")

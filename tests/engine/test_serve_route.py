@@ -19,12 +19,12 @@ import pytest
 
 from engine.backends.mlx.generate import generate_records
 from engine.errors import SettingsError
-from engine.records import TokenRecord
+from engine.run.records import TokenRecord
+from engine.run.settings import SamplingSettings
 from engine.serve.app import answer_signal
 from engine.serve.scheduler import QueueFull
 from engine.serve.server import ServeOptions, check_options, start
 from engine.sessions.journal import read_session
-from engine.settings import SamplingSettings
 
 MSGS = [{"role": "user", "content": "What is the capital of France?"}]
 N = 6  # tokens per answer

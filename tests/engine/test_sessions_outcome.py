@@ -6,9 +6,9 @@ import json
 import subprocess
 import sys
 
-from engine.records import DoneRecord, ErrorRecord
+from engine.run.records import DoneRecord, ErrorRecord
+from engine.run.settings import SamplingSettings
 from engine.sessions.journal import Journal
-from engine.settings import SamplingSettings
 
 
 def _done(reason: str, error: str | None = None, tokens: int = 3) -> DoneRecord:

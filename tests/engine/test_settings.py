@@ -1,7 +1,7 @@
 import pytest
 
 from engine.errors import SettingsError
-from engine.settings import SamplingSettings
+from engine.run.settings import SamplingSettings
 
 
 @pytest.mark.parametrize(

@@ -157,8 +157,8 @@ def test_sessions_json_does_not_hang_or_grow(tmp_path):
 
 
 def test_settings_and_model_prefs_never_wait_on_a_fifo_swapped_in_after_the_stat(tmp_path):
-    from engine import settings_files
     from engine.models import model_prefs
+    from engine.store import settings_files
 
     regular = tmp_path / "regular.json"
     regular.write_text("{}")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from tokenizers import Tokenizer
 
-from engine.prompt import encode_prompt
-from engine.settings import SamplingSettings
+from engine.run.prompt import encode_prompt
+from engine.run.settings import SamplingSettings
 
 USER = "Name a colour."
 SYSTEM = "You answer in one word."

@@ -6,11 +6,11 @@ import mlx.core as mx
 import numpy as np
 import pytest
 
-from engine import temperature
 from engine.backends.mlx.generate import generate_records
-from engine.prompt import encode_prompt
-from engine.records import SWEEP_TEMPERATURES, TokenRecord
-from engine.settings import SamplingSettings
+from engine.run import temperature
+from engine.run.prompt import encode_prompt
+from engine.run.records import SWEEP_TEMPERATURES, TokenRecord
+from engine.run.settings import SamplingSettings
 
 
 def exact_probs(logprobs: np.ndarray, ids, temps):

@@ -8,9 +8,9 @@ import pytest
 
 from engine.backends.base import open_backend
 from engine.backends.mlx.generate import generate_records
-from engine.run_result import RunResult
-from engine.settings import SamplingSettings
-from engine.thinking import ThinkMarkers, ThinkTracker, find_markers
+from engine.run.run_result import RunResult
+from engine.run.settings import SamplingSettings
+from engine.run.thinking import ThinkMarkers, ThinkTracker, find_markers
 from tests.fake_server import FakeServer, Script, finish_chunk, vllm_chunk, vllm_models
 
 S, E = 900, 901
@@ -155,7 +155,7 @@ def test_a_servers_reasoning_field_streams_as_thinking(server, field):
 
 
 def test_thinking_survives_the_journal_and_exports_apart(server, tmp_path):
-    from engine.records import to_dict
+    from engine.run.records import to_dict
     from engine.sessions.export import to_markdown
     from engine.sessions.export_html import to_html
     from engine.sessions.journal import Journal, read_session

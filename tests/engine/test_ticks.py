@@ -10,8 +10,8 @@ import re
 import numpy as np
 import pytest
 
+from engine.display.ticks import nice_ticks
 from engine.sessions.export_html import PAD_B, PAD_L, PAD_R, PAD_T, H, W, svg_line_chart
-from engine.ticks import nice_ticks
 
 
 def _is_nice_grid(ticks: list[float]) -> bool:

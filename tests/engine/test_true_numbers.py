@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from engine.backends.mlx.generate import generate_records
-from engine.prompt import encode_prompt
-from engine.settings import SamplingSettings
+from engine.run.prompt import encode_prompt
+from engine.run.settings import SamplingSettings
 from tests.engine.test_real_model import collect
 
 RAW_PROMPT = "In the old harbour town the fishermen mended their nets every morning while"

@@ -11,14 +11,14 @@ import pickle
 
 import pytest
 
-from engine import operations as ops
 from engine.backends.base import Backend, LocalBackend
-from engine.continuation import Continuation
-from engine.inspect_request import InspectRequest
+from engine.inside.inspect_request import InspectRequest
 from engine.lab import BatchParams, BatchResult
-from engine.records import LabRecord, ModelRecord
-from engine.settings import SamplingSettings
-from engine.worker import HANDLERS, _Worker
+from engine.process import operations as ops
+from engine.process.worker import HANDLERS, _Worker
+from engine.run.continuation import Continuation
+from engine.run.records import LabRecord, ModelRecord
+from engine.run.settings import SamplingSettings
 
 RESULT = BatchResult(
     rows=(

@@ -3,7 +3,7 @@ unit always names the divisor its figure was computed with."""
 
 from __future__ import annotations
 
-from engine.units import binary_size, fmt_mb, human_bytes
+from engine.display.units import binary_size, fmt_mb, human_bytes
 
 
 def test_limits_set_in_powers_of_two_are_said_in_binary_units():
@@ -21,7 +21,7 @@ def test_measured_sizes_stay_decimal():
 
 def _shown(p: float) -> float:
     """The probability a person reads back from fmt_prob's text."""
-    from engine.units import fmt_prob
+    from engine.display.units import fmt_prob
 
     text = fmt_prob(p)
     assert text.endswith("%") and text.count("%") == 1
@@ -31,7 +31,7 @@ def _shown(p: float) -> float:
 def test_a_probability_keeps_its_significant_digits():
     import numpy as np
 
-    from engine.units import fmt_prob
+    from engine.display.units import fmt_prob
 
     assert fmt_prob(0.2908) == "29.1%" and fmt_prob(1.0) == "100.0%"
     assert fmt_prob(0.000085) == "0.0085%"  # the read's ' never', rank 803, not "0.0%"

@@ -8,9 +8,9 @@ from __future__ import annotations
 from app.session.conversation import Answer, Turn
 from app.session.run_state import RunState
 from app.session.session import Session, family
-from engine.records import TokenRecord
+from engine.run.records import TokenRecord
+from engine.run.settings import SamplingSettings
 from engine.sessions.branch_tree import BranchNode, build_tree, summarise
-from engine.settings import SamplingSettings
 
 
 def tok(step, tid, p=0.5, forced=False):

@@ -16,8 +16,8 @@ from app.session.comparison import (
     Comparison,
 )
 from app.session.run_state import RunState
-from engine.records import DoneRecord, ErrorRecord, ModelRecord, TokenRecord
-from engine.settings import SamplingSettings
+from engine.run.records import DoneRecord, ErrorRecord, ModelRecord, TokenRecord
+from engine.run.settings import SamplingSettings
 
 
 def tok(step, tid):

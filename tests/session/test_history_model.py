@@ -4,9 +4,9 @@ change goes through a method and is announced; the panel draws what the model ho
 from __future__ import annotations
 
 from app.session.history import History
-from engine.records import ErrorRecord
+from engine.run.records import ErrorRecord
+from engine.run.settings import SamplingSettings
 from engine.sessions.journal import Journal, read_session
-from engine.settings import SamplingSettings
 
 
 def journal_with(tmp_path, *prompts, failed=()):

@@ -8,8 +8,8 @@ import sys
 
 from app.session import Conversation, Session
 from app.session.run_state import RunState
-from engine.records import DoneRecord, ErrorRecord, ModelRecord, TokenRecord
-from engine.settings import SamplingSettings
+from engine.run.records import DoneRecord, ErrorRecord, ModelRecord, TokenRecord
+from engine.run.settings import SamplingSettings
 
 CHAT = SamplingSettings(temperature=0, max_tokens=4)
 RAW = CHAT.with_(chat_template=False)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from app.session.run_state import RunState
 from app.session.session import Session, family
-from engine.records import TokenRecord, to_dict
+from engine.run.records import TokenRecord, to_dict
 from engine.sessions.export import to_markdown
 from engine.sessions.session_log import RunLog, SessionLog
 

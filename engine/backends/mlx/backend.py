@@ -6,14 +6,14 @@ import dataclasses
 import functools
 from collections.abc import Callable, Iterator
 
-from engine import environment
 from engine.backends.base import Progress, Prompt
-from engine.continuation import Continuation
-from engine.inspect_request import InspectRequest
+from engine.inside.inspect_request import InspectRequest
 from engine.lab import LabParams, LabResult
 from engine.models.catalogue import inspect_model
-from engine.records import LOCAL_CAPABILITIES, InspectRecord, ModelRecord, Record
-from engine.settings import SamplingSettings
+from engine.run.continuation import Continuation
+from engine.run.records import LOCAL_CAPABILITIES, InspectRecord, ModelRecord, Record
+from engine.run.settings import SamplingSettings
+from engine.store import environment
 
 
 class MLXBackend:
@@ -85,7 +85,7 @@ class MLXBackend:
         continuation: Continuation | None = None,
     ) -> Iterator[Record]:
         """One instrumented generation with the loaded model; see Backend.generate.
-        With a `continuation` (engine/continuation.py) the run is a branch of an answer."""
+        With a `continuation` (engine/run/continuation.py) the run is a branch of an answer."""
         from engine.backends.mlx.generate import generate_records
 
         records = generate_records(self.lm, prompt, settings, should_stop, continuation)
@@ -124,9 +124,9 @@ class MLXBackend:
 def _with_energy(records: Iterator[Record], device: str) -> Iterator[Record]:
     """The run's records, its DoneRecord carrying the energy measured (or estimated)
     from the first record asked for to the last, and its electricity cost."""
-    from engine.costs import load_settings, with_cost
-    from engine.energy import meter_for
-    from engine.records import DoneRecord
+    from engine.cost.costs import load_settings, with_cost
+    from engine.machine.energy import meter_for
+    from engine.run.records import DoneRecord
 
     settings = load_settings()
     meter = meter_for(device, settings.watts, _gpu_name() if "CUDA" in device else "")
@@ -164,7 +164,7 @@ def _speed_limits(model) -> dict:
         "weight_bytes": int(sum(v.nbytes for _k, v in leaves)),
         "parameters": int(need // 4 if quantized else sum(v.size for _k, v in leaves)),
     }
-    from engine.hardware import CPU_SOURCE, gpu_limits, machine_limits
+    from engine.machine.hardware import CPU_SOURCE, gpu_limits, machine_limits
 
     if mx.default_device().type == mx.DeviceType.cpu:
         from engine.backends.mlx.gemm_limit import gemm_limit

@@ -2,7 +2,7 @@
 
 Decode tok/s is measured where the tokens arrive, as for the engine: (tokens
 after the first) / (time from the first token to the last), with the one
-formula in engine.series. Prefill tok/s is mlx-lm's own figure for a raw prompt
+formula in engine.run.series. Prefill tok/s is mlx-lm's own figure for a raw prompt
 of PREFILL_TOKENS (128) tokens, or as many as `bench --prefill-tokens` asks.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from engine.series import decode_rate
+from engine.run.series import decode_rate
 
 BENCH_PROMPT = "Write a long story about a dragon who learns to bake bread."
 PREFILL_TOKENS = 128
@@ -59,7 +59,7 @@ def bare_setup(folder, prefill_tokens: int = PREFILL_TOKENS):
     """
     from mlx_lm import load
 
-    from engine.chat_template import apply
+    from engine.run.chat_template import apply
 
     model, tokenizer = load(str(folder))
     prompt_text = apply(tokenizer, [{"role": "user", "content": BENCH_PROMPT}], True)

@@ -47,8 +47,8 @@ FEW_SHOT = (
 def question_ids(lm, question: str) -> list[int]:
     """The prompt's token ids: the chat template (ANSWER_SYSTEM, the FEW_SHOT turns, the
     question) when the model has one, else the same as "Question: ...\nAnswer: ..." lines."""
-    from engine.prompt import encode_prompt
-    from engine.settings import SamplingSettings
+    from engine.run.prompt import encode_prompt
+    from engine.run.settings import SamplingSettings
 
     # an example that is the question itself would hand the model its answer
     shots = [(q, a) for q, a in FEW_SHOT if normalise(q) != normalise(question)]
@@ -71,8 +71,8 @@ def p_true_ids(lm, question: str, answer: str) -> list[int]:
     """The P(True) prompt's token ids: the question, the proposed answer (its first line)
     and TRUE_QUESTION as one user turn through the chat template when the model has one
     (no system prompt), else the same lines ending "Answer:"."""
-    from engine.prompt import encode_prompt
-    from engine.settings import SamplingSettings
+    from engine.run.prompt import encode_prompt
+    from engine.run.settings import SamplingSettings
 
     proposed = (answer.strip().splitlines() or [""])[0]
     text = f"Question: {question}\nProposed answer: {proposed}\n{TRUE_QUESTION}"

@@ -35,8 +35,8 @@ from pathlib import Path
 import mlx.core as mx
 
 from engine.lab.confidence import ConfidenceResult, QuestionRow
-from engine.records import DoneRecord, PrefillRecord, Record, to_dict
-from engine.settings import SamplingSettings
+from engine.run.records import DoneRecord, PrefillRecord, Record, to_dict
+from engine.run.settings import SamplingSettings
 
 TITLE = "Confidence"  # the History session the answers are journaled in
 RUNS_STEP = "calibrate-runs"  # the LabStep kind that names the journaled runs
@@ -217,7 +217,7 @@ def answer_records(
     from engine.backends.mlx.calibrate import question_ids
     from engine.backends.mlx.instrument import make_step_sampler, unpack
     from engine.backends.mlx.run_records import RunRecords
-    from engine.prompt import EncodedPrompt, encode_prompt
+    from engine.run.prompt import EncodedPrompt, encode_prompt
 
     ids = question_ids(lm, row.question)
     said = encode_prompt(lm.tokenizer, sent_prompt(prompt, conversation), settings)

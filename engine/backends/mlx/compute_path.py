@@ -35,7 +35,7 @@ from engine.backends.mlx.path_measure import (
     quietest,
     settled,
 )
-from engine.runtime_cache import read_json, write_json
+from engine.store.runtime_cache import read_json, write_json
 
 BUDGET_SHARE = 0.5  # of the memory available now, for the float32 copy (auto)
 MARGIN = 1.2  # float32 must prefill this many times faster before auto switches to it

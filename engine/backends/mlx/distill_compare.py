@@ -27,7 +27,7 @@ from engine.lab import DistillParams, DistillResult
 from engine.lab.reporter import LabReporter, reporter_of
 from engine.reading.compare_reads import NO_TOKEN_KL, align_words, words_of
 from engine.reading.request import ReadRequest
-from engine.records import TopToken, token_label
+from engine.run.records import TopToken, token_label
 
 LN2 = math.log(2.0)
 SAME_WHY = (

@@ -319,7 +319,7 @@ def verdict(evals: dict, steps: int, seconds: float, cancelled: bool) -> str:
 def train_experiment(
     teacher, folder: Path, params: DistillTrainParams, reporter
 ) -> DistillTrainResult:
-    """The lab's run: students saved in the models folder (engine/paths.models_dir)."""
-    from engine.paths import models_dir
+    """The lab's run: students saved in the models folder (engine/store/paths.models_dir)."""
+    from engine.store.paths import models_dir
 
     return train_students(teacher, folder, params, reporter, models_dir())[0]

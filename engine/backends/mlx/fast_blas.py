@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine import environment
+from engine.store import environment
 
 _STATUS = None
 
@@ -98,7 +98,7 @@ def _enable(threads: int | None) -> BlasStatus:
             False, "the ngsolve-openblas wheel is not installed (run the setup command again)"
         )
     try:
-        from engine.runtime_cache import runtime_dir
+        from engine.store.runtime_cache import runtime_dir
 
         gfortran = next(iter(libs.glob("libgfortran-*.so*")))
         quadmath = next(iter(libs.glob("libquadmath-*.so*")))

@@ -17,7 +17,7 @@ import mlx.core as mx
 import numpy as np
 
 from engine.backends.mlx.instrument import named_filters, normalise, repetition_penalty
-from engine.settings import DEFAULT_REPETITION_CONTEXT, SamplingSettings
+from engine.run.settings import DEFAULT_REPETITION_CONTEXT, SamplingSettings
 
 ORDER_NOTE = (
     "mlx-lm's order: repetition penalty, then top-p, min-p and top-k on the T=1 "

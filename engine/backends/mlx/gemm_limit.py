@@ -16,7 +16,7 @@ import time
 
 import mlx.core as mx
 
-from engine.runtime_cache import read_json, write_json
+from engine.store.runtime_cache import read_json, write_json
 
 CHUNK = 256  # prompt tokens per product: a prefill chunk's worth
 REPS = 5  # best of, after one untimed warm-up

@@ -37,13 +37,13 @@ from engine.backends.mlx.run_records import (  # noqa: F401 - kv_cache_* re-expo
     kv_cache_tokens,
     stats_from_record,
 )
-from engine.continuation import Continuation
 from engine.errors import SettingsError
 from engine.models.token_bytes import bytes_table, vocabulary_strings
-from engine.prompt import encode_prompt
-from engine.records import PrefillRecord, Record
-from engine.settings import SamplingSettings
-from engine.thinking import ThinkTracker, find_markers
+from engine.run.continuation import Continuation
+from engine.run.prompt import encode_prompt
+from engine.run.records import PrefillRecord, Record
+from engine.run.settings import SamplingSettings
+from engine.run.thinking import ThinkTracker, find_markers
 
 PREFILL_TARGET_S = 0.5  # aim for a progress record about this often during prefill
 MIN_PREFILL_CHUNK = 8
@@ -225,7 +225,7 @@ def generate_records(
     """Run one generation and yield PrefillRecord..., TokenRecord..., DoneRecord.
 
     `prompt` is text or a list of chat messages. With a `continuation` the run is a
-    branch of an answer (engine/continuation.py): the prompt and the answer's first
+    branch of an answer (engine/run/continuation.py): the prompt and the answer's first
     K tokens are fed (from the KV cache where it holds them) and the records start
     at step K, with the forced token, if any, as step K. Prefill records count the
     prompt and the shared prefix (their `cached_tokens` may include the forced

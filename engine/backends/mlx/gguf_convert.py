@@ -160,9 +160,9 @@ def convert_gguf(source: Path, out_dir: Path, digest: str | None = None, progres
     """
     import mlx.core as mx
 
-    from engine.file_hash import content_hash
     from engine.models.gguf_reference_tokenizer import check_tokenizer
     from engine.models.gguf_tokenizer import build_tokenizer_config, build_tokenizer_json
+    from engine.store.file_hash import content_hash
 
     source, out_dir = Path(source), Path(out_dir)
     digest = digest or content_hash(source, progress)

@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from engine.records import SWEEP_TEMPERATURES
+from engine.run.records import SWEEP_TEMPERATURES
 
 _SWEEP_T = np.array(SWEEP_TEMPERATURES, dtype=np.float64)[:, None]  # (G, 1)
 SWEEP_EXACT = 64  # top candidates kept exactly; the rest go into fine bins

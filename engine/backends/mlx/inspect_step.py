@@ -13,11 +13,11 @@ from dataclasses import replace
 
 from engine.backends.mlx.inside import Inspection, attention_weights, logit_lens
 from engine.errors import SettingsError
-from engine.inside_results import AttentionResult, LensResult, PositionResult
-from engine.inspect_request import WHATS, InspectRequest
-from engine.prompt import encode_prompt
-from engine.records import InspectRecord, token_label
-from engine.settings import MAX_LENS_TOP
+from engine.inside.inside_results import AttentionResult, LensResult, PositionResult
+from engine.inside.inspect_request import WHATS, InspectRequest
+from engine.run.prompt import encode_prompt
+from engine.run.records import InspectRecord, token_label
+from engine.run.settings import MAX_LENS_TOP
 
 
 def _ids(backend, prompt, settings, request: InspectRequest):

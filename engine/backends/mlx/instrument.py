@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import mlx.core as mx
 from mlx_lm.sample_utils import apply_min_p, apply_top_k, apply_top_p
 
-from engine.records import SWEEP_TEMPERATURES, TopToken, token_label
-from engine.settings import DEFAULT_REPETITION_CONTEXT, SamplingSettings
+from engine.run.records import SWEEP_TEMPERATURES, TopToken, token_label
+from engine.run.settings import DEFAULT_REPETITION_CONTEXT, SamplingSettings
 
 NEG_INF = float("-inf")
 

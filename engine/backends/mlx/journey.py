@@ -13,7 +13,7 @@ without copying any architecture's code. The KV cache's bytes before and after
 the last token give the bytes one step adds.
 
 `journey` returns a dict of plain values; `journey_record` makes it the typed
-JourneyResult (engine/inside_results.py) an InspectRecord carries.
+JourneyResult (engine/inside/inside_results.py) an InspectRecord carries.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from engine.backends.mlx.capture import capture
 from engine.backends.mlx.funnel import ORDER_NOTE, sampling_funnel
 from engine.backends.mlx.inside import MAX_POSITIONS, Pass, logit_lens
 from engine.backends.mlx.run_records import kv_cache_bytes
-from engine.inside_results import JourneyResult
-from engine.records import InspectRecord, token_label
+from engine.inside.inside_results import JourneyResult
+from engine.run.records import InspectRecord, token_label
 
 NEIGHBOURS = 8  # nearest tokens in the embedding table
 TOP_CANDIDATES = 10  # of the final distribution
@@ -280,7 +280,7 @@ def _referenced(data: dict) -> set[int]:
 
 def journey_record(lm, ids: list[int], n_prompt: int, step, chosen, settings) -> InspectRecord:
     """The journey of step `step` as an InspectRecord (what = "journey"); `data` is a
-    JourneyResult (engine/inside_results.py): `journey`'s sections and token_labels for
+    JourneyResult (engine/inside/inside_results.py): `journey`'s sections and token_labels for
     the ids they name.
 
     Like every inspection it covers the last MAX_POSITIONS tokens of the context

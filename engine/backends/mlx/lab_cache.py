@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from engine.backends.mlx.generate import LoadedModel, generate_records
 from engine.backends.mlx.prompt_reuse import forget
-from engine.run_result import RunResult
-from engine.settings import SamplingSettings
+from engine.run.run_result import RunResult
+from engine.run.settings import SamplingSettings
 
 LONG_SYSTEM = (
     "You are a careful assistant for a museum of maritime history. Answer visitors' "

@@ -16,8 +16,8 @@ import mlx.core as mx
 
 from engine.backends.mlx.generate import LoadedModel, generate_records
 from engine.backends.mlx.prompt_reuse import forget, new_cache
-from engine.run_result import RunResult
-from engine.settings import SamplingSettings
+from engine.run.run_result import RunResult
+from engine.run.settings import SamplingSettings
 
 
 def _run(lm: LoadedModel, prompt, settings: SamplingSettings) -> RunResult:

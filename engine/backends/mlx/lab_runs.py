@@ -55,13 +55,13 @@ def run_experiment(record, params: LabParams, prompt, settings, progress=None) -
 
 
 def _encode(lm, prompt, settings) -> list[int]:
-    from engine.prompt import encode_prompt
+    from engine.run.prompt import encode_prompt
 
     return encode_prompt(lm.tokenizer, prompt, settings).ids
 
 
 def _label(lm, tid: int) -> str:
-    from engine.records import token_label
+    from engine.run.records import token_label
 
     return token_label(lm.token_bytes(int(tid)))
 
@@ -290,7 +290,7 @@ def cache_experiment(record, params: CacheParams, prompt, settings, progress=Non
     `params.first`, not `prompt`)."""
     from engine.backends.mlx import lab_cache
     from engine.backends.mlx.loader import load_model
-    from engine.prompt import check_text
+    from engine.run.prompt import check_text
 
     folder = Path(record.path)
     lm = load_model(folder, prefer="speed")[0]

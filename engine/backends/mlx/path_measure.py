@@ -157,7 +157,7 @@ def measure_paths(stored, float32, rounds: int = ROUNDS, timer: Callable = time_
 def cached_entry(key: str) -> tuple[list[PathMeasurement], int]:
     """The measurements kept for `key` (malformed or old-style ones dropped) and how
     many times it was measured."""
-    from engine.runtime_cache import read_json
+    from engine.store.runtime_cache import read_json
 
     return _parse_entry(read_json(CACHE).get(key))
 
@@ -188,7 +188,7 @@ def cached_choice(folder: str, size_bytes: int) -> tuple[str, str] | None:
     (any BLAS) and that the next load will use as it is; None if the next load
     measures (never measured here, last measured while busy, or a cache that could not
     be read), so what `logitscope models` says is what the next load does."""
-    from engine.runtime_cache import read_json
+    from engine.store.runtime_cache import read_json
 
     prefix = f"{folder}|{size_bytes}|"
     for key, entry in read_json(CACHE).items():

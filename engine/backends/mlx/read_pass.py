@@ -31,7 +31,7 @@ from engine.errors import SettingsError
 from engine.models.token_bytes import TextStream
 from engine.reading.read_stats import ReadTally
 from engine.reading.request import ReadRequest
-from engine.records import DoneRecord, PrefillRecord, Record, TokenRecord, token_label
+from engine.run.records import DoneRecord, PrefillRecord, Record, TokenRecord, token_label
 
 LOGITS_BUDGET = 16 * 2**20  # bytes of float32 logits per chunk (the default chunk size)
 MIN_CHUNK, MAX_DEFAULT_CHUNK = 16, 256
@@ -118,8 +118,8 @@ def encode_read(lm, request: ReadRequest) -> tuple[list[int], int, int, str]:
         raise SettingsError("the text has no tokens: give some text to read")
     context, system, start = request.context, 0, ""
     if isinstance(context, list):
-        from engine.prompt import encode_prompt
-        from engine.settings import SamplingSettings
+        from engine.run.prompt import encode_prompt
+        from engine.run.settings import SamplingSettings
 
         enc = encode_prompt(tok, context, SamplingSettings(chat_template=True))
         ctx, system = list(enc.ids), enc.system_tokens

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import mlx.core as mx
 
-from engine.records import SWEEP_TEMPERATURES
+from engine.run.records import SWEEP_TEMPERATURES
 
 
 @dataclass(frozen=True)

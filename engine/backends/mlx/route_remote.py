@@ -90,7 +90,7 @@ class RemoteAnswerer:
         from dataclasses import replace
 
         from engine.backends.mlx.calibrate_runs import chat_question
-        from engine.records import to_dict
+        from engine.run.records import to_dict
         from engine.sessions.run_writer import RunWriter
 
         records = self.records.pop(id(row), None)

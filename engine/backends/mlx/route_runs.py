@@ -28,7 +28,7 @@ from engine.backends.mlx.calibrate import measure_question, stop_ids
 from engine.lab import routing
 from engine.lab.confidence import QuestionRow
 from engine.lab.reporter import reporter_of
-from engine.records import to_dict
+from engine.run.records import to_dict
 
 TITLE = "Routing"  # the History session both models' answers are journaled in
 
@@ -132,10 +132,10 @@ def _journal(params: routing.RouteParams, notify):
 
 
 def _power() -> dict:
-    """The watts, how they were found, and the kWh price (engine/costs.py)."""
+    """The watts, how they were found, and the kWh price (engine/cost/costs.py)."""
     from engine.backends.mlx.loader import device_name
-    from engine.costs import load_settings
-    from engine.power_table import cpu_name, typical_watts
+    from engine.cost.costs import load_settings
+    from engine.machine.power_table import cpu_name, typical_watts
 
     settings = load_settings()
     if settings.watts:

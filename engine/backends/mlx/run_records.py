@@ -16,8 +16,8 @@ import mlx.core as mx
 
 from engine.backends.mlx.instrument import StepStats, candidates
 from engine.models.token_bytes import TextStream
-from engine.records import DoneRecord, TokenRecord, TopToken
-from engine.series import decode_tps
+from engine.run.records import DoneRecord, TokenRecord, TopToken
+from engine.run.series import decode_tps
 
 
 def kv_cache_bytes(cache) -> int:

@@ -39,12 +39,12 @@ from engine.backends.openai.shapes import (
     zip_mlx_lm,
 )
 from engine.backends.openai.sse import Cancelled, SSEStream, Stalled
+from engine.display.units import binary_size
 from engine.errors import LogitscopeError, ModelError, ServerError
-from engine.prompt import as_messages, check_text
-from engine.records import ModelRecord, ProgressRecord, Record
+from engine.run.prompt import as_messages, check_text
+from engine.run.records import ModelRecord, ProgressRecord, Record
+from engine.run.settings import SamplingSettings
 from engine.sessions.sanitize import scrub, scrub_record
-from engine.settings import SamplingSettings
-from engine.units import binary_size
 
 BASE_CAPS = ("chosen_logprob", "raw_top", "entropy_top_k")
 MODELS_TIMEOUT_S = 10.0  # for /v1/models: a slow listing is skipped, not waited for

@@ -16,9 +16,9 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from engine.continuation import Continuation
 from engine.errors import SettingsError
-from engine.records import Record, TokenRecord, TopToken, stand_in_id
+from engine.run.continuation import Continuation
+from engine.run.records import Record, TokenRecord, TopToken, stand_in_id
 
 CHAT_REFUSAL = (
     "a server's chat answer cannot be continued from a step (the server applies its own "

@@ -10,10 +10,10 @@ import time
 
 import httpx
 
-from engine import environment
+from engine.display.units import binary_size
 from engine.errors import ServerError, SettingsError
 from engine.sessions.sanitize import clean_text, scrub
-from engine.units import binary_size
+from engine.store import environment
 
 CONNECT_S = 10.0
 STALL_S = 120.0  # silence allowed from a server mid-request (env LOGITSCOPE_SERVER_TIMEOUT)

@@ -20,7 +20,7 @@ from engine.backends.openai.http import post_json
 from engine.errors import ServerError
 from engine.reading.read_stats import ReadTally
 from engine.reading.request import ReadRequest
-from engine.records import DoneRecord, PrefillRecord, Record, TokenRecord, TopToken, stand_in_id
+from engine.run.records import DoneRecord, PrefillRecord, Record, TokenRecord, TopToken, stand_in_id
 
 CANNOT = "this server cannot return the log-probabilities of a given text"
 MAX_TOP = 5  # the legacy API's limit on `logprobs` (vLLM allows 20; 5 works everywhere)

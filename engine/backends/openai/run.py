@@ -12,7 +12,7 @@ import time
 
 from engine.backends.openai.shapes import TokenInfo, entropy_top_k, stand_in_id, sweep_top_k
 from engine.models.token_bytes import TextStream
-from engine.records import DoneRecord, TokenRecord
+from engine.run.records import DoneRecord, TokenRecord
 from engine.sessions.sanitize import clean_logprob, clean_top, sanitize_done, sanitize_token
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from engine.errors import ServerError
 from engine.models.token_bytes import bytes_table
-from engine.records import SWEEP_TEMPERATURES, TopToken, stand_in_id, token_label
+from engine.run.records import SWEEP_TEMPERATURES, TopToken, stand_in_id, token_label
 
 MAX_VOCAB_ID = 2**40  # a larger id is no vocabulary's (the session schema's limit)
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from engine.display.units import binary_size
 from engine.errors import ServerError
-from engine.units import binary_size
 
 
 @dataclass(frozen=True)

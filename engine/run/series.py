@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.continuation import own_choices
-from engine.run_kind import generated
+from engine.run.continuation import own_choices
+from engine.run.run_kind import generated
 
 TPS_WINDOW = 8  # tokens in the moving average
 
@@ -57,7 +57,7 @@ def rolling_tps(elapsed) -> np.ndarray:
 def streaming_figures(tokens, branch: dict | None) -> tuple[float | None, float | None]:
     """A run's TTFT and decode tokens/s before its DoneRecord, counted as the engine
     counts them there: over the steps the model sampled in this run. A branch's
-    inherited prefix (engine/run_kind.py) and a token chosen by the person are left
+    inherited prefix (engine/run/run_kind.py) and a token chosen by the person are left
     out: the first sampled step is the first token, the rest are decode steps.
 
     Args:

@@ -1,5 +1,5 @@
 """Inside's results, as frozen dataclasses of plain values: one per view the engine
-computes at one step of a run (`InspectRecord.what`, engine/inspect_request.WHATS).
+computes at one step of a run (`InspectRecord.what`, engine/inside/inspect_request.WHATS).
 
 `InspectRecord.data` is one of these (built in engine/backends/mlx/inspect_step.py
 and journey.py); the Inside window, the tour and the command line read it by

@@ -5,7 +5,7 @@ stops a command or the window: the reader gets the defaults, the damage is said 
 words once per process (one `logitscope: warning:` line on stderr, and to every
 listener, the window's status bar), and the file is kept as it is. Only when a fresh
 file must be written is the damaged one renamed aside to `<name>.damaged`, never
-overwritten. What each field must hold is its owner's business (engine/costs.py,
+overwritten. What each field must hold is its owner's business (engine/cost/costs.py,
 app/core/servers.py); this module knows files, not fields. Qt-free and MLX-free.
 """
 
@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.bounded_json import FileRefused, read_bounded
+from engine.store.bounded_json import FileRefused, read_bounded
 
 MAX_BYTES = 1 << 20  # a settings file is a few KB; 1 MB is far beyond any real one
 DAMAGED_SUFFIX = ".damaged"

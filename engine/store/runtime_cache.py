@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.atomic import WriteError, write_atomic
-from engine.bounded_json import FileRefused, loads, read_bounded
-from engine.settings_files import report
+from engine.store.atomic import WriteError, write_atomic
+from engine.store.bounded_json import FileRefused, loads, read_bounded
+from engine.store.settings_files import report
 
 MAX_CACHE_BYTES = 1 << 22  # a cache holds a few KB; 4 MiB is far beyond any real one
 
@@ -29,8 +29,8 @@ RUNTIME_ENV = "LOGITSCOPE_RUNTIME_DIR"  # another folder (each test session has 
 def runtime_dir() -> Path:
     """The folder of runtime measurements cached per machine (beside the models folder,
     or RUNTIME_ENV's)."""
-    from engine import environment
-    from engine.paths import models_dir
+    from engine.store import environment
+    from engine.store.paths import models_dir
 
     env = environment.text(RUNTIME_ENV)
     return Path(env) if env else models_dir().parent / "runtime"

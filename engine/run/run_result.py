@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.records import (
+from engine.run.records import (
     DoneRecord,
     ErrorRecord,
     ModelRecord,

@@ -6,7 +6,7 @@ estimated from the run's time and a typical power, and always labelled which.
   processor package (everything running on it, not only this run).
 - macOS: `powermetrics` only when the person opts in (LOGITSCOPE_POWERMETRICS, see the
   README); it needs root, and Logitscope never asks for it.
-- Anywhere else: the run's seconds x watts (the person's own, or engine/power_table.py),
+- Anywhere else: the run's seconds x watts (the person's own, or engine/machine/power_table.py),
   labelled `estimated from N W`.
 
 No MLX and no Qt; a remote run's energy is not this machine's and is never estimated.
@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine import environment
+from engine.store import environment
 
 POWERCAP = Path("/sys/class/powercap")
 MEASURED_RAPL = "measured (RAPL)"
@@ -175,13 +175,13 @@ def meter_for(device: str, user_watts: float | None = None, gpu: str = ""):
 
     Args:
         device: where MLX runs ('CPU', 'Metal GPU', 'CUDA GPU').
-        user_watts: the person's own figure (engine/costs.py); it replaces the table.
+        user_watts: the person's own figure (engine/cost/costs.py); it replaces the table.
         gpu: the CUDA GPU's name, for the table.
 
     Returns:
         A meter with start() and stop(seconds) -> (joules | None, label).
     """
-    from engine.power_table import cpu_name, typical_watts
+    from engine.machine.power_table import cpu_name, typical_watts
 
     zones = rapl_zones()
     if zones and device == "CPU":  # RAPL counts the CPU package, not a GPU

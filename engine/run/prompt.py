@@ -1,7 +1,7 @@
 """Turning a prompt and settings into token ids (chat template or raw text).
 
 The same function runs in the engine and in the window's token counter; both
-render chat templates with `engine.chat_template`. In
+render chat templates with `engine.run.chat_template`. In
 chat mode the ids are split into the system part (everything the template puts
 before the user's turn: a system prompt, or a default system block the template
 inserts by itself, with its wrapper tokens; where the template puts the system
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.chat_template import apply
 from engine.errors import SettingsError
-from engine.settings import SamplingSettings
+from engine.run.chat_template import apply
+from engine.run.settings import SamplingSettings
 
 _USER, _ASSISTANT, _NEXT = "\ue000LSU\ue000", "\ue000LSA\ue000", "\ue000LSN\ue000"
 

@@ -4,7 +4,7 @@ was in (loading the model, prefill, decode, the inspection's pass, the experimen
 
 from __future__ import annotations
 
-from engine.records import ErrorRecord
+from engine.run.records import ErrorRecord
 
 LOADING = "loading the model"
 WORK = {  # what a request does once its model is in memory

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.continuation import Continuation
-from engine.inspect_request import InspectRequest
+from engine.inside.inspect_request import InspectRequest
 from engine.lab import LabParams
 from engine.reading.request import ReadRequest
-from engine.settings import SamplingSettings
+from engine.run.continuation import Continuation
+from engine.run.settings import SamplingSettings
 
 Prompt = str | list[dict]  # a user message, or a whole conversation of {role, content}
 
@@ -43,7 +43,7 @@ class Generate:
 
 @dataclass(frozen=True)
 class Inspect:
-    """Look inside a local model at one step (engine/inspect_request.py)."""
+    """Look inside a local model at one step (engine/inside/inspect_request.py)."""
 
     prompt: Prompt
     settings: SamplingSettings

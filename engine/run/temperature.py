@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.records import SWEEP_TEMPERATURES, TokenRecord
+from engine.run.records import SWEEP_TEMPERATURES, TokenRecord
 
 MIN_T = 1e-3  # below this, the distribution is treated as greedy (one-hot)
 PROB_TOL = 2e-3  # the promise (README, tests): largest error on a probability

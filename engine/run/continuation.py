@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from engine.errors import SettingsError
-from engine.records import Record, TokenRecord, to_dict
+from engine.run.records import Record, TokenRecord, to_dict
 
 SAMPLE_N = 8  # "Sample N futures": how many by default
 SEED_RULE = "sample i of N (from 0) runs with seed S + i"

@@ -20,13 +20,13 @@ CACHE_NAME = ".hashes.json"
 
 
 def _cache_path() -> Path:
-    from engine.paths import models_dir
+    from engine.store.paths import models_dir
 
     return models_dir() / CACHE_NAME
 
 
 def _load_cache() -> dict:
-    from engine.runtime_cache import read_cache
+    from engine.store.runtime_cache import read_cache
 
     try:
         return read_cache(_cache_path())  # damaged or special: {} (hashed again), said once
@@ -59,7 +59,7 @@ def content_hash(path: Path | str, progress=None) -> str:
     cache = {k: v for k, v in cache.items() if not k.startswith(prefix)}  # older versions
     cache[key] = digest
     with contextlib.suppress(Exception):  # a cache we cannot write only costs time
-        from engine.atomic import write_atomic
+        from engine.store.atomic import write_atomic
 
         write_atomic(_cache_path(), json.dumps(cache))
     return digest

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine import environment
 from engine.errors import LogitscopeError
+from engine.store import environment
 
 APP_NAME = "Logitscope"
 
@@ -25,7 +25,7 @@ def _ensure_folder(path: Path, what: str, env: str) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        from engine.atomic import describe_os_error
+        from engine.store.atomic import describe_os_error
 
         why = describe_os_error(e, path).removeprefix(f"could not write {path}: ")
         raise DataDirError(

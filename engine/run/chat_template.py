@@ -1,6 +1,6 @@
 """Chat templates rendered as transformers renders them, with jinja2 alone.
 
-The engine (through `engine.prompt`) and the window's token counter (through
+The engine (through `engine.run.prompt`) and the window's token counter (through
 `LightTokenizer`) both render here, so they cannot disagree, and neither needs
 transformers (whose import alone takes over a second) nor its private helpers.
 The environment is the one transformers documents for chat templates: a

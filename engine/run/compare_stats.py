@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from engine.records import DoneRecord, TokenRecord
+from engine.run.records import DoneRecord, TokenRecord
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ def summarize(tokens: list[TokenRecord], done: DoneRecord | None) -> RunSummary:
     """Every step the model chose counts, the end-of-sequence one too (choosing to stop
     is a choice); a token forced by the person (a branch) is not the model's choice
     and is left out of mean p and perplexity (`forced` says how many were)."""
-    from engine.series import decode_rate
+    from engine.run.series import decode_rate
 
     own = [t for t in tokens if not getattr(t, "forced", False)]
     n = len(own)

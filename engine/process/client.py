@@ -25,10 +25,8 @@ import time
 from collections.abc import Iterator
 from multiprocessing.connection import wait
 
-from engine import environment
-from engine.continuation import Continuation
-from engine.inspect_request import InspectRequest
-from engine.operations import (
+from engine.inside.inspect_request import InspectRequest
+from engine.process.operations import (
     Cancel,
     Generate,
     Inspect,
@@ -39,10 +37,12 @@ from engine.operations import (
     Request,
     Shutdown,
 )
+from engine.process.watchdog_messages import LOADING, WORK, died, hung
 from engine.reading.request import ReadRequest
-from engine.records import ErrorRecord, ProgressRecord, Record, record_from_dict
-from engine.settings import SamplingSettings
-from engine.watchdog_messages import LOADING, WORK, died, hung
+from engine.run.continuation import Continuation
+from engine.run.records import ErrorRecord, ProgressRecord, Record, record_from_dict
+from engine.run.settings import SamplingSettings
+from engine.store import environment
 
 POLL_S = 0.05
 HANG_TIMEOUT_S = 30.0  # silence allowed between records of a run
@@ -106,7 +106,7 @@ class EngineClient:
         if self._proc is not None:
             self.restarts += 1
             self._close_pipes()
-        from engine.worker import worker_main
+        from engine.process.worker import worker_main
 
         req_child, self._requests = self._ctx.Pipe(duplex=False)
         self._events, evt_child = self._ctx.Pipe(duplex=False)
@@ -245,7 +245,7 @@ class EngineClient:
             api_key: a server's API key; sent to the engine only, never recorded.
             prefer: auto | speed | memory: how a local quantized model runs on the CPU;
                 None keeps the engine's current choice (LOGITSCOPE_COMPUTE, else auto).
-            continuation: a Continuation (engine/continuation.py): the run branches an
+            continuation: a Continuation (engine/run/continuation.py): the run branches an
                 answer at its step; the engine's records start at that step (see
                 `continuation.with_prefix` for the whole answer). Local models only.
 

@@ -2,7 +2,7 @@
 and read here (at call time, so a test or a child process can set one).
 
 Nothing else in `engine/` reads `os.environ` for a Logitscope setting; the README
-lists the same table (`python -m engine.environment` prints it).
+lists the same table (`python -m engine.store.environment` prints it).
 """
 
 from __future__ import annotations

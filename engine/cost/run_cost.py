@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.costs import ApiPrice, joules_per_token, load_prices, money, wh_per_1000
+from engine.cost.costs import ApiPrice, joules_per_token, load_prices, money, wh_per_1000
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ def run_cost(done, prices: list[ApiPrice] | None = None) -> RunCost:
 
     Args:
         done: the run's DoneRecord.
-        prices: the API table; None: the person's (engine/costs.py).
+        prices: the API table; None: the person's (engine/cost/costs.py).
 
     Returns:
         Its RunCost.

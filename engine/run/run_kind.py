@@ -3,7 +3,7 @@
 read (a text scored through the model, engine/reading) rather than a generation.
 
 A branch's records begin with its parent's first K token records (`with_prefix` in
-engine/continuation.py), stamped 0 s with no latency: the run reused them from the KV
+engine/run/continuation.py), stamped 0 s with no latency: the run reused them from the KV
 cache, it did not generate them. Its speed figures, its throughput curve and the CSV's
 timings count the steps from K on only; `first_generated_step` is the one definition
 of K every one of them uses.
@@ -11,7 +11,7 @@ of K every one of them uses.
 
 from __future__ import annotations
 
-from engine.records import DoneRecord, TokenRecord
+from engine.run.records import DoneRecord, TokenRecord
 
 
 def first_generated_step(branch: dict | None) -> int:

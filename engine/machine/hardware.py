@@ -11,7 +11,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
-from engine.runtime_cache import read_json, write_json
+from engine.store.runtime_cache import read_json, write_json
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import zlib
 from dataclasses import asdict, dataclass, fields
 
-from engine.inside_results import InsideResult, result_from
-from engine.reading.summary import ReadSummary
+from engine.inside.inside_results import InsideResult, result_from
+from engine.run.read_summary import ReadSummary
 
 # Temperatures at which each step's distribution is summarised on the device,
 # so the temperature chart can be drawn for any step without the model.
@@ -194,7 +194,7 @@ class TokenRecord:
     bytes: tuple[int, ...] | None = None
     eos: bool = False
     sampled_probs: tuple[float, ...] = ()
-    thinking: bool = False  # part of the model's reasoning (engine/thinking.py), not the answer
+    thinking: bool = False  # part of the model's reasoning (engine/run/thinking.py), not the answer
     oddities: tuple[str, ...] = ()  # what was invalid as received and how it was made valid
     forced: bool = False  # put here by the person (a branch), not sampled by the model
     rank: int | None = None  # 1 + tokens the model found likelier (None: not reported)
@@ -260,10 +260,10 @@ class DoneRecord:
     thinking_tokens: int = 0  # of the generated tokens, the reasoning ones
     kv_cache_tokens: int | None = None  # tokens the KV cache holds (kv_cache_bytes covers)
     branch_step: int | None = None  # a branch: the answer step it continued from
-    # Energy of a local run (engine/energy.py): None for a remote run, never invented.
+    # Energy of a local run (engine/machine/energy.py): None for a remote run, never invented.
     energy_j: float | None = None
     energy_source: str | None = None  # "measured (RAPL)" | "estimated from 15 W" | …
-    cost: float | None = None  # the energy's price at the person's kWh price (engine/costs.py)
+    cost: float | None = None  # the energy's price at the person's kWh price (engine/cost/costs.py)
     cost_currency: str | None = None
     reading: ReadSummary | None = None  # a read (engine/reading): its perplexity, ranks…
     type: str = "done"
@@ -290,7 +290,7 @@ class InspectRecord:
     `what` is attention | lens | journey | position; `ids`/`labels` are the tokens
     the pass covered (the prompt and the answer before `step`; the last one is the
     query whose prediction is step `step`). `data` is the view's result, a frozen
-    dataclass of engine/inside_results.py (its class by `what`), read by attribute;
+    dataclass of engine/inside/inside_results.py (its class by `what`), read by attribute;
     the record crosses the process pipe as itself and `to_dict` makes `data` the
     JSON of `logitscope inspect --json`.
     """

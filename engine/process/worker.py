@@ -1,7 +1,7 @@
 """The engine process: the only place MLX runs.
 
 `worker_main` is the child process's entry point. Requests arrive on `requests` as
-engine/operations.Request (an id and one operation dataclass, pickled as itself);
+engine/process/operations.Request (an id and one operation dataclass, pickled as itself);
 each operation's handler is found by its class in HANDLERS. Every reply is a
 dict `{"id": request_id, "record": ...}` on `events`. A reader thread
 receives requests so that a cancel reaches a generation in progress: the loop
@@ -20,7 +20,7 @@ import sys
 import threading
 import traceback
 
-from engine import operations as ops
+from engine.process import operations as ops
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
@@ -42,7 +42,7 @@ def _fault_plan() -> tuple[str, int, int] | None:
     a real SIGKILL or SIGSTOP at a chosen phase (the n-th token for "decode")."""
     import signal
 
-    from engine import environment
+    from engine.store import environment
 
     parts = environment.text(FAULT_ENV).split(":")
     if len(parts) < 2 or parts[0] not in FAULT_PHASES or parts[1] not in ("kill", "stop"):
@@ -100,14 +100,14 @@ class _Worker:
         """Send one record for request `rid`: the record itself, pickled by the pipe
         (the client rebuilds nothing). A LabRecord and an InspectRecord carry their
         result dataclasses of plain values (engine/lab/results.py,
-        engine/inside_results.py) in them."""
+        engine/inside/inside_results.py) in them."""
         self.send(rid, record=record)
 
     def backend(self, rid: int, op):
         """The backend for the request's model spec, with that model loaded."""
         from engine.backends.base import backend_kind, open_backend
-        from engine.records import ProgressRecord
-        from engine.settings import COMPUTE_PREFERENCES
+        from engine.run.records import ProgressRecord
+        from engine.run.settings import COMPUTE_PREFERENCES
 
         spec = op.model
         kind = backend_kind(spec)
@@ -134,10 +134,10 @@ class _Worker:
         return backend
 
     def handle(self, request) -> None:
-        """Run one request (an engine/operations.Request); a user-facing error or a bug
+        """Run one request (an engine/process/operations.Request); a user-facing error or a bug
         becomes its ErrorRecord."""
         from engine.errors import LogitscopeError, ModelError, SettingsError
-        from engine.records import ErrorRecord
+        from engine.run.records import ErrorRecord
 
         rid = request.id
         try:
@@ -148,7 +148,7 @@ class _Worker:
             message = _clip(str(e), MAX_MESSAGE)  # a message quoting a file never floods
             self.send_record(rid, ErrorRecord(message, getattr(e, "kind", None) or kind))
         except Exception as e:  # a bug: keep the process, report it plainly, in one line
-            from engine import environment
+            from engine.store import environment
 
             if environment.flag("LOGITSCOPE_DEBUG"):
                 traceback.print_exc(file=sys.stderr)
@@ -198,7 +198,7 @@ class _Worker:
         """Run a lab experiment with a local model; the reply is its LabRecord."""
         from engine.errors import SettingsError
         from engine.lab.reporter import LabReporter
-        from engine.records import LabRecord, ProgressRecord
+        from engine.run.records import LabRecord, ProgressRecord
 
         settings = op.settings.validate()
         backend = self.backend(rid, op)
@@ -219,7 +219,7 @@ class _Worker:
 
     def read(self, rid: int, op) -> None:
         """Read a text through the model, sending each record and the read's progress."""
-        from engine.records import ProgressRecord
+        from engine.run.records import ProgressRecord
 
         request = op.request.validate()
         backend = self.backend(rid, op)

@@ -12,7 +12,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, fields, replace
 
-from engine.settings_files import DamagedFile, number, read_json, report, set_aside
+from engine.store.settings_files import DamagedFile, number, read_json, report, set_aside
 
 COST_FILE = "cost.json"
 PRICES_FILE = "api_prices.json"
@@ -84,7 +84,7 @@ EXAMPLE_PRICES = (
 
 
 def _path(name: str):
-    from engine.paths import data_dir
+    from engine.store.paths import data_dir
 
     return data_dir() / name
 
@@ -125,7 +125,7 @@ def _read_settings() -> tuple[CostSettings, str | None]:
 
 def save_settings(settings: CostSettings) -> None:
     """Keep `settings` (validated; written atomically; a damaged file is set aside)."""
-    from engine.atomic import write_atomic
+    from engine.store.atomic import write_atomic
 
     settings.validate()
     _set_aside_if_damaged(COST_FILE)
@@ -221,7 +221,7 @@ def price_from_dict(d: dict) -> ApiPrice | None:
 
 def save_prices(prices: list[ApiPrice]) -> None:
     """Keep the person's table (atomically; a damaged file is set aside)."""
-    from engine.atomic import write_atomic
+    from engine.store.atomic import write_atomic
 
     _set_aside_if_damaged(PRICES_FILE)
     write_atomic(_path(PRICES_FILE), json.dumps([asdict(p) for p in prices], indent=1))
@@ -238,7 +238,7 @@ def _set_aside_if_damaged(name: str) -> None:
     Raises:
         WriteError: it could not be renamed (so nothing is written over it).
     """
-    from engine.atomic import WriteError, describe_os_error
+    from engine.store.atomic import WriteError, describe_os_error
 
     if damage(name) is None:
         return

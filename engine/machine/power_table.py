@@ -1,9 +1,9 @@
 """What a device typically draws while it runs a model: the table behind an energy
-*estimate* (engine/energy.py) where no counter can be read.
+*estimate* (engine/machine/energy.py) where no counter can be read.
 
 The figures are rough, rounded and labelled as such everywhere they are used
 (`estimated from N W`); a person who knows better sets their own watts
-(engine/costs.py). No MLX and no Qt: the window and the engine both read it.
+(engine/cost/costs.py). No MLX and no Qt: the window and the engine both read it.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from engine.records import token_label
+from engine.run.records import token_label
 
 # Logitscope's finish reasons in OpenAI's words (a cancelled run stopped early).
 FINISH_REASONS = {
