@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     app, window = open_window(argv, client)
     if "--self-test" in argv:
         window.load_model(None)  # the default model, whatever the picker remembers
+        window.right_size.hold(True)  # one model answers, whatever Right-sized remembers
+        window.right_size.set(window.right_size.settings, False)
         return _self_test(app, window)
     return app.exec()
 

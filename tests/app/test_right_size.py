@@ -19,6 +19,16 @@ from tests.app.conftest import RUN_MS, run_and_wait, start_run
 PROMPT = "What is the capital of France?"
 
 
+@pytest.fixture(autouse=True)
+def _off_after(request):
+    """Right-sized is remembered in the settings file: off again after each test, so no
+    later window or `--self-test` of this test session answers with two models."""
+    yield
+    from app.core import settings_store
+
+    settings_store.set_value("right_size/on", "false")
+
+
 def _idle(qtbot, win) -> None:
     """Both attempts ended: the bridge idle and no escalation in flight."""
     qtbot.waitUntil(
