@@ -144,6 +144,7 @@ class RightSizeFlow:
                 if answer.state is state:
                     self.model.switch_sibling(i, j)
                     return
+        self.model.show(state)  # raw completion: a single-turn run, not in the conversation
 
     def _name(self, state: RunState, name: str) -> None:
         """Name the attempt in the Branches tree and in History (a name is a nicety:
