@@ -44,7 +44,11 @@ from app.core.appearance import on_theme
 from app.lab.confidence_charts import AurocChart, ReliabilityChart, RiskCoverageChart, short_name
 from app.lab.confidence_compare import ConfidenceCompare
 from app.lab.confidence_table import ConfidenceTable
-from app.lab.question_source import choose_question_file, show_question_source
+from app.lab.question_source import (
+    choose_question_file,
+    journaled_answer,
+    show_question_source,
+)
 from engine.errors import SettingsError
 from engine.lab.confidence import SIGNALS, ConfidenceResult, with_overrides
 from engine.lab.params import CalibrateParams
@@ -349,21 +353,12 @@ class ConfidenceView(QWidget):
 
     def open_question(self, index: int) -> None:
         """Open row `index`'s journaled answer in the playground (`open_run`)."""
-        from engine.sessions.journal import find
-
         run_id = self.run_ids[index] if 0 <= index < len(self.run_ids) else None
-        if run_id is None:
-            self.progress.setText(
-                "This answer was not saved to History"
-                + (f": {self.saved_error}" if self.saved_error else ".")
-            )
-            return
-        try:
-            _session, run = find(run_id)
-        except LookupError as e:
-            self.progress.setText(f"This answer is no longer in History: {e}")
-            return
-        self.open_run.emit(run)
+        run, why = journaled_answer(run_id, "This answer was", self.saved_error)
+        if run is None:
+            self.progress.setText(why)
+        else:
+            self.open_run.emit(run)
 
     def cleanup(self) -> None:
         self.bridge.lab_step.disconnect(self._on_step)

@@ -1,5 +1,6 @@
 """The question set a Lab tab answers (Confidence, Routing): the label that names it
-with its size, and the file dialog that picks another. One copy for both tabs."""
+with its size, the file dialog that picks another, and a question's journaled answer
+found again for the playground. One copy for both tabs."""
 
 from __future__ import annotations
 
@@ -30,3 +31,16 @@ def choose_question_file(parent) -> str | None:
         parent, "Question file", "", "Questions (*.jsonl *.csv);;All files (*)"
     )
     return path or None
+
+
+def journaled_answer(run_id: str | None, unsaved: str, error: str = ""):
+    """(the RunLog of `run_id`, "") to open in the playground, or (None, why not): the
+    answer was not saved (`unsaved` names what, `error` says why) or left History."""
+    from engine.sessions.journal import find
+
+    if not run_id:
+        return None, f"{unsaved} not saved to History" + (f": {error}" if error else ".")
+    try:
+        return find(run_id)[1], ""
+    except LookupError as e:
+        return None, f"This answer is no longer in History: {e}"

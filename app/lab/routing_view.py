@@ -32,7 +32,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.lab.question_source import choose_question_file, show_question_source
+from app.lab.question_source import (
+    choose_question_file,
+    journaled_answer,
+    show_question_source,
+)
 from app.lab.routing_charts import CostCurveChart, RouteCurveChart
 from app.widgets.model_picker import fill_models
 from engine.backends.base import is_remote
@@ -393,24 +397,17 @@ class RoutingView(QWidget):
         """Open row `index`'s answer in the playground (`open_run`): the large model's
         for its columns, else the small model's (its run shows the other as its partner
         in History's Routing session)."""
-        from engine.sessions.journal import find
-
         r = self.result
         if r is None or not 0 <= index < len(r.rows):
             return
         row = r.rows[index]
         large = column in (LARGE_ANSWER, LARGE)
         run_id = (row.large_run if large else row.small_run) or row.small_run
-        if not run_id:
-            why = f": {r.journal_error}" if r.journal_error else "."
-            self.progress.setText(f"This question's answers were not saved to History{why}")
-            return
-        try:
-            _session, run = find(run_id)
-        except LookupError as e:
-            self.progress.setText(f"This answer is no longer in History: {e}")
-            return
-        self.open_run.emit(run)
+        run, why = journaled_answer(run_id, "This question's answers were", r.journal_error)
+        if run is None:
+            self.progress.setText(why)
+        else:
+            self.open_run.emit(run)
 
     def cleanup(self) -> None:
         self.bridge.progress.disconnect(self._on_progress)

@@ -39,7 +39,6 @@ class RightSizeUi:
     label: Callable[[str], str]  # a model spec's short name ("Gemma 3 270M")
     record_label: Callable[[object], str]  # a loaded model's (a ModelRecord's) short name
     show_error: Callable[[str], None]
-    show_notice: Callable[[str], None]
     refresh_line: Callable[[], None]  # the line above the answer says the route again
 
 
@@ -136,24 +135,30 @@ class RightSizeFlow:
         if isinstance(note, RouteNote) and note.partner is not None:
             self._show(note.partner)
 
-    def _show(self, state: RunState) -> None:
-        session = self.session
-        for i in range(len(session.conversation)):
-            answers, _current = session.conversation.siblings(i)
-            for j, answer in enumerate(answers):
+    def _place(self, state: RunState):
+        """(turn, sibling, Answer) of the attempt `state` in the conversation, or None (a
+        raw completion is a single-turn run, outside it)."""
+        conversation = self.session.conversation
+        for i in range(len(conversation)):
+            for j, answer in enumerate(conversation.siblings(i)[0]):
                 if answer.state is state:
-                    self.model.switch_sibling(i, j)
-                    return
-        self.model.show(state)  # raw completion: a single-turn run, not in the conversation
+                    return i, j, answer
+        return None
+
+    def _show(self, state: RunState) -> None:
+        place = self._place(state)
+        if place is None:
+            self.model.show(state)
+        else:
+            self.model.switch_sibling(place[0], place[1])
 
     def _name(self, state: RunState, name: str) -> None:
         """Name the attempt in the Branches tree and in History (a name is a nicety:
         a history that cannot be written loses it and nothing else)."""
         session = self.session
-        for i in range(len(session.conversation)):
-            for answer in session.conversation.siblings(i)[0]:
-                if answer.state is state:
-                    session.rename(answer, name)
+        place = self._place(state)
+        if place is not None:
+            session.rename(place[2], name)
         if session.journal is not None and state.run_id:
             with contextlib.suppress(LogitscopeError):
                 session.journal.meta(state.run_id, name=name)

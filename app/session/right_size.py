@@ -22,7 +22,7 @@ stopped by the person (a cut answer says nothing about confidence).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.session.run_state import RunState
 from engine.lab import routing
@@ -105,17 +105,7 @@ def escalated_to(small_state: RunState, large_state: RunState) -> RouteNote:
     """The large attempt `large_state` answers the turn of `small_state`: its note,
     linked both ways with the small one's."""
     small_note = small_state.route
-    note = RouteNote(
-        "large",
-        small_note.small,
-        small_note.large,
-        small_note.signal,
-        small_note.value,
-        small_note.threshold,
-        True,
-        small_note.reason,
-        partner=small_state,
-    )
+    note = replace(small_note, role="large", escalated=True, partner=small_state, failed=None)
     large_state.route, small_note.partner = note, large_state
     return note
 

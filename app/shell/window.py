@@ -183,7 +183,6 @@ class PlaygroundWindow(QMainWindow):
                 label=self.picker.label_of,
                 record_label=record_label,
                 show_error=self.show_error,
-                show_notice=self.show_notice,
                 refresh_line=lambda: self.run_view.refresh_line(),
             ),
         )

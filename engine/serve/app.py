@@ -282,12 +282,6 @@ async def _events(job: Job, answer: Answer, first, watcher):
 
 
 # -- routing ------------------------------------------------------------------------------
-def answer_signal(signal: str, records: list) -> float | None:
-    """The answer's confidence (a ROUTE_SIGNALS key) from its own token records, the
-    end-of-sequence token left out as the client never sees it (None: no token)."""
-    return routing.run_signal(signal, records)
-
-
 class _Watched:
     """The jobs of one routed request, all cancelled when its client leaves."""
 
@@ -357,7 +351,7 @@ async def _routed(request: Request, state: ServeState, req):
     watcher = asyncio.create_task(_watch_all(request, watched))
     try:
         records, small_run = await _ask(state.scheduler, req, request_id, client, watched)
-        value = answer_signal(route.signal, records)
+        value = routing.run_signal(route.signal, records)
         escalated, reason = routing.decide(route.signal, value, route.threshold)
         large_run, name = None, state.model_name
         if escalated:

@@ -19,9 +19,9 @@ import pytest
 
 from engine.backends.mlx.generate import generate_records
 from engine.errors import SettingsError
+from engine.lab.routing import run_signal as answer_signal  # what serve --route decides on
 from engine.run.records import TokenRecord
 from engine.run.settings import SamplingSettings
-from engine.serve.app import answer_signal
 from engine.serve.scheduler import QueueFull
 from engine.serve.server import ServeOptions, check_options, start
 from engine.sessions.journal import read_session
