@@ -17,6 +17,14 @@ OpenAI's shape and the connection closed; its body has BODY_TIMEOUT_S
 malformed request line or header), which uvicorn refuses before the app sees it,
 gets a 400 in OpenAI's shape too.
 
+A connection closed after an error answer while the client may still be sending
+(headers or a body not yet whole, or a request h11 could not parse) is closed the
+way Apache and nginx close it, lingering: the server half-closes (the client reads
+the answer, then EOF) and reads and discards what still arrives until the client
+closes its side or LINGER_S pass. Closing at once with unread bytes in the socket
+would reset the connection (RST), which can discard the answer before the client
+reads it.
+
 With `route` (`--route SMALL,LARGE --escalate-below SIGNAL=VALUE`) two models are
 loaded, each on its own scheduler thread, both journaled in the one "Server" session;
 the app routes every request (engine/serve/app.py). The route's settings are checked
@@ -48,6 +56,11 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 LISTEN_BACKLOG = 2048  # connections the kernel queues before accepting (uvicorn's default)
 HEADER_TIMEOUT_S = 10.0  # a request's headers must arrive within this; else 408, closed
 KEEP_ALIVE_S = 5  # an idle connection is closed this long after its last answer
+# After an error answer to a client that may still be sending, its bytes are read and
+# discarded for at most this long (or until it closes its side), then the connection
+# is closed: long enough for a client to read the answer, short enough that a client
+# that never stops sending cannot hold the connection.
+LINGER_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -280,24 +293,59 @@ def _error_response(status: int, message: str, code: str) -> bytes:
     return head.encode("ascii") + body
 
 
+class _LingeringTransport:
+    """The connection's transport as uvicorn's protocol and its request cycles see it:
+    its close() is DeadlineProtocol's, which may linger; the rest is the transport's."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: DeadlineProtocol):
+        self._transport, self._protocol = transport, protocol
+
+    def close(self) -> None:
+        self._protocol.close_connection()
+
+    def is_closing(self) -> bool:
+        return self._protocol.lingering or self._transport.is_closing()
+
+    def write(self, data: bytes) -> None:
+        if not self._protocol.lingering:  # after the answer: nothing more (as after close)
+            self._transport.write(data)
+
+    def __getattr__(self, name: str):
+        return getattr(self._transport, name)
+
+
 class DeadlineProtocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with a deadline for each request's headers, and
-    OpenAI's error shape for the requests h11 cannot parse.
+    """uvicorn's HTTP/1.1 protocol with a deadline for each request's headers, OpenAI's
+    error shape for the requests h11 cannot parse, and a lingering close.
 
     From the connection (or from the first byte of a request after a kept-alive
     answer) a request's headers must arrive within `header_timeout_s`, however
     slowly they trickle; else a client that sent part of them gets 408 in OpenAI's
     shape, one that sent nothing is simply closed.
+
+    Every close of the connection (this class's, uvicorn's after an answer with
+    `Connection: close`, its request cycle's) goes through `close_connection()`,
+    which lingers when the client may still be sending.
     """
 
     header_timeout_s = HEADER_TIMEOUT_S
     _header_timer: asyncio.TimerHandle | None = None
+    _linger_timer: asyncio.TimerHandle | None = None
+    _shutting_down = False
 
     def connection_made(self, transport) -> None:
-        super().connection_made(transport)
+        self._socket_transport = transport  # self.transport is its _LingeringTransport
+        super().connection_made(_LingeringTransport(transport, self))
         self._expect_headers()
 
+    @property
+    def lingering(self) -> bool:
+        """The answer is sent and the write side shut: what arrives is discarded."""
+        return self._linger_timer is not None
+
     def data_received(self, data: bytes) -> None:
+        if self.lingering:  # the rest of a request already answered: never parsed
+            return
         super().data_received(data)
         if self.conn.their_state is h11.IDLE:  # a request's headers are still coming
             self._expect_headers()
@@ -306,7 +354,45 @@ class DeadlineProtocol(H11Protocol):
 
     def connection_lost(self, exc) -> None:
         self._stop_header_timer()
+        if self._linger_timer is not None:
+            self._linger_timer.cancel()
+            self._linger_timer = None
         super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        """The server is stopping: close at once, lingering connections too."""
+        self._shutting_down = True
+        if self.lingering:
+            self._socket_transport.close()
+        else:
+            super().shutdown()
+
+    def close_connection(self) -> None:
+        """Close the connection; when the client may still be sending, linger: shut
+        the write side (the client reads what was sent, then EOF), discard what
+        arrives, and close once the client closes its side or LINGER_S pass."""
+        transport = self._socket_transport
+        if self.lingering or transport.is_closing():
+            return
+        self._stop_header_timer()
+        if (
+            self._shutting_down
+            or not self._peer_may_send()
+            or transport.get_protocol() is not self  # upgraded to another protocol
+            or not transport.can_write_eof()
+        ):
+            transport.close()
+            return
+        self._unset_keepalive_if_required()
+        self._linger_timer = self.loop.call_later(LINGER_S, transport.close)
+        transport.write_eof()  # after what is still buffered
+        transport.resume_reading()  # uvicorn may have paused it; the bytes must be read
+
+    def _peer_may_send(self) -> bool:
+        """Whether the client may still be sending: part of a request's headers came,
+        its body is not whole, h11 could not parse it, or unparsed bytes wait."""
+        state = self.conn.their_state
+        return state in (h11.SEND_BODY, h11.ERROR) or bool(self.conn.trailing_data[0])
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn's answer to what h11 cannot parse, in OpenAI's shape (its own is text)."""

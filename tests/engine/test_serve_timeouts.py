@@ -1,10 +1,13 @@
 """`logitscope serve` against stalled clients, on a real server on 127.0.0.1 with
 short deadlines: 300 connections that never finish their headers, stall in their
 body or send nothing are each closed within the deadline (408 in OpenAI's shape for
-the first two), a trickling client too, and the server answers on."""
+the first two), a trickling client too, and the server answers on. A client still
+sending when its 408 comes reads all of it, then EOF (the server lingers, up to
+LINGER_S, instead of resetting the connection)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import selectors
 import socket
@@ -15,7 +18,7 @@ import httpx
 import pytest
 
 from engine.serve.app import BODY_TIMEOUT_S
-from engine.serve.server import HEADER_TIMEOUT_S, ServeOptions, start
+from engine.serve.server import HEADER_TIMEOUT_S, LINGER_S, ServeOptions, start
 
 HEADERS_S, BODY_S = 1.0, 1.5  # this test's deadlines (the defaults are 10 s and 30 s)
 SLACK_S = 3.0  # how late a close may come on a loaded two-core machine
@@ -187,3 +190,86 @@ def test_a_kept_alive_connection_gets_the_same_deadline_for_its_next_request(ser
     sock.close()
     assert HEADERS_S - 0.2 <= closed_s <= HEADERS_S + SLACK_S
     assert _error(raw, 408)["message"] == "the request's headers did not arrive within 1 s"
+
+
+EAGER = 20  # connections still sending when their 408 comes
+EAGER_EVERY_S = 0.0005  # how often each sends a byte: unread bytes wait at most closes
+LONG_BODY = STALLED_BODY.replace(b"Content-Length: 100", b"Content-Length: 100000")
+
+
+def _keep_sending(socks: list[socket.socket], stop: threading.Event) -> None:
+    """A byte on each connection every EAGER_EVERY_S, until stopped."""
+    while not stop.wait(EAGER_EVERY_S):
+        for s in socks:
+            with contextlib.suppress(OSError):  # the server has closed, or the buffer is full
+                s.send(b"x")
+
+
+@pytest.mark.parametrize(
+    ("first", "message"),
+    [
+        (PARTIAL_HEADERS, "the request's headers did not arrive within 1 s"),
+        (LONG_BODY, "the request body did not arrive within 1.5 s"),
+    ],
+    ids=["headers", "body"],
+)
+def test_a_client_still_sending_when_the_408_comes_reads_all_of_it_then_eof(server, first, message):
+    """Closing a connection with unread bytes resets it (RST), which can discard the 408
+    before the client reads it; the server half-closes after its answer instead and
+    discards what still arrives (a lingering close), so the client reads the whole 408,
+    then EOF, never ECONNRESET. (Without the lingering close most runs reset some of
+    these connections.)"""
+    socks = [_connect(server.port, first)[0] for _ in range(EAGER)]
+    stop = threading.Event()
+    sender = threading.Thread(target=_keep_sending, args=(socks, stop))
+    sender.start()
+    sel = selectors.DefaultSelector()
+    got = {s: b"" for s in socks}
+    ends = {}
+    try:
+        for s in socks:
+            sel.register(s, selectors.EVENT_READ)
+        deadline = time.monotonic() + max(HEADERS_S, BODY_S) + SLACK_S
+        while len(ends) < len(socks) and time.monotonic() < deadline:
+            for k, _ in sel.select(timeout=0.1):
+                try:
+                    data = k.fileobj.recv(65536)
+                except ConnectionResetError:
+                    data = None
+                if data:
+                    got[k.fileobj] += data
+                else:
+                    ends[k.fileobj] = "eof" if data == b"" else "reset"
+                    sel.unregister(k.fileobj)
+    finally:
+        stop.set()
+        sender.join()
+        for s in socks:
+            s.close()
+    outcomes = [ends.get(s, "open") for s in socks]
+    assert outcomes == ["eof"] * len(socks)
+    for s in socks:
+        err = _error(got[s], 408)
+        assert (err["code"], err["message"]) == ("request_timeout", message)
+
+
+def test_a_client_that_never_stops_sending_is_closed_linger_s_after_its_408(server):
+    """The lingering close is bounded: a client that reads the 408 and its EOF but goes
+    on sending (and never closes) is cut off LINGER_S later."""
+    sock, _ = _connect(server.port, PARTIAL_HEADERS)
+    sock.setblocking(True)
+    sock.settimeout(HEADERS_S + SLACK_S)
+    raw = b""
+    while chunk := sock.recv(65536):
+        raw += chunk
+    eof = time.monotonic()
+    assert _error(raw, 408)["message"] == "the request's headers did not arrive within 1 s"
+    try:
+        with pytest.raises((BrokenPipeError, ConnectionResetError)):
+            while time.monotonic() - eof < LINGER_S + SLACK_S:
+                sock.sendall(b"x")  # discarded while the server lingers
+                time.sleep(0.01)
+        cut_s = time.monotonic() - eof
+    finally:
+        sock.close()
+    assert LINGER_S - 0.2 <= cut_s <= LINGER_S + SLACK_S
