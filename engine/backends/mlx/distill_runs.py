@@ -83,10 +83,12 @@ def requantized(lm, bits: int):
     import mlx.nn as nn
 
     from engine.backends.mlx.compute_path import dequantize_float32
+    from engine.backends.mlx.quantized_blas import blas_products
 
     model = dequantize_float32(lm.model)
     nn.quantize(model, group_size=64, bits=bits)
     mx.eval(model.parameters())
+    blas_products(model)  # its whole-sequence passes on BLAS (quantized_blas.py)
     lm.model = model
     lm.compute = f"{bits}-bit: re-quantized from the stored weights"
     return lm

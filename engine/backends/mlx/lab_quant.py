@@ -20,6 +20,8 @@ import mlx.core as mx
 import mlx.nn as nn
 import numpy as np
 
+from engine.backends.mlx.quantized_blas import blas_products
+
 GROUP = 64
 TOP = 5  # alternatives kept per answer token, for the side-by-side distributions
 
@@ -154,6 +156,7 @@ def run_quant_lab(
         if b is not None:
             nn.quantize(model, group_size=GROUP, bits=b)
             mx.eval(model.parameters())
+        blas_products(model)  # whole-sequence passes on BLAS (quantized_blas.py)
         v = Variant(name, b, _weight_bytes(model), key=key)
         # Only the reference reuses its own numbers; installed models are measured too.
         lp = ref_lp if key == "None" else teacher_forced(model, ids, start)  # (A, V)

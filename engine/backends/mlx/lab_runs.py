@@ -193,6 +193,7 @@ def speculative_experiment(
     """
     from engine.backends.mlx.lab_speculative import plain_greedy, speculative_greedy
     from engine.backends.mlx.loader import load_model, resolve_model
+    from engine.backends.mlx.quantized_blas import blas_products
 
     folder = Path(record.path)
     ks, tokens = params.ks, params.tokens
@@ -207,6 +208,7 @@ def speculative_experiment(
     else:
         draft = load_model(folder, prefer="speed")[0].model
         nn.quantize(draft, group_size=64, bits=params.draft_bits)
+        blas_products(draft)  # its k-token checks on BLAS (quantized_blas.py)
         draft_label = f"the target re-quantized to {params.draft_bits}-bit"
     ids = _encode(target, prompt, settings)
     eos = set(target.tokenizer.eos_token_ids)
