@@ -404,23 +404,6 @@ def test_every_lesson_runs_on_the_loaded_model(qtbot, window, request, where):
         assert window.model_record.name == DEFAULT_MODEL_NAME
 
 
-def test_the_read_lesson_names_the_two_reads_it_shows(qtbot, window):
-    """Lesson 10 alone on the default model: every pair read, the false statement's best
-    showing found again here from the reads' tokens, and its two reads the latest, the
-    false one on screen; the sentence's perplexities are theirs and the status line's.
-
-    Opened alone (not after the other lessons) at the smallest sizes (TINY_PAIRS pairs,
-    TINY_CONFIDENCE_QUESTIONS questions): check_read checks the same things on any number
-    of pairs, and the smollm walk above runs it on all of PAIRS and CONFIDENCE_QUESTIONS."""
-    window.tour.host.tiny = True
-    panel = window.tour.open(next(i for i, x in enumerate(LESSONS) if x.key == "read"))
-    with qtbot.waitSignal(panel.finished, timeout=LESSON_MS) as got:
-        panel.show_me.click()
-    key, ctx, sentence = got.args
-    assert key == "read" and "failed" not in ctx and not ctx.get("needs_local"), sentence.text
-    check_read(window, ctx, sentence)
-
-
 def test_help_menu_opens_the_tour_and_back_next_move(qtbot, window):
     action = window.tour.action
     assert action in window.menuBar().actions()[-1].menu().actions()

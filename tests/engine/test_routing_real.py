@@ -1,5 +1,5 @@
 """Routing on the two real models, SmolLM2-135M (small) and Gemma 3 270M (large), on the
-bundled set's first 5 questions: the curve recomputed in NumPy from the journaled runs
+bundled set's first 3 questions: the curve recomputed in NumPy from the journaled runs
 (each run's tokens give the signal, its text the verdict, its done record the time), and
 the cascade at a threshold escalating exactly the questions below it, with the same
 greedy answers, each escalated run naming the small one's."""
@@ -12,7 +12,7 @@ import pytest
 from engine.lab import routing
 from engine.lab.questions import is_correct, load_questions
 
-N = 5
+N = 3  # enough for a curve with three cuts and a cascade that escalates one of three
 
 
 @pytest.fixture(scope="module")
