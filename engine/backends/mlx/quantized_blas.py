@@ -5,10 +5,10 @@ a 64-token prefill or teacher-forced pass of SmolLM2 re-quantized to 3 or 4 bits
 takes ~7.7 s here, against 0.3 s for the same model in float32 on OpenBLAS. A layer
 swapped by `blas_products` dequantizes its weights (in float32, as the kernel
 computes) and multiplies on BLAS when the input has enough rows to pay for that
-(MIN_ROWS: dequantizing costs about 1.5 rows at 2, 4 or 8 bits, about 7 at other
-widths); a single row (a decode step) still uses the kernel. The weights stay
-quantized (the same memory); the products are the same up to float rounding
-(tests/engine/test_quantized_blas.py). Measured on this 2-core machine: a 64-token
+(`min_rows`: dequantizing the whole of SmolLM2 costs about 3 rows of the kernel at 4
+bits and about 8 at 3 bits); fewer rows (a decode step, a short draft) still use the
+kernel. The weights stay quantized (the same memory); the products are the same up to
+float rounding (tests/engine/test_quantized_blas.py). Measured on this 2-core machine: a 64-token
 pass 7.7 s -> 1.3 s at 3 bits, 7.6 s -> 0.7 s for the stored 4-bit weights.
 
 The lab's re-quantized variants (quantization, distillation's student, speculative
@@ -21,8 +21,8 @@ from __future__ import annotations
 import mlx.core as mx
 import mlx.nn as nn
 
-POWER_OF_TWO_ROWS = 2  # 2, 4 and 8 bits: dequantizing costs ~1.5 rows of the kernel
-OTHER_ROWS = 8  # 3, 5 and 6 bits unpack across bytes: ~7 rows
+POWER_OF_TWO_ROWS = 4  # 2, 4 and 8 bits: dequantizing costs ~3 rows of the kernel
+OTHER_ROWS = 10  # 3, 5 and 6 bits unpack across bytes: ~8 rows
 
 
 def min_rows(bits: int) -> int:
