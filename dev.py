@@ -107,7 +107,7 @@ def _workers(args: list[str]) -> list[str]:
     """pytest-xdist's worker count: one more than the cores, at most 4, where memory
     allows GB_PER_WORKER for each (a worker whose test waits on a deadline, a server or
     an engine process leaves its core to the others: 2 cores, idle, 790 s with 2
-    workers, 750 s with 3, whose peak was 14 GB in use); LOGITSCOPE_TEST_WORKERS
+    workers, 750 s with 3, whose peak was 16 GB in use); LOGITSCOPE_TEST_WORKERS
     overrides (1 runs in one process). None when the caller passes its own -n."""
     if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args):
         return []
