@@ -89,3 +89,14 @@ def test_a_re_quantized_model_scores_a_sequence_as_the_kernel_does(tiny_model_di
     assert blas_products(model) > 0
     after = np.array(model(ids), dtype=np.float64)
     np.testing.assert_allclose(after, before, rtol=1e-4, atol=1e-4 * np.abs(before).max())
+
+
+def test_other_modes_keep_the_kernel():
+    """mxfp4's scales are shared exponents, not numbers to upcast: the kernel computes."""
+    mx.random.seed(2)
+    layer = nn.QuantizedLinear.from_linear(nn.Linear(256, 64), mode="mxfp4")
+    kernel = nn.QuantizedLinear.from_linear(nn.Linear(256, 64), mode="mxfp4")
+    kernel.update(layer.parameters())
+    assert blas_products(nn.Sequential(layer)) == 1
+    x = mx.random.normal((1, 16, 256))
+    assert mx.array_equal(layer(x), kernel(x))

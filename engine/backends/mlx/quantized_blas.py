@@ -43,7 +43,10 @@ def _float32_weight(layer) -> mx.array:
 
 
 def _on_blas(layer, x: mx.array) -> bool:
-    return x.dtype == mx.float32 and x.size >= min_rows(layer.bits) * x.shape[-1]
+    # affine only: other modes' scales are not numbers to upcast (mxfp4's are exponents)
+    if getattr(layer, "mode", "affine") != "affine" or x.dtype != mx.float32:
+        return False
+    return x.size >= min_rows(layer.bits) * x.shape[-1]
 
 
 class BlasQuantizedLinear(nn.QuantizedLinear):
