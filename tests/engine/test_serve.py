@@ -4,7 +4,6 @@ whose greedy tokens and log-probabilities must equal the local engine's."""
 
 from __future__ import annotations
 
-import math
 import time
 
 import httpx
@@ -129,7 +128,11 @@ def serial_server(default_model_path):
 @pytest.mark.parametrize(
     ("which", "tol"),
     [
-        ("serial_server", 1e-5),  # the same compute path: the same numbers
+        # The same compute path, but the prompt's prefill is cut into chunks sized by the
+        # speed each side measured on its last run: on a loaded machine (3 workers beside
+        # a CPU hog) the two sides cut it differently and float32 sums moved a top
+        # log-probability past 1e-5.
+        ("serial_server", 1e-4),
         ("server", 1e-4),  # a batched forward pass rounds a little differently (~2e-5)
     ],
 )
@@ -149,10 +152,8 @@ def test_remote_backend_matches_local_engine(request, which, tol):
         for a, b in zip(remote_tokens, local, strict=True):
             assert abs(a.logprob - b.logprob) < tol
             assert [c.token_id for c in a.top] == [c.token_id for c in b.top]
-            assert all(
-                math.isclose(c.logprob, d.logprob, abs_tol=tol)
-                for c, d in zip(a.top, b.top, strict=True)
-            )
+            gaps = [abs(c.logprob - d.logprob) for c, d in zip(a.top, b.top, strict=True)]
+            assert max(gaps) < tol, gaps
         assert remote[-1].type == "done" and remote[-1].finish_reason == "length"
     backend.close()
 
