@@ -88,33 +88,16 @@ def test(args: list[str]) -> None:
     run(PY, "-m", "pytest", "-q", *workers, "--durations=15", *args, env=env)
 
 
-GB_PER_WORKER = 6  # a worker's models and the engine processes its tests start (peak ~4-5 GB)
-
-
-def _available_gb() -> float | None:
-    """Memory available now (Linux's MemAvailable), in GB; None where it cannot be read."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) / 1e6
-    except OSError:
-        pass
-    return None
-
-
 def _workers(args: list[str]) -> list[str]:
-    """pytest-xdist's worker count: one more than the cores, at most 4, where memory
-    allows GB_PER_WORKER for each (a worker whose test waits on a deadline, a server or
-    an engine process leaves its core to the others: 2 cores, idle, 790 s with 2
-    workers, 750 s with 3, whose peak was 16 GB in use); LOGITSCOPE_TEST_WORKERS
-    overrides (1 runs in one process). None when the caller passes its own -n."""
+    """pytest-xdist's worker count: one per core, at most 4 (LOGITSCOPE_TEST_WORKERS
+    overrides; 1 runs in one process). None when the caller passes its own -n.
+
+    One more worker than the cores was 5 % faster idle (2 cores: 790 s -> 750 s) but
+    took 16 GB at its peak, and beside a CPU hog a Stop that had to land during the
+    right-sized escalation's run came too late (test_right_size): not worth it."""
     if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args):
         return []
-    cores = os.cpu_count() or 1
-    gb = _available_gb()
-    fits = cores + 1 if gb is None else max(cores, int(gb // GB_PER_WORKER))
-    n = os.environ.get("LOGITSCOPE_TEST_WORKERS") or str(min(cores + 1, fits, 4))
+    n = os.environ.get("LOGITSCOPE_TEST_WORKERS") or str(min(os.cpu_count() or 1, 4))
     # worksteal: an idle worker takes tests queued on a busy one, so the long tests (the
     # tour's walks) do not leave one worker finishing alone (832 s -> 788 s, 2 cores, idle)
     return [] if n == "1" else ["-n", n, "--dist", "worksteal"]
