@@ -18,7 +18,8 @@ import httpx
 import pytest
 
 from engine.serve.app import BODY_TIMEOUT_S
-from engine.serve.server import HEADER_TIMEOUT_S, LINGER_S, ServeOptions, start
+from engine.serve.protocol import HEADER_TIMEOUT_S, LINGER_S
+from engine.serve.server import ServeOptions, start
 
 HEADERS_S, BODY_S = 1.0, 1.5  # this test's deadlines (the defaults are 10 s and 30 s)
 SLACK_S = 3.0  # how late a close may come on a loaded two-core machine
