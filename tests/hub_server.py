@@ -46,6 +46,7 @@ class FakeHub:
         self.ranges: list[str | None] = []
         self.sent = 0
         self.bodies: list[int] = []  # bytes of each download sent in full
+        self._body_sent = threading.Condition()
         # hostile modes: "silent", "drip", "drip_body", "pages", "loop", "redirects",
         # "500", "oversize" (a file body longer than announced)
         self.attack: str | None = None
@@ -58,6 +59,16 @@ class FakeHub:
         self.server = _Server(("127.0.0.1", 0), _handler(self))
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def last_body(self, count: int, timeout_s: float = 10.0) -> int:
+        """The size of the `count`-th download sent in full, once the server has noted it.
+
+        The client may hold every byte before the server's thread appends to `bodies`.
+        """
+        with self._body_sent:
+            self._body_sent.wait_for(lambda: len(self.bodies) >= count, timeout_s)
+        assert len(self.bodies) >= count, f"{len(self.bodies)} downloads sent in full"
+        return self.bodies[count - 1]
 
     def close(self) -> None:
         """Stop serving."""
@@ -166,7 +177,9 @@ def _handler(hub: FakeHub):
                 hub.sent += len(body[i : i + 4096])
                 if hub.slow:
                     time.sleep(hub.slow)
-            hub.bodies.append(len(body))
+            with hub._body_sent:
+                hub.bodies.append(len(body))
+                hub._body_sent.notify_all()
 
         def _drip(self, body: bytes):
             for i in range(len(body)):
