@@ -29,6 +29,19 @@ def is_repo_id(spec: str) -> bool:
     )
 
 
+def hub_cache_dir() -> str:
+    """The Hugging Face cache folder, from the environment as it is now, as huggingface_hub
+    reads it once at its import. An engine forked from a server that imported it earlier
+    (engine/process/start_method.py) would otherwise see the server's folder."""
+    env = os.environ
+    named = env.get("HF_HUB_CACHE") or env.get("HUGGINGFACE_HUB_CACHE")
+    if named:
+        return os.path.expanduser(named)
+    cache = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    home = env.get("HF_HOME") or os.path.join(cache, "huggingface")
+    return os.path.join(os.path.expanduser(home), "hub")
+
+
 def safetensors_header(path: Path) -> dict:
     """The JSON header of a .safetensors file (tensor names, dtypes, shapes)."""
     with open(path, "rb") as f:
@@ -85,9 +98,9 @@ def cached_mlx_models(log=None) -> list[tuple[str, Path]]:
     from engine.models.scan_guard import Scan, is_system_folder, resolve
 
     try:
-        from huggingface_hub import constants, scan_cache_dir
+        from huggingface_hub import scan_cache_dir
 
-        folder = os.environ.get("HF_HUB_CACHE") or constants.HF_HUB_CACHE  # as set now
+        folder = hub_cache_dir()
         real = resolve(Path(folder))
         if real is None or is_system_folder(real) or not real.is_dir():
             return []
@@ -114,7 +127,7 @@ def hf_cached(spec: str) -> Path | None:
     try:
         from huggingface_hub import snapshot_download
 
-        return Path(snapshot_download(spec, local_files_only=True))
+        return Path(snapshot_download(spec, local_files_only=True, cache_dir=hub_cache_dir()))
     except Exception:  # noqa: BLE001 - not cached, not an id, no hub library
         return None
 

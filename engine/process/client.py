@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import multiprocessing as mp
 import pickle
 import threading
 import time
@@ -37,6 +36,7 @@ from engine.process.operations import (
     Request,
     Shutdown,
 )
+from engine.process.start_method import engine_context, launch_state
 from engine.process.watchdog_messages import LOADING, WORK, died, hung
 from engine.reading.request import ReadRequest
 from engine.run.continuation import Continuation
@@ -69,7 +69,7 @@ class EngineClient:
         self.current = None  # id of the generation in flight
         self._last_op: type | None = None  # the class of the last operation sent
         self.phase = "starting the engine"  # what the request in flight is doing
-        self._ctx = mp.get_context("spawn")
+        self._ctx = engine_context()
         self._proc = None
         self._send_lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -112,7 +112,7 @@ class EngineClient:
         self._events, evt_child = self._ctx.Pipe(duplex=False)
         self._proc = self._ctx.Process(
             target=worker_main,
-            args=(req_child, evt_child, warm),
+            args=(req_child, evt_child, warm, launch_state()),
             daemon=True,
             name="logitscope-engine",
         )

@@ -246,7 +246,7 @@ HANDLERS = {  # each operation that does work -> its handler (tests check it is 
 }
 
 
-def worker_main(requests, events, warm: str | None = None) -> None:
+def worker_main(requests, events, warm: str | None = None, launch=None) -> None:
     """Serve requests until 'shutdown' or the client goes away.
 
     Args:
@@ -254,10 +254,15 @@ def worker_main(requests, events, warm: str | None = None) -> None:
         events: the pipe replies go out on.
         warm: a backend kind whose libraries to import before the first request is
             served (a process started while the window builds); None: on demand.
+        launch: the client's environment and folder (a start_method.LaunchState), applied
+            first: a forked engine would otherwise see its forkserver's.
     """
     import signal
 
     from engine.backends.base import prepare_process, warm_up
+    from engine.process.start_method import apply_launch_state
+
+    apply_launch_state(launch)
 
     # Ctrl-C reaches the whole process group: the client decides (cancel, then close);
     # the engine never dies of it mid-record, nor prints a traceback.

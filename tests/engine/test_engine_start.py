@@ -57,3 +57,47 @@ def test_start_starts_the_process_before_any_request():
     finally:
         client.close()
     assert not client.is_alive()
+
+
+def test_engines_start_from_a_forkserver_on_linux_only(monkeypatch):
+    from engine.process import start_method
+
+    monkeypatch.delenv("LOGITSCOPE_ENGINE_START", raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    ctx = start_method.engine_context()
+    assert ctx.get_start_method() == "forkserver"
+    for platform in ("darwin", "win32"):  # forking after system frameworks: never there
+        monkeypatch.setattr(sys, "platform", platform)
+        assert start_method.engine_context().get_start_method() == "spawn"
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setenv("LOGITSCOPE_ENGINE_START", "spawn")
+    assert start_method.engine_context().get_start_method() == "spawn"
+
+
+def test_a_later_engine_sees_the_callers_environment_and_folder(
+    tmp_path, monkeypatch, tiny_model_dir
+):
+    """A forked engine starts from its forkserver, which kept the environment and folder
+    of the first engine's start: the client's current ones must reach it."""
+    import shutil
+
+    from engine.run.records import ErrorRecord, ModelRecord
+
+    first = EngineClient()
+    try:
+        assert isinstance(list(first.load(str(tiny_model_dir)))[-1], ModelRecord)
+    finally:
+        first.close()  # the forkserver (Linux) lives on with this environment
+    models = tmp_path / "models"
+    shutil.copytree(tiny_model_dir, models / "named-tiny")
+    monkeypatch.setenv("LOGITSCOPE_MODELS_DIR", str(models))
+    monkeypatch.chdir(tmp_path)
+    second = EngineClient()
+    try:
+        by_name = list(second.load("named-tiny"))[-1]  # found only in the new models folder
+        assert isinstance(by_name, ModelRecord), getattr(by_name, "message", by_name)
+        assert Path(by_name.path).resolve() == (models / "named-tiny").resolve()
+        relative = list(second.load("models/named-tiny"))[-1]  # only from the new folder
+        assert isinstance(relative, ModelRecord) and not isinstance(relative, ErrorRecord)
+    finally:
+        second.close()
