@@ -95,14 +95,24 @@ def stored_float32(model: nn.Module) -> nn.Module:
     return model
 
 
-def dequantize_float32(model: nn.Module) -> nn.Module:
-    """The model with every quantized layer dequantized, all weights in float32."""
+def dequantize_float32(model: nn.Module, weights: tuple | None = None) -> nn.Module:
+    """The model with every quantized layer dequantized, all weights in float32.
+
+    Args:
+        model: the model as loaded.
+        weights: names its weights on disk (float32_weights.weights_key): a copy
+            dequantized before in this process lends its arrays, and this one is kept.
+    """
     from mlx_lm.utils import dequantize_model
 
+    from engine.backends.mlx import float32_weights
+
     model.set_dtype(mx.float32)  # scales and biases first: dequantized in float32, exactly
-    model = dequantize_model(model)
-    model.set_dtype(mx.float32)
-    mx.eval(model.parameters())
+    model = dequantize_model(model)  # lazy: computed at the eval below, unless shared
+    if not float32_weights.share_into(model, weights):
+        model.set_dtype(mx.float32)
+        mx.eval(model.parameters())
+        float32_weights.keep(model, weights)
     return model
 
 
@@ -132,7 +142,11 @@ def measured_words(m: PathMeasurement, again: bool) -> str:
 
 
 def choose_path(
-    model: nn.Module, key: str, prefer: str, reload: Callable[[], nn.Module]
+    model: nn.Module,
+    key: str,
+    prefer: str,
+    reload: Callable[[], nn.Module],
+    weights: tuple | None = None,
 ) -> tuple[nn.Module, PathChoice]:
     """Return the model to run (maybe dequantized) and why.
 
@@ -141,6 +155,8 @@ def choose_path(
         key: names the model file (folder and size) in the measurements' cache.
         prefer: auto | speed | memory.
         reload: a fresh copy of `model` as loaded (auto measures both paths side by side).
+        weights: names its weights on disk, to share a float32 copy made before
+            (float32_weights).
     """
     from engine.backends.mlx.fast_blas import status
 
@@ -167,13 +183,14 @@ def choose_path(
         return stored_float32(model), PathChoice(STORED_CPU, over)
     why = f"float32 on {blas.detail}: {need / 1e6:,.0f} MB"
     if prefer == "speed":
-        return dequantize_float32(model), PathChoice("float32", why + " (speed preferred, pinned)")
+        chosen = dequantize_float32(model, weights)
+        return chosen, PathChoice("float32", why + " (speed preferred, pinned)")
     key = f"{key}|{blas.detail}|{os.cpu_count()}"
     kept, attempts = cached_entry(key)
     best = quietest(kept)
     if not settled(kept, attempts):
         stored = stored_float32(reload())
-        model = dequantize_float32(model)
+        model = dequantize_float32(model, weights)
         kept, attempts = [*kept, measure_paths(stored, model)][-MAX_ATTEMPTS:], attempts + 1
         best = quietest(kept)
         again = not settled(kept, attempts)
@@ -181,7 +198,7 @@ def choose_path(
         chosen = (model, stored)[not wins]  # the other copy is dropped here
     else:
         again, wins = False, float32_wins(best)
-        chosen = dequantize_float32(model) if wins else stored_float32(model)
+        chosen = dequantize_float32(model, weights) if wins else stored_float32(model)
     if wins:
         choice = PathChoice("float32", f"{why}; {measured_words(best, again)}")
     else:

@@ -122,6 +122,10 @@ def load_model(folder: Path, prefer: str | None = None):
 
     info = inspect_model(folder)
     t0 = time.perf_counter()
+    from engine.backends.mlx.float32_weights import release_other, weights_key
+
+    weights = weights_key(Path(folder))
+    release_other(weights)  # another model's float32 copy: its memory freed first
     try:  # what mlx_lm.load does, the tokenizer kept for the next load of this folder
         model, config = load_mlx_weights(Path(folder))
         tokenizer = _tokenizer(Path(folder), config)
@@ -142,7 +146,7 @@ def load_model(folder: Path, prefer: str | None = None):
 
         key = f"{folder.resolve()}|{info.size_bytes}"
         model, choice = choose_path(
-            model, key, prefer, reload=lambda: load_mlx_weights(Path(folder))[0]
+            model, key, prefer, reload=lambda: load_mlx_weights(Path(folder))[0], weights=weights
         )
         compute = f"{choice.path}: {choice.reason}"
     vocab = _vocab_size(model, tokenizer)

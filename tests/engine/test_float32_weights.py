@@ -1,0 +1,90 @@
+"""A second float32 copy of the same weights, in the same process, holds the first
+copy's arrays instead of dequantizing again; it answers exactly as a fresh
+dequantization does, and changing one copy (re-quantizing it) leaves the other as it
+was. Another model, or the same file rewritten, is never served the kept arrays."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import mlx.core as mx
+import mlx.nn as nn
+import numpy as np
+import pytest
+from mlx.utils import tree_flatten
+
+from engine.backends.mlx import float32_weights
+from engine.backends.mlx.loader import load_model
+
+IDS = mx.array([[3, 17, 40, 2, 9, 33]])
+
+
+@pytest.fixture
+def quantized_tiny(tmp_path, tiny_model_dir):
+    """The tiny llama, 4-bit (group size 32), saved as mlx-lm saves a quantized model."""
+    folder = tmp_path / "tiny-q4"
+    shutil.copytree(tiny_model_dir, folder)
+    lm, _info, _s = load_model(folder)
+    nn.quantize(lm.model, group_size=32, bits=4)
+    mx.save_safetensors(
+        str(folder / "model.safetensors"), dict(tree_flatten(lm.model.parameters()))
+    )
+    config = json.loads((folder / "config.json").read_text())
+    config["quantization"] = {"group_size": 32, "bits": 4}
+    (folder / "config.json").write_text(json.dumps(config))
+    float32_weights.release_other(None)
+    yield folder
+    float32_weights.release_other(None)
+
+
+def _logits(lm) -> np.ndarray:
+    out = lm.model(IDS)
+    mx.eval(out)
+    return np.array(out)
+
+
+def _arrays(lm) -> dict:
+    return dict(tree_flatten(lm.model.parameters()))
+
+
+def test_a_second_copy_shares_the_first_ones_arrays_and_answers_as_a_fresh_one(quantized_tiny):
+    first, _i, _s = load_model(quantized_tiny, prefer="speed")
+    second, _i, _s = load_model(quantized_tiny, prefer="speed")
+    a, b = _arrays(first), _arrays(second)
+    assert a.keys() == b.keys() and all(a[k] is b[k] for k in a)  # held, not recomputed
+    assert all(v.dtype == mx.float32 for v in b.values())
+    float32_weights.release_other(None)
+    fresh, _i, _s = load_model(quantized_tiny, prefer="speed")  # dequantized again
+    assert not any(_arrays(fresh)[k] is a[k] for k in a)
+    np.testing.assert_array_equal(_logits(second), _logits(fresh))
+
+
+def test_re_quantizing_one_copy_leaves_the_other_as_it_was(quantized_tiny):
+    first, _i, _s = load_model(quantized_tiny, prefer="speed")
+    before = _logits(first)
+    second, _i, _s = load_model(quantized_tiny, prefer="speed")
+    nn.quantize(second.model, group_size=32, bits=2)  # what the Lab does to a variant
+    assert not np.array_equal(_logits(second), before)
+    np.testing.assert_array_equal(_logits(first), before)
+    third, _i, _s = load_model(quantized_tiny, prefer="speed")
+    np.testing.assert_array_equal(_logits(third), before)
+
+
+def test_another_model_or_a_rewritten_file_is_dequantized_afresh(quantized_tiny, tmp_path):
+    first, _i, _s = load_model(quantized_tiny, prefer="speed")
+    kept = _arrays(first)
+    other = tmp_path / "other"
+    shutil.copytree(quantized_tiny, other)  # same bytes, another folder
+    copy, _i, _s = load_model(other, prefer="speed")
+    assert not any(_arrays(copy)[k] is kept[k] for k in kept)
+    weights = quantized_tiny / "model.safetensors"
+    st = weights.stat()
+    os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # rewritten
+    again, _i, _s = load_model(quantized_tiny, prefer="speed")
+    assert not any(_arrays(again)[k] is kept[k] for k in kept)
+    assert float32_weights._KEPT  # the rewritten file's copy, kept
+    stored, _i, _s = load_model(other)  # another model as stored: its memory is freed
+    assert float32_weights._KEPT == {}
+    assert stored.model.layers[0].self_attn.q_proj.weight.dtype == mx.uint32
