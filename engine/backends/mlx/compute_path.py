@@ -108,11 +108,8 @@ def dequantize_float32(model: nn.Module, weights: tuple | None = None) -> nn.Mod
     from engine.backends.mlx import float32_weights
 
     model.set_dtype(mx.float32)  # scales and biases first: dequantized in float32, exactly
-    model = dequantize_model(model)  # lazy: computed at the eval below, unless shared
-    if not float32_weights.share_into(model, weights):
-        model.set_dtype(mx.float32)
-        mx.eval(model.parameters())
-        float32_weights.keep(model, weights)
+    model = dequantize_model(model)  # lazy: computed in fill unless a kept copy is shared
+    float32_weights.fill(model, weights)
     return model
 
 

@@ -10,6 +10,7 @@ ones, exactly the arrays a fresh dequantization would give.
 
 One model is kept, named by its folder and its weight files' sizes and times; a load of
 another model releases it first (`release_other`), so its memory is free for the next.
+An engine started later reads the copy float32_file keeps on disk instead.
 """
 
 from __future__ import annotations
@@ -40,22 +41,32 @@ def release_other(key: tuple | None) -> None:
         _KEPT.clear()
 
 
-def share_into(model: nn.Module, key: tuple | None) -> bool:
-    """Give `model` (dequantized, not yet evaluated) the kept arrays of `key`, if any.
+def fill(model: nn.Module, key: tuple | None) -> None:
+    """Give a dequantized model (lazy, not yet computed) its float32 arrays: those of a
+    copy kept in this process, else the copy kept on disk (float32_file), else its own,
+    computed now, then kept in both places.
 
-    Returns:
-        Whether it got them: its own lazy dequantization is then never computed.
+    Args:
+        model: the model after dequantize_model, before anything is evaluated.
+        key: names its weights (weights_key); None: compute, keep nothing.
     """
+    from engine.backends.mlx import float32_file
+
     kept = _KEPT.get(key) if key is not None else None
-    if kept is None:
-        return False
-    model.update(tree_unflatten(kept))
-    return True
-
-
-def keep(model: nn.Module, key: tuple | None) -> None:
-    """Keep `model`'s (evaluated, float32) arrays for the next copy of `key`."""
+    if kept is not None:
+        model.update(tree_unflatten(kept))
+        return
+    model.set_dtype(mx.float32)
+    stored = None
+    if key is not None:
+        expected = {k: tuple(v.shape) for k, v in tree_flatten(model.parameters())}
+        stored = float32_file.read(key, expected)
+    if stored is not None:
+        model.update(tree_unflatten(stored))
+    mx.eval(model.parameters())
     if key is None:
         return
     _KEPT.clear()
     _KEPT[key] = tree_flatten(model.parameters())
+    if stored is None:
+        float32_file.write(key, _KEPT[key])
