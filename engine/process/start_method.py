@@ -8,7 +8,7 @@ process per client process that has imported it (`engine.process.preload`); an e
 forked from it starts without that second. MLX is never imported there: the engine loads
 its BLAS before MLX (`fast_blas`), and a GPU build must not be set up before a fork.
 Elsewhere every engine is a fresh interpreter (spawn): macOS's system frameworks are not
-safe to fork, and Windows cannot.
+safe to fork, and Windows cannot; so is the frozen app's, whose executable runs no `-c`.
 
 A forked engine starts with the forkserver's environment and working folder, those of
 the moment the first engine started; `launch_state()` carries the caller's current ones
@@ -38,7 +38,8 @@ class LaunchState:
 
 def engine_context():
     """The multiprocessing context engines start in: forkserver on Linux, else spawn."""
-    if sys.platform != "linux" or os.environ.get("LOGITSCOPE_ENGINE_START") == "spawn":
+    spawn = os.environ.get("LOGITSCOPE_ENGINE_START") == "spawn"
+    if sys.platform != "linux" or spawn or getattr(sys, "frozen", False):
         return mp.get_context("spawn")
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(PRELOAD)  # read when this process's forkserver starts

@@ -70,6 +70,9 @@ def test_engines_start_from_a_forkserver_on_linux_only(monkeypatch):
         monkeypatch.setattr(sys, "platform", platform)
         assert start_method.engine_context().get_start_method() == "spawn"
     monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(sys, "frozen", True, raising=False)  # the packaged app
+    assert start_method.engine_context().get_start_method() == "spawn"
+    monkeypatch.delattr(sys, "frozen")
     monkeypatch.setenv("LOGITSCOPE_ENGINE_START", "spawn")
     assert start_method.engine_context().get_start_method() == "spawn"
 
