@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import random
 import signal
-import threading
 import time
 
 import pytest
@@ -18,18 +17,6 @@ from engine.sessions.journal import Journal, read_session
 HANG_S = 3.0  # well above a prefill chunk (~0.5 s) or a decode step on a slow machine
 LOAD_S = 15.0  # silence allowed while the (fresh) engine imports MLX and loads the model
 PROMPT = "The lighthouse keeper climbed the stairs every night, and"
-
-
-def _fault_later(client: EngineClient, delay: float, sig: int, fired: list) -> threading.Timer:
-    def fire():
-        pid = client.pid
-        if pid is not None and client.is_alive():
-            os.kill(pid, sig)
-            fired.append(time.monotonic())
-
-    timer = threading.Timer(delay, fire)
-    timer.start()
-    return timer
 
 
 def test_a_frozen_engine_ends_the_run_as_hung_and_the_next_run_works(default_model_path):
@@ -65,35 +52,38 @@ def test_runs_killed_or_frozen_at_random_moments(tmp_path, default_model_path):
     try:
         kinds = [signal.SIGKILL, signal.SIGSTOP]
         rng.shuffle(kinds)
-        # Kills and freezes take turns, each at a random moment of its run's first 2 s;
-        # every run starts a fresh engine (the first, and each after a fault), so its
-        # load alone outlasts most of that window: load, prefill and decode all get hit.
+        # Kills and freezes take turns, each right after a random record of its run (the
+        # first seven: a run sends at least its model record, a prefill record and six
+        # tokens before done); every run starts a fresh engine (the first, and each after
+        # a fault), so load, prefill and decode all get hit. Records, not seconds: an
+        # engine that starts in a second on one machine takes four on another.
         for i in range(4):
-            sig = kinds[i % 2]
+            sig, at = kinds[i % 2], rng.randrange(7)
             fired: list[float] = []
-            timer = _fault_later(client, rng.uniform(0.0, 2.0), sig, fired)
             run_id = journal.start_run(f"{PROMPT} ({i})", settings.to_dict(), None)
             last = None
-            for record in client.generate(PROMPT, settings, str(default_model_path)):
+            for n, record in enumerate(client.generate(PROMPT, settings, str(default_model_path))):
                 if record.type != "progress":
                     journal.record(run_id, record)
                 last = record
+                if n == at and client.is_alive():
+                    os.kill(client.pid, sig)
+                    fired.append(time.monotonic())
             ended = time.monotonic()
-            timer.cancel()
-            timer.join()
-            if last.type == "error":  # the fault landed during the run (load, prefill, decode)
-                assert fired, last
-                assert last.kind == ("engine_died" if sig == signal.SIGKILL else "engine_hung")
-                assert ended - fired[0] < LOAD_S + 5
-                outcomes.append(last.kind)
-            else:  # it finished first (the fault, if any, came after the last record)
-                assert last.type == "done", last
-                finished.append(run_id)
-            if fired and client.is_alive():
+            assert fired and last.type == "error", (at, last)  # the fault landed in the run
+            assert last.kind == ("engine_died" if sig == signal.SIGKILL else "engine_hung")
+            assert ended - fired[0] < LOAD_S + 5
+            outcomes.append(last.kind)
+            if client.is_alive():
                 os.kill(client.pid, signal.SIGCONT)
-        # After all that, a clean run works and the journal holds every finished run.
+        # After all that, a clean run works and the journal holds it whole.
+        run_id = journal.start_run(PROMPT, settings.to_dict(), None)
         final = list(client.generate(PROMPT, settings, str(default_model_path)))
+        for record in final:
+            if record.type != "progress":
+                journal.record(run_id, record)
         assert final[-1].type == "done"
+        finished.append(run_id)
     finally:
         client.close()
         journal.close()
