@@ -45,6 +45,7 @@ class EngineBridge(QObject):
         self.owns_client = owns_client
         self._queue: queue.Queue = queue.Queue()
         self._thread: threading.Thread | None = None
+        self._stop_asked = False  # Stop came for the request this thread is starting
         self._timer = QTimer(self)
         self._timer.setInterval(FRAME_MS)
         self._timer.timeout.connect(self._drain)
@@ -100,15 +101,23 @@ class EngineBridge(QObject):
         return self._run(lambda: self.client.lab(params, prompt, settings, model))
 
     def cancel(self) -> None:
+        """Stop the request in flight, even one this bridge has not sent yet: the thread
+        sends it a moment after the window shows it running, and a Stop in between
+        reaches it as soon as it is sent."""
+        self._stop_asked = True
         self.client.cancel()
 
     def _run(self, start, sink=None) -> bool:
         if self.busy:
             return False
+        self._stop_asked = False
 
         def work():
             try:
-                for record in start():
+                records = start()  # sent: the client's current request from here
+                if self._stop_asked:
+                    self.client.cancel()
+                for record in records:
                     if sink is not None and record.type != "progress":
                         sink(record)
                     self._queue.put(record)
