@@ -63,7 +63,8 @@ def test_runs_are_journaled_and_reopen_exactly(qtbot, window, engine_client):
 def test_rename_star_delete_and_export(qtbot, replay_window, tmp_path):
     state = run_and_wait(qtbot, replay_window, "Say hi.", max_tokens=4)
     history = replay_window.history
-    assert history.select_run(state.run_id)
+    # The panel follows the journal (its events coalesced over 100 ms), not the run's end.
+    qtbot.waitUntil(lambda: history.select_run(state.run_id), timeout=5_000)
     history.rename("greeting test")
     qtbot.mouseClick(history.buttons["star"], Qt.LeftButton)
     run = read_session(replay_window.journal.path).run(state.run_id)
@@ -115,7 +116,7 @@ def test_importing_one_run_of_a_live_session_loses_nothing(qtbot, replay_window,
     journal = read_session(replay_window.journal.path)
     assert journal.run(third.run_id).tokens == third.tokens
     assert len({third.run_id, first.run_id, second.run_id}) == 3
-    assert history.select_run(third.run_id)  # the window shows it at once
+    qtbot.waitUntil(lambda: history.select_run(third.run_id), timeout=5_000)  # shown
 
 
 def test_import_puts_an_exported_session_back_in_history(qtbot, replay_window, tmp_path):
