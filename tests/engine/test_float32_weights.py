@@ -89,6 +89,10 @@ def test_another_model_or_a_rewritten_file_is_dequantized_afresh(quantized_tiny,
     assert float32_weights._KEPT  # the rewritten file's copy, kept
     stored, _i, _s = load_model(other)  # another model as stored: its memory is freed
     assert float32_weights._KEPT == {}
+    load_model(quantized_tiny, prefer="speed")
+    assert float32_weights._KEPT
+    same, _i, _s = load_model(quantized_tiny, prefer="memory")  # this one, as stored
+    assert float32_weights._KEPT == {} and same.compute.startswith("as stored")
     assert stored.model.layers[0].self_attn.q_proj.weight.dtype == mx.uint32
 
 

@@ -24,10 +24,14 @@ from mlx.utils import tree_flatten, tree_unflatten
 _KEPT: dict[tuple, list[tuple[str, mx.array]]] = {}
 
 
-def weights_key(folder: Path) -> tuple:
-    """Names a folder's weights as they are on disk now (a rewritten file is another)."""
-    files = sorted(Path(folder).glob("*.safetensors"))
-    return (str(Path(folder).resolve()), tuple((f.name, *_stamp(f)) for f in files))
+def weights_key(folder: Path) -> tuple | None:
+    """Names a folder's weights as they are on disk now (a rewritten file is another);
+    None when they cannot be read (nothing is shared: the load says what is wrong)."""
+    try:
+        files = sorted(Path(folder).glob("*.safetensors"))
+        return (str(Path(folder).resolve()), tuple((f.name, *_stamp(f)) for f in files))
+    except OSError:
+        return None
 
 
 def _stamp(path: Path) -> tuple[int, int]:

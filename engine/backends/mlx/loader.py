@@ -125,7 +125,7 @@ def load_model(folder: Path, prefer: str | None = None):
     from engine.backends.mlx.float32_weights import release_other, weights_key
 
     weights = weights_key(Path(folder))
-    release_other(weights)  # another model's float32 copy: its memory freed first
+    release_other(weights if prefer is not None else None)  # memory freed before the load
     try:  # what mlx_lm.load does, the tokenizer kept for the next load of this folder
         model, config = load_mlx_weights(Path(folder))
         tokenizer = _tokenizer(Path(folder), config)
@@ -149,6 +149,8 @@ def load_model(folder: Path, prefer: str | None = None):
             model, key, prefer, reload=lambda: load_mlx_weights(Path(folder))[0], weights=weights
         )
         compute = f"{choice.path}: {choice.reason}"
+        if choice.path != "float32":
+            release_other(None)  # the stored path: no float32 copy to share
     vocab = _vocab_size(model, tokenizer)
     lm = LoadedModel(model, tokenizer, info.context_length, vocab, compute=compute)
     return lm, info, time.perf_counter() - t0
