@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from engine.process.client import EngineClient
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,6 +79,7 @@ def test_engines_start_from_a_forkserver_on_linux_only(monkeypatch):
     assert start_method.engine_context().get_start_method() == "spawn"
 
 
+@pytest.mark.slow  # two engine processes: not for the fast tier
 def test_a_later_engine_sees_the_callers_environment_and_folder(
     tmp_path, monkeypatch, tiny_model_dir
 ):
