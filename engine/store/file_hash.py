@@ -34,6 +34,20 @@ def _load_cache() -> dict:
         return {}
 
 
+def folder_files_key(folder: Path | str, *patterns: str) -> tuple:
+    """Names the files of `folder` matching `patterns` as they are on disk now: the
+    folder's real path and each file's name, size and modification time. A rewritten
+    file gives another key (what a per-process cache of those files is keyed on).
+
+    Raises:
+        OSError: a file cannot be stat'ed.
+    """
+    folder = Path(folder)
+    files = sorted({f for pattern in patterns for f in folder.glob(pattern)})
+    stamps = tuple((f.name, st.st_size, st.st_mtime_ns) for f in files for st in [f.stat()])
+    return (str(folder.resolve()), stamps)
+
+
 def content_hash(path: Path | str, progress=None) -> str:
     """The file's sha256 (hex), from the cache when the file has not changed.
 

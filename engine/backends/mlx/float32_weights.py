@@ -27,16 +27,12 @@ _KEPT: dict[tuple, list[tuple[str, mx.array]]] = {}
 def weights_key(folder: Path) -> tuple | None:
     """Names a folder's weights as they are on disk now (a rewritten file is another);
     None when they cannot be read (nothing is shared: the load says what is wrong)."""
+    from engine.store.file_hash import folder_files_key
+
     try:
-        files = sorted(Path(folder).glob("*.safetensors"))
-        return (str(Path(folder).resolve()), tuple((f.name, *_stamp(f)) for f in files))
+        return folder_files_key(folder, "*.safetensors")
     except OSError:
         return None
-
-
-def _stamp(path: Path) -> tuple[int, int]:
-    st = path.stat()
-    return st.st_size, st.st_mtime_ns
 
 
 def release_other(key: tuple | None) -> None:

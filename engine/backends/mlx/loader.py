@@ -168,9 +168,9 @@ def _tokenizer(folder: Path, config: dict):
     never the streaming detokenizer)."""
     from mlx_lm.utils import load_tokenizer
 
-    files = sorted([*folder.glob("*.json"), *folder.glob("*.model"), *folder.glob("*.jinja")])
-    stamps = tuple((f.name, st.st_size, st.st_mtime_ns) for f in files for st in [f.stat()])
-    key = (str(folder.resolve()), stamps)
+    from engine.store.file_hash import folder_files_key
+
+    key = folder_files_key(folder, "*.json", "*.model", "*.jinja")
     if key not in _TOKENIZERS:
         while len(_TOKENIZERS) >= _TOKENIZERS_KEPT:
             _TOKENIZERS.pop(next(iter(_TOKENIZERS)))
