@@ -166,16 +166,28 @@ def _tokenizer(folder: Path, config: dict):
     for some), and Gemma's 262k-token tokenizer alone takes seconds to build. Shared
     safely: the engine only reads it (encode, decode, the vocabulary, the chat template;
     never the streaming detokenizer)."""
-    from mlx_lm.utils import load_tokenizer
-
     from engine.store.file_hash import folder_files_key
 
     key = folder_files_key(folder, "*.json", "*.model", "*.jinja")
     if key not in _TOKENIZERS:
         while len(_TOKENIZERS) >= _TOKENIZERS_KEPT:
             _TOKENIZERS.pop(next(iter(_TOKENIZERS)))
-        _TOKENIZERS[key] = load_tokenizer(folder, None, eos_token_ids=config.get("eos_token_id"))
+        _TOKENIZERS[key] = _kept_or_built(folder, key, config.get("eos_token_id"))
     return _TOKENIZERS[key]
+
+
+def _kept_or_built(folder: Path, files_key: tuple, eos):
+    """The tokenizer kept on disk by an earlier engine (tokenizer_file.py), else built."""
+    from mlx_lm.utils import load_tokenizer
+
+    from engine.backends.mlx import tokenizer_file
+
+    key = tokenizer_file.key_of(files_key, eos)
+    tokenizer = tokenizer_file.read(key)
+    if tokenizer is None:
+        tokenizer = load_tokenizer(folder, None, eos_token_ids=eos)
+        tokenizer_file.write(key, tokenizer)
+    return tokenizer
 
 
 def apply_load_options(lm, info, options) -> None:
