@@ -16,7 +16,9 @@ def test_batched_answers_equal_unbatched_greedy_runs(smollm):
         )
         for p in PROMPTS
     ]
-    data = batch_experiment(smollm, ids, sizes=(1, 8), tokens=8)
+    # 4: two groups of four (the loop over groups), 8: one full batch; each pads prompts
+    # of 34-38 tokens (size 1 ran the eight prompts one by one, as `alone` does below)
+    data = batch_experiment(smollm, ids, sizes=(4, 8), tokens=8)
     eos = set(smollm.tokenizer.eos_token_ids)
     alone = [[t for t in greedy_answer(smollm.model, p, 8, eos) if t not in eos] for p in ids]
     for size, answers in data["answers"].items():
