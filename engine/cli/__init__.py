@@ -87,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The exit status: 0, 1 (an error), 2 (bad input), 130 (interrupted).
     """
+    if argv is None:  # the command line itself (not a caller passing its arguments)
+        from engine.process.start_method import one_engine_per_process
+
+        one_engine_per_process()
     args = _parser().parse_args(argv)
     if getattr(args, "compute", None):  # the engine process (and serve) read it there
         import os

@@ -4,6 +4,7 @@ window's first load finds MLX and the tokenizer libraries imported)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +78,30 @@ def test_engines_start_from_a_forkserver_on_linux_only(monkeypatch):
     monkeypatch.delattr(sys, "frozen")
     monkeypatch.setenv("LOGITSCOPE_ENGINE_START", "spawn")
     assert start_method.engine_context().get_start_method() == "spawn"
+
+
+def test_a_command_line_run_starts_its_engine_without_a_forkserver():
+    """`logitscope` starts one engine and ends: a fresh interpreter; a caller of
+    engine.cli.main with its own arguments (a test, a script) keeps its forkserver."""
+    script = (
+        "import contextlib, io, sys\n"
+        "from engine.cli import main\n"
+        "from engine.process.start_method import engine_context as ctx\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['--version'])\n"
+        "print(ctx().get_start_method())\n"
+        "sys.argv = ['logitscope', '--version']\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main()\n"
+        "print(ctx().get_start_method())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "LOGITSCOPE_ENGINE_START"}
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    caller = "forkserver" if sys.platform == "linux" else "spawn"
+    assert out.stdout.split() == [caller, "spawn"]
 
 
 @pytest.mark.slow  # two engine processes: not for the fast tier
