@@ -131,7 +131,13 @@ class EngineClient:
         if self._proc is None:
             return
         with contextlib.suppress(OSError):
+            if self.current:  # a run nobody reads any more (`logitscope ... | head`)
+                self._send(Request(0, Cancel(self.current)))
             self._send(Request(0, Shutdown()))
+        # Replies are no longer read: an engine blocked sending one into the full pipe
+        # gets a broken pipe and ends at once, rather than after the 3 s wait and a kill.
+        if self._events is not None:
+            self._events.close()
         self._proc.join(timeout=3)
         if self._proc.is_alive():
             self._proc.kill()

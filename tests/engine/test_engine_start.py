@@ -132,3 +132,20 @@ def test_a_later_engine_sees_the_callers_environment_and_folder(
         assert isinstance(relative, ModelRecord) and not isinstance(relative, ErrorRecord)
     finally:
         second.close()
+
+
+def test_closing_during_a_run_nobody_reads_ends_the_engine_without_a_kill(tiny_model_dir):
+    """`logitscope generate ... | head`: the reader stops and the engine fills the pipe with
+    replies. close() cancels the run and stops reading: the engine ends by itself (exit
+    code 0) rather than being killed after a 3 s wait."""
+    from engine.run.records import TokenRecord
+    from engine.run.settings import SamplingSettings
+
+    client = EngineClient()
+    settings = SamplingSettings(temperature=0, max_tokens=4000, top_n=50, chat_template=False)
+    records = client.generate("hello", settings, str(tiny_model_dir))
+    while not isinstance(next(records), TokenRecord):
+        pass  # loaded, and decoding: far more replies than the pipe holds are on the way
+    proc = client._proc
+    client.close()
+    assert proc.exitcode == 0
