@@ -125,6 +125,7 @@ def serial_server(default_model_path):
     handle.stop()
 
 
+@pytest.mark.real_model  # its server is a fixture fetched by name: not seen at collection
 @pytest.mark.parametrize(
     ("which", "tol"),
     [
