@@ -149,6 +149,10 @@ class RoutingView(QWidget):
         self.questions: str | None = None  # a question file; None: the bundled set
         self.small_path: str | None = None  # the playground's model: the small one
         self.result = None  # the RouteResult shown
+        # The cascade's threshold, exact (None: every question escalated): the spin box
+        # shows it to 3 decimals, and a measured signal rounded there would escalate
+        # other questions than the 95 % point does.
+        self.chosen: float | None = None
         self.running = False
 
         self.small = QLabel("no model loaded")
@@ -269,7 +273,7 @@ class RoutingView(QWidget):
         self.cancel_button.clicked.connect(self.cancel)
         self.choose.clicked.connect(self._choose_file)
         self.bundled.clicked.connect(lambda: self.set_questions(None))
-        self.threshold.valueChanged.connect(lambda _v: self.show_cascade())
+        self.threshold.valueChanged.connect(self._choose)
         self.table.cellDoubleClicked.connect(self.open_question)
         self.bridge.progress.connect(self._on_progress)
         self.bridge.busy_changed.connect(self._on_busy)
@@ -368,6 +372,7 @@ class RoutingView(QWidget):
         self.threshold.setValue(chosen)
         self.threshold.setEnabled(True)
         self.threshold.blockSignals(False)
+        self.chosen = t.threshold if t is not None else chosen
         self.show_cascade()
         where = (
             " Both models' answers are in the History session “Routing”." if result.journal else ""
@@ -376,12 +381,17 @@ class RoutingView(QWidget):
             where = f" The answers could not all be saved to History: {result.journal_error}"
         self.progress.setText(f"Answered in {result.seconds:.0f} s.{where}")
 
+    def _choose(self, value: float) -> None:
+        """The person set the threshold: the cascade at it."""
+        self.chosen = value
+        self.show_cascade()
+
     def show_cascade(self) -> None:
         """The table and the line below the result: the cascade at the chosen threshold."""
         r = self.result
         if r is None:
             return
-        threshold = self.threshold.value()
+        threshold = self.chosen
         for i, row in enumerate(r.rows):
             for c, text in enumerate(row_cells(r, row, threshold)):
                 item = QTableWidgetItem(text)

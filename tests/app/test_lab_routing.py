@@ -18,7 +18,7 @@ from app.lab.routing_view import RoutingView
 from engine.errors import SettingsError
 from engine.lab.routing import RoutedQuestion, RouteParams, RouteResult, summarise
 
-N = 3
+N = 2  # questions: the progress, the curves and the table read each the same way
 
 
 def _data(curve) -> list[tuple[float, float]]:
@@ -178,6 +178,27 @@ def test_a_large_model_that_is_better_draws_apgr_and_the_95_point(qtbot):
     line = view.cascade.text()
     assert f"{int(up.sum())} of 4 escalated ({up.mean():.0%})" in line
     assert f"accuracy {accuracy:.0%}" in line and f"{share:.0%} of the time" in line
+
+
+def test_the_95_point_column_uses_the_exact_threshold_not_the_spin_boxs(qtbot):
+    """Signals closer together than the threshold box's 3 decimals: the table's column and
+    the line below say what the 95 % point does (the engine's threshold), not what the
+    value rounded for display would do."""
+    view = RoutingView(_Bridge())
+    qtbot.addWidget(view)
+    rows = [_row(1, 0.4562, False, True), _row(2, 0.4564, False, True)]
+    rows += [_row(3, 0.4566, True, True), _row(4, 0.9, True, False)]
+    r = summarise(
+        rows, small="S", large="L", questions_file="q.jsonl", signal="min_prob", asked=4,
+        watts=10.0, energy_basis="estimated", price_per_kwh=0.3, currency="EUR",
+    )  # fmt: skip
+    t = r.target_point
+    assert t is not None and t.threshold is not None
+    assert round(t.threshold, 3) != t.threshold  # the box cannot show it exactly
+    view.show_result(r)
+    at = [view.table.item(i, 7).text() for i in range(view.table.rowCount())]
+    assert at == ["escalated" if row.signal < t.threshold else "kept" for row in rows]
+    assert f"{t.escalated} of 4 escalated" in view.cascade.text()
 
 
 def test_double_clicking_a_row_opens_its_journaled_answer(qtbot, tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from engine.errors import SettingsError
 from engine.lab import routing
 
-N = 3
+N = 2  # questions: each is asked on the server and journaled the same way
 
 
 def test_a_large_model_on_a_server_answers_as_the_local_one_does(default_model_path, mlx_server):
