@@ -15,7 +15,7 @@ from app.lab.confidence_table import CONFIDENCE, QUESTION, VERDICT
 from app.lab.confidence_view import accuracy_text
 from engine.lab.confidence import with_overrides
 
-N = 3  # questions: the table's order, a flipped verdict and a row's click need only 2
+N = 2  # questions: the table's order, a flipped verdict and a row's click
 CANCELLED_OF = 5  # the cancelled run's questions: room to stop before the last
 
 
