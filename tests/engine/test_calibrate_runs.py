@@ -68,8 +68,8 @@ def test_calibrate_runs_in_the_lab_and_journals_each_answer(default_model_path, 
         return asked[0] > 2
 
     reporter = LabReporter(lambda m, f: said.append((m, f)), steps.append, stop)
-    params = CalibrateParams(
-        questions=_questions(tmp_path), samples=2, temperature=1.5, journal=True
+    params = CalibrateParams(  # 12 tokens: the greedy answers end sooner, samples at 1.5 not
+        questions=_questions(tmp_path), samples=2, temperature=1.5, journal=True, max_tokens=12
     )
     result = run_experiment(record, params, "", SamplingSettings(), reporter)
 
