@@ -59,12 +59,12 @@ def test_logprobs_equal_bare_mlx_lm(gemma, gemma_path):
     teacher-forced in one pass (float16 activations: to 1e-2)."""
     from mlx_lm import load, stream_generate
 
-    settings = SamplingSettings(temperature=0, max_tokens=10, chat_template=False)
+    settings = SamplingSettings(temperature=0, max_tokens=6, chat_template=False)
     run = collect(generate_records(gemma, "The three primary colours are", settings))
     prompt = gemma.tokenizer.encode("The three primary colours are")
     chosen = [t.token_id for t in run.tokens]
     model, tok = load(str(gemma_path))
-    bare = list(stream_generate(model, tok, mx.array(prompt), max_tokens=10))
+    bare = list(stream_generate(model, tok, mx.array(prompt), max_tokens=6))
     assert chosen == [b.token for b in bare]
     for t, b in zip(run.tokens, bare, strict=True):
         assert t.logprob == pytest.approx(b.logprobs[b.token].item(), abs=1e-4)
