@@ -42,14 +42,11 @@ def folder() -> Path:
 def key_of(files_key: tuple, eos_token_ids) -> tuple:
     """The name of a copy: the tokenizer files as they are (file_hash.folder_files_key),
     the eos ids asked for, and the versions of what builds and reads it."""
-    from importlib.metadata import PackageNotFoundError, version
+    import mlx_lm
+    import tokenizers
+    import transformers
 
-    versions = []
-    for package in ("mlx-lm", "transformers", "tokenizers"):
-        try:
-            versions.append(version(package))
-        except PackageNotFoundError:
-            versions.append(None)
+    versions = [getattr(m, "__version__", None) for m in (mlx_lm, transformers, tokenizers)]
     return (files_key, repr(eos_token_ids), sys.version_info[:2], *versions)
 
 
