@@ -120,7 +120,7 @@ def test_prompt_longer_than_context(tiny_model_dir):
 
 
 def test_bench_reports_both_speeds_and_ratio(default_model_path):
-    # A 40-token prefill: the bare side's is on the stored 4-bit weights (~10 tok/s here).
+    # A 16-token prefill: the bare side's is on the stored 4-bit weights (~10 tok/s here).
     p = cli(
         "bench",
         "--max-tokens",
@@ -128,7 +128,7 @@ def test_bench_reports_both_speeds_and_ratio(default_model_path):
         "--rounds",
         "1",
         "--prefill-tokens",
-        "40",
+        "16",
         "--json",
         timeout=300,
     )
@@ -138,7 +138,7 @@ def test_bench_reports_both_speeds_and_ratio(default_model_path):
     assert r["ratio"] == pytest.approx(r["engine_decode_tps"] / r["bare_decode_tps"])
     assert r["bare_prefill_tps"] > 0 and r["engine_prefill_tps"] > 0
     assert r["prefill_ratio"] == pytest.approx(r["engine_prefill_tps"] / r["bare_prefill_tps"])
-    assert 36 <= r["prefill_prompt_tokens"] <= 44 and r["same_greedy_tokens"] is True
+    assert 12 <= r["prefill_prompt_tokens"] <= 20 and r["same_greedy_tokens"] is True
     assert r["engine_path"]  # which compute path the engine took, in words
 
 
