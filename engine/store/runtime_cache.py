@@ -91,3 +91,26 @@ def write_json(name: str, data: dict) -> None:
         )
         return
     _unsaved.pop(name, None)
+
+
+def copy_name(key: tuple, suffix: str) -> str:
+    """The file name of a kept copy named by `key` (a hash of its repr)."""
+    import hashlib
+
+    return hashlib.sha256(repr(key).encode()).hexdigest()[:24] + suffix
+
+
+def prune_copies(where: Path, pattern: str, keep: int) -> None:
+    """Delete all but the `keep` most recently used files matching `pattern` (a copy being
+    written, `*.partial.*`, is left alone)."""
+    import contextlib
+
+    copies = []
+    for p in where.glob(pattern):
+        if ".partial." in p.name:
+            continue
+        with contextlib.suppress(OSError):
+            copies.append((p.stat().st_mtime_ns, p))
+    for _t, p in sorted(copies, reverse=True)[keep:]:
+        with contextlib.suppress(OSError):
+            p.unlink()

@@ -123,4 +123,4 @@ def test_at_most_keep_copies_are_kept(fresh, tiny_model_dir, monkeypatch):
 def test_a_tokenizer_too_large_is_not_kept(fresh, tiny_model_dir, monkeypatch):
     monkeypatch.setattr(tokenizer_file, "MAX_BYTES", 10)
     _tokenizer(_model(tiny_model_dir, fresh))
-    assert _copies() == [] and not list(tokenizer_file.folder().glob("*.partial"))
+    assert _copies() == [] and not list(tokenizer_file.folder().glob("*.partial.*"))

@@ -19,12 +19,13 @@ be read, or does not fit the model, is deleted and the model is dequantized as b
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 from pathlib import Path
 
 import mlx.core as mx
+
+from engine.store.runtime_cache import copy_name, prune_copies
 
 KEEP = 2  # copies kept, most recently used first
 MARKS = 32  # models marked as dequantized once, most recent first
@@ -42,8 +43,7 @@ def folder() -> Path:
 
 def path_for(key: tuple) -> Path:
     """The copy of the weights named `key` (float32_weights.weights_key)."""
-    digest = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
-    return folder() / f"{digest}.safetensors"
+    return folder() / copy_name(key, ".safetensors")
 
 
 def read(key: tuple, expected: dict[str, tuple]) -> list[tuple[str, mx.array]] | None:
@@ -86,27 +86,14 @@ def write(key: tuple, arrays: list[tuple[str, mx.array]]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         if not mark.exists():
             mark.touch()
-            _prune(path.parent, "*.seen", MARKS)
+            prune_copies(path.parent, "*.seen", MARKS)
             return
         disk = shutil.disk_usage(path.parent)
         if disk.free - size < max(MIN_FREE, FREE_AFTER * disk.total):
             return
         mx.save_safetensors(str(tmp), dict(arrays))
         os.replace(tmp, path)
-        _prune(path.parent, "*.safetensors", KEEP)
+        prune_copies(path.parent, "*.safetensors", KEEP)
     except Exception:  # noqa: BLE001 - MLX says a failed write as RuntimeError: no copy
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
-
-
-def _prune(where: Path, pattern: str, keep: int) -> None:
-    """Delete all but the `keep` most recently used files matching `pattern`."""
-    copies = []
-    for p in where.glob(pattern):
-        if ".partial." in p.name:
-            continue
-        with contextlib.suppress(OSError):
-            copies.append((p.stat().st_mtime_ns, p))
-    for _t, p in sorted(copies, reverse=True)[keep:]:
-        with contextlib.suppress(OSError):
-            p.unlink()

@@ -22,11 +22,12 @@ writes the models folder beside it).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import pickle
 import sys
 from pathlib import Path
+
+from engine.store.runtime_cache import copy_name, prune_copies
 
 KEEP = 4  # copies kept, most recently used first
 MAX_BYTES = 200_000_000  # a larger tokenizer's copy is not written
@@ -51,8 +52,7 @@ def key_of(files_key: tuple, eos_token_ids) -> tuple:
 
 
 def path_for(key: tuple) -> Path:
-    digest = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
-    return folder() / f"{digest}.pickle"
+    return folder() / copy_name(key, ".pickle")
 
 
 def read(key: tuple):
@@ -80,7 +80,7 @@ def write(key: tuple, tokenizer) -> None:
     """Keep `tokenizer` for `key`. Never raises: a copy not written only means the next
     engine builds it again."""
     path = path_for(key)
-    tmp = path.with_name(f"{path.stem}.{os.getpid()}.partial")
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.partial.pickle")
     try:
         data = pickle.dumps(tokenizer, protocol=pickle.HIGHEST_PROTOCOL)
         if len(data) > MAX_BYTES:
@@ -88,18 +88,7 @@ def write(key: tuple, tokenizer) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_bytes(data)
         os.replace(tmp, path)
-        _prune(path.parent)
+        prune_copies(path.parent, "*.pickle", KEEP)
     except Exception:  # noqa: BLE001 - unpicklable (some custom tokenizer) or no room
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
-
-
-def _prune(where: Path) -> None:
-    """Delete all but the KEEP most recently used copies."""
-    copies = []
-    for p in where.glob("*.pickle"):
-        with contextlib.suppress(OSError):
-            copies.append((p.stat().st_mtime_ns, p))
-    for _t, p in sorted(copies, reverse=True)[KEEP:]:
-        with contextlib.suppress(OSError):
-            p.unlink()
