@@ -97,7 +97,9 @@ class FakeServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(  # close() waits one poll interval: 0.05 s, not 0.5
+            target=self.httpd.serve_forever, args=(0.05,), daemon=True
+        )
         self.thread.start()
 
     @property

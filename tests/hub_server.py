@@ -58,7 +58,8 @@ class FakeHub:
         self.drip_s = 0.05  # seconds between dripped bytes
         self.server = _Server(("127.0.0.1", 0), _handler(self))
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # close() waits one poll interval of serve_forever: 0.05 s, not the default 0.5
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
 
     def last_body(self, count: int, timeout_s: float = 10.0) -> int:
         """The size of the `count`-th download sent in full, once the server has noted it.
