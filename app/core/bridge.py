@@ -171,10 +171,13 @@ class EngineBridge(QObject):
             self.busy_changed.emit(False)
 
     def cleanup(self) -> None:
+        """The window is closing: the request in flight is cancelled (a run ends at its
+        next step) and its engine closed; a model load, which no Cancel reaches, is not
+        waited for (its engine, when this bridge owns it, is stopped at once)."""
         self._timer.stop()
         if self.busy:
             self.client.cancel()
-            self._thread.join(timeout=3)
+            self._thread.join(timeout=0 if getattr(self.client, "loading", False) else 3)
         if self.owns_client:
             self.client.close()
 

@@ -67,6 +67,8 @@ class EngineClient:
             "LOGITSCOPE_LOAD_TIMEOUT", LOAD_TIMEOUT_S
         )
         self.current = None  # id of the generation in flight
+        self._in_flight = False  # a request's records are being read
+        self._loading = False  # ... and it is still loading its model (no work yet)
         self._last_op: type | None = None  # the class of the last operation sent
         self.phase = "starting the engine"  # what the request in flight is doing
         self._ctx = engine_context()
@@ -90,6 +92,12 @@ class EngineClient:
             the first request, after `close()`, or once it has died or been killed.
         """
         return self._proc is not None and self._proc.is_alive()
+
+    @property
+    def loading(self) -> bool:
+        """Whether the request in flight is still loading its model (fetching, converting,
+        reading weights): the engine reads no Cancel or Shutdown until the load ends."""
+        return self._in_flight and self._loading
 
     def start(self, warm: str | None = None) -> None:
         """Start the engine process now rather than at the first request.
@@ -138,7 +146,9 @@ class EngineClient:
         # gets a broken pipe and ends at once, rather than after the 3 s wait and a kill.
         if self._events is not None:
             self._events.close()
-        self._proc.join(timeout=3)
+        # A load reads the Shutdown only once it ends (a conversion takes minutes): the
+        # engine is stopped at once; what it was writing is written atomically.
+        self._proc.join(timeout=0 if self.loading else 3)
         if self._proc.is_alive():
             self._proc.kill()
             self._proc.join(timeout=3)
@@ -165,7 +175,13 @@ class EngineClient:
     def _messages(self, rid: int) -> Iterator[dict]:
         """Messages for request `rid`; engine_died if the process dies, engine_hung
         (after killing it) if it goes silent for longer than the phase allows."""
-        events, proc = self._events, self._proc
+        self._in_flight = True
+        try:
+            yield from self._watched(rid, self._events, self._proc)
+        finally:
+            self._in_flight = False
+
+    def _watched(self, rid: int, events, proc) -> Iterator[dict]:
         last = time.monotonic()
         self._loading = True  # until the model is in memory and the work itself starts
         self.phase = LOADING

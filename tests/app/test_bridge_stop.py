@@ -73,3 +73,40 @@ def test_a_stop_after_the_run_ended_does_not_reach_the_next_one(qtbot):
     bridge.cancel()
     qtbot.waitUntil(lambda: not bridge.busy, timeout=15_000)
     bridge.cleanup()
+
+
+def _state(pid: int) -> str:
+    """The process's state letter from ps ("T": stopped), "" once it is gone."""
+    import subprocess
+
+    got = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True)
+    return got.stdout.strip()[:1]
+
+
+def test_closing_during_a_model_load_stops_its_engine_at_once(qtbot, monkeypatch, tiny_model_dir):
+    """No Cancel or Shutdown reaches a load (a conversion takes minutes): the window's
+    bridge closed while its engine loads stops that engine rather than wait for the
+    load. It waited 3 s for its thread, then 3 s for the Shutdown, then killed it."""
+    import os
+    import signal
+    import time
+
+    from engine.process.client import EngineClient
+    from engine.process.worker import FAULT_ENV
+
+    monkeypatch.setenv(FAULT_ENV, "load:stop")  # a load that never ends: the engine freezes
+    client = EngineClient(load_timeout_s=600)
+    bridge = EngineBridge(client=client)  # it owns its client, as the window's does
+    assert bridge.load(str(tiny_model_dir))
+    qtbot.waitUntil(lambda: client.pid is not None and _state(client.pid) == "T", timeout=60_000)
+    pid = client.pid
+    try:
+        assert bridge.busy and getattr(client, "loading", None) is True
+        started = time.monotonic()
+        bridge.cleanup()
+        took = time.monotonic() - started
+        assert client.pid is None and _state(pid) == ""
+        assert took < 2.5, took  # ten times what stopping takes; waiting took 6 s
+    finally:
+        if _state(pid):  # a frozen engine would keep this process from exiting
+            os.kill(pid, signal.SIGKILL)
