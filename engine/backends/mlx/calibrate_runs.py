@@ -215,7 +215,7 @@ def answer_records(
     from mlx_lm.models.cache import make_prompt_cache
 
     from engine.backends.mlx.calibrate import question_ids
-    from engine.backends.mlx.instrument import make_step_sampler, unpack
+    from engine.backends.mlx.generate import step_sampler, step_stats
     from engine.backends.mlx.run_records import RunRecords
     from engine.run.prompt import EncodedPrompt, encode_prompt
 
@@ -223,7 +223,14 @@ def answer_records(
     said = encode_prompt(lm.tokenizer, sent_prompt(prompt, conversation), settings)
     enc = EncodedPrompt(ids, min(said.system_tokens, len(ids)))
     answer = list(row.answer_ids if sample is None else row.sample_ids[sample])
-    step = make_step_sampler(replace(settings, stop=()), lm.vocab_size, sweep_on_device=True)
+    step, on_device = step_sampler(replace(settings, stop=()), lm.vocab_size)  # a run's own
+
+    def stats(i: int, forced: int | None):
+        """The statistics of answer step `i` (its token `forced`; None: drawn)."""
+        token, *out = step(logits[i : i + 1], None, forced)
+        mx.eval(token, *out)
+        return step_stats(step, on_device, out, int(token.item()))
+
     t0 = time.perf_counter()
     cache = make_prompt_cache(lm.model)
     logits = lm.model(mx.array([ids + answer]), cache=cache)[0, len(ids) - 1 :]  # (A+1, V)
@@ -231,16 +238,14 @@ def answer_records(
     run = RunRecords(lm, enc, None, t0, cache)
     records: list[Record] = [PrefillRecord(len(ids), len(ids), 0.0, enc.system_tokens)]
     for i, tid in enumerate(answer):
-        _token, packed, _raw = step(logits[i : i + 1], None, tid)
-        records.append(run.token(unpack(packed.tolist(), step.n), time.perf_counter(), False))
+        records.append(run.token(stats(i, tid), time.perf_counter(), False))
     reason = "length"
     if len(answer) < settings.max_tokens:  # it stopped: at an end of sequence or a new line
         # a sample's stop token is the one it drew; the greedy answer's, the likeliest
         stop = None if sample is None else _sample_stop(row, sample)
-        _token, packed, _raw = step(logits[len(answer) : len(answer) + 1], None, stop)
-        stats = unpack(packed.tolist(), step.n)
-        if stats.token_id in set(lm.tokenizer.eos_token_ids):
-            records.append(run.token(stats, time.perf_counter(), True))
+        last = stats(len(answer), stop)
+        if last.token_id in set(lm.tokenizer.eos_token_ids):
+            records.append(run.token(last, time.perf_counter(), True))
             reason = "eos"
         else:
             reason = "stop_string"
