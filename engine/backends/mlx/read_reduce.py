@@ -5,7 +5,10 @@ its rank (1 + how many tokens have a larger logit), the entropy, the top-n
 candidates and, optionally, the temperature sweep. Only these small arrays are
 read back to Python; the (L, V) logits never leave MLX. The arithmetic is the
 generation's (instrument.normalise, top_n, temperature_sweep) along a batch axis,
-so a read token's numbers are what the same step would show when generated.
+so a read token's numbers are what the same step would show when generated: on the
+CPU the temperature sweep is NumPy's, from each position's log-probabilities in host
+memory (host_sweep.py, as a generated step's; MLX's took 25 ms a position over
+SmolLM2's vocabulary and 150 ms over Gemma 3's, most of a read's time).
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import mlx.core as mx
+import numpy as np
 
+from engine.backends.mlx.host_sweep import temperature_sweep_np
 from engine.run.records import SWEEP_TEMPERATURES
 
 
@@ -59,10 +64,15 @@ def reduce_chunk(logits: mx.array, targets: mx.array, n: int, sweep: bool) -> Ch
     top_ids = mx.take_along_axis(idx, order, axis=-1)  # (L, n)
     top_lp = mx.take_along_axis(vals, order, axis=-1)
     out = [chosen, rank, ent, top_ids, top_lp]
-    if sweep:
+    on_host = sweep and mx.default_device().type == mx.DeviceType.cpu
+    if sweep and not on_host:
         out.extend(_sweep(lp))
     mx.eval(out)
-    logz_t, ent_t = ([a.tolist() for a in out[5:]]) if sweep else ([], [])
+    logz_t, ent_t = ([a.tolist() for a in out[5:]]) if sweep and not on_host else ([], [])
+    if on_host:
+        mx.eval(lp)
+        rows = [temperature_sweep_np(row) for row in np.array(lp, copy=False)]  # (L, V)
+        logz_t, ent_t = [z for z, _h in rows], [h for _z, h in rows]
     return ChunkStats(
         logprob=chosen.tolist(),
         rank=[int(r) for r in rank.tolist()],
