@@ -22,6 +22,7 @@ import mlx.core as mx
 import numpy as np
 
 from engine.backends.mlx.capture import capture
+from engine.backends.mlx.host_sweep import top_indices
 from engine.errors import SettingsError
 
 MAX_POSITIONS = 1024  # an inspection covers at most this many tokens (the last ones)
@@ -111,7 +112,7 @@ def logit_lens(model, p: Pass, position: int, top_k: int = 5, chosen: int | None
     mx.eval(probs)
     probs = np.array(probs)
     for row in probs:
-        top = np.argsort(-row)[:top_k]
+        top = top_indices(row, top_k)  # largest first, no sort of the whole vocabulary
         entry = {"top": [(int(i), float(row[i])) for i in top]}
         if chosen is not None:
             entry["chosen_prob"] = float(row[chosen])
