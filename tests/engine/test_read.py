@@ -15,6 +15,7 @@ from engine.backends.mlx.read_pass import TextTooLong, plan_read, read_records
 from engine.errors import SettingsError
 from engine.models.load_options import LoadOptions
 from engine.reading.request import ReadRequest
+from engine.run.records import SWEEP_TEMPERATURES
 
 TEXT = (
     "The capital of Australia is Sydney. The capital of France is Paris, and the "
@@ -57,6 +58,16 @@ def _check_against(lm, tokens, ids, base_of):
         assert r.entropy == pytest.approx(entropy, rel=1e-3, abs=5e-4)  # float32 sums
         assert r.top[0].token_id == int(np.argmax(logits[row]))
         assert abs(r.top[0].logprob - lp[row].max()) < 1e-4
+        if r.sweep_logz:  # log Z(T), H(T) of softmax(lp / T), in float64 here
+            temps = np.array(SWEEP_TEMPERATURES)
+            scaled = lp[row].astype(np.float64)[None, :] / temps[:, None]  # (G, V)
+            logz = np.logaddexp.reduce(scaled, axis=-1)
+            p = np.exp(scaled - logz[:, None])
+            ent = logz - (p * np.where(p > 0, scaled, 0.0)).sum(-1)
+            # the bare pass's log-probabilities differ by up to 1e-4: log Z(T) by 1e-4 / T;
+            # a GPU's float32 sweep adds up to 2.3e-4 (the CPU's, NumPy's, 1e-6)
+            assert (np.abs(np.array(r.sweep_logz) - logz) < 2e-4 / temps + 3e-4).all()
+            assert np.abs(np.array(r.sweep_entropy) - ent).max() < 2e-3
     return passes
 
 
