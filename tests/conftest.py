@@ -107,6 +107,24 @@ def smollm_stored(default_model_path):
 
 
 @pytest.fixture(scope="session")
+def bare_tokenizer():
+    """`get(folder)`: mlx-lm's own tokenizer of a model folder (mlx_lm.utils.load_tokenizer,
+    nothing of the engine's), built once per folder in a test process and shared by the
+    tests that only read it (Gemma 3's takes 3 s to build)."""
+    from mlx_lm.utils import load_tokenizer
+
+    built: dict[Path, object] = {}
+
+    def get(folder) -> object:
+        key = Path(folder).resolve()
+        if key not in built:
+            built[key] = load_tokenizer(key)
+        return built[key]
+
+    return get
+
+
+@pytest.fixture(scope="session")
 def engine_client():
     from engine.process.client import EngineClient
 

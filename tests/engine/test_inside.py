@@ -99,14 +99,12 @@ def test_lens_earlier_layers_equal_numpy(smollm, sentence_pass, layer):
     assert row["chosen_rank"] == int((probs > probs[ids[2]]).sum()) + 1
 
 
-def test_token_explorer_counts_and_spans(default_model_path, gemma_path):
-    from mlx_lm.utils import load_tokenizer
-
+def test_token_explorer_counts_and_spans(default_model_path, gemma_path, bare_tokenizer):
     from engine.models.light_tokenizer import LightTokenizer
     from engine.models.token_explorer import SAMPLES, economy, split
 
     for folder in (default_model_path, gemma_path):
-        light, ref = LightTokenizer(folder), load_tokenizer(folder)
+        light, ref = LightTokenizer(folder), bare_tokenizer(folder)
         table = economy(light)
         for lang, text in SAMPLES.items():
             ids = ref._tokenizer(text, add_special_tokens=False).input_ids

@@ -16,13 +16,11 @@ USER_TURN = {"smollm": "<|im_start|>user", "gemma": "<start_of_turn>user"}
 
 
 @pytest.fixture(scope="module", params=["smollm", "gemma"])
-def model(request, default_model_path, gemma_path):
-    from mlx_lm.utils import load_tokenizer
-
+def model(request, default_model_path, gemma_path, bare_tokenizer):
     folder = default_model_path if request.param == "smollm" else gemma_path
     return (
         request.param,
-        load_tokenizer(folder),
+        bare_tokenizer(folder),
         Tokenizer.from_file(str(folder / "tokenizer.json")),
     )
 
