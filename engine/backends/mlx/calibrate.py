@@ -4,7 +4,8 @@ risk-coverage (engine/lab/confidence_metrics.py).
 
 The prompt asks for the shortest answer (ANSWER_SYSTEM, two worked examples). One
 question is one batch of 1 + N rows continuing the same prompt: the prompt is prefilled
-once, its KV cache repeated for every row, and the rows decode together: row 0 greedy
+once (the part every question shares once a set: prefix_cache.py), its KV cache repeated
+for every row, and the rows decode together: row 0 greedy
 (the answer that is judged), rows 1..N sampled at `temperature`. A row ends at an
 end-of-sequence token or a newline (the answer is its first line) or after `max_tokens`;
 a greedy answer stopped by the limit whose next greedy token would not have ended it is
@@ -32,6 +33,7 @@ import time
 import mlx.core as mx
 import numpy as np
 
+from engine.backends.mlx.prefix_cache import PrefixCache, shared_prefix
 from engine.lab.confidence import ConfidenceResult, QuestionRow, cluster_stats, summarise
 from engine.lab.questions import Question, is_correct, normalise
 
@@ -111,9 +113,20 @@ def stop_ids(lm) -> set[int]:
     return stops
 
 
-def answer_batch(lm, ids: list[int], samples: int, temperature: float, max_tokens: int, key, stops):
+def question_prefix(lm) -> PrefixCache:
+    """The KV cache of what every question's prompt starts with (the system prompt and
+    the worked examples, question_ids), prefilled once for a question set."""
+    prefix = PrefixCache(lm.model)
+    prefix.fill(shared_prefix(lambda text: question_ids(lm, text)))
+    return prefix
+
+
+def answer_batch(
+    lm, ids: list[int], samples: int, temperature: float, max_tokens: int, key, stops, prefix=None
+):
     """Greedy and `samples` sampled answers to one prompt, in one batched pass; a row
-    ends at a token of `stops` (stop_ids).
+    ends at a token of `stops` (stop_ids). With `prefix` (a PrefixCache: question_prefix)
+    the prompt's part it holds is not prefilled again.
 
     Returns:
         (per row: answer token ids, per row: their log-probabilities,
@@ -122,11 +135,9 @@ def answer_batch(lm, ids: list[int], samples: int, temperature: float, max_token
         greedy row, when its next greedy token would have been one,
         per row: the stop token it ended at, None for none).
     """
-    from mlx_lm.models.cache import make_prompt_cache
-
     rows = 1 + samples
-    cache = make_prompt_cache(lm.model)
-    last = lm.model(mx.array([ids]), cache=cache)[:, -1, :]  # (1, V): the prompt once
+    cache, held = (prefix or PrefixCache(lm.model)).cache_for(ids)
+    last = lm.model(mx.array([ids[held:]]), cache=cache)[:, -1, :]  # (1, V): the prompt once
     for c in cache:  # every row continues the same prompt: its KV cache, repeated
         c.keys, c.values = (mx.repeat(v, rows, axis=0) for v in (c.keys, c.values))
     tokens: list[list[int]] = [[] for _ in range(rows)]
@@ -173,13 +184,16 @@ def answer_batch(lm, ids: list[int], samples: int, temperature: float, max_token
     return tokens, lps, first, ended, stopped
 
 
-def measure_question(lm, q: Question, params, key, stops, verdicts=None) -> QuestionRow:
+def measure_question(
+    lm, q: Question, params, key, stops, verdicts=None, prefix=None
+) -> QuestionRow:
     """One question's row: the greedy answer, whether it is right, every signal
-    (`verdicts`: verdict_ids, computed once a run; None: computed here)."""
+    (`verdicts`: verdict_ids, computed once a run; None: computed here; `prefix`: the
+    question_prefix of the run, None: the whole prompt prefilled)."""
     ids = question_ids(lm, q.question)
     t0 = time.perf_counter()
     n, temp, most = params.samples, params.temperature, params.max_tokens
-    batch = answer_batch(lm, ids, n, temp, most, key, stops)
+    batch = answer_batch(lm, ids, n, temp, most, key, stops, prefix)
     tokens, lps, (p_first, h_first), ended, stopped = batch
     texts = [lm.tokenizer.decode(t).strip() for t in tokens]
     p_yes, p_yes_raw = p_true(lm, p_true_ids(lm, q.question, texts[0]), verdicts or verdict_ids(lm))
@@ -248,6 +262,7 @@ def calibrate(lm, name: str, params, progress=None, load_seconds: float = 0.0) -
         questions = questions[: params.limit]
     stops = stop_ids(lm)
     verdicts = verdict_ids(lm)
+    prefix = question_prefix(lm) if questions else None
     key = mx.random.key(params.seed)
     rows, cancelled, t0 = [], False, time.perf_counter()
     for i, q in enumerate(questions):
@@ -257,7 +272,7 @@ def calibrate(lm, name: str, params, progress=None, load_seconds: float = 0.0) -
         left = _left(i, len(questions), time.perf_counter() - t0)
         reporter(f"Question {i + 1} of {len(questions)}{left}", i / len(questions))
         key, sub = mx.random.split(key)
-        row = measure_question(lm, q, params, sub, stops, verdicts)
+        row = measure_question(lm, q, params, sub, stops, verdicts, prefix)
         rows.append(row)
         reporter.partial(LabStep("calibrate", i + 1, {"correct": row.correct, "line": q.line}))
     seconds = time.perf_counter() - t0

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import mlx.core as mx
 
+from engine.backends.mlx.prefix_cache import PrefixCache
 from engine.lab.confidence import ConfidenceResult, QuestionRow
 from engine.run.records import DoneRecord, PrefillRecord, Record, to_dict
 from engine.run.settings import SamplingSettings
@@ -94,6 +95,7 @@ def journal_answers(lm, model, params, rows, progress) -> tuple[str | None, list
         (the session id, each row's (greedy) run id, None) or, when the history cannot be written,
         (None or the id, the ids written so far and None for the rest, the message).
     """
+    from engine.backends.mlx.calibrate import question_ids
     from engine.errors import LogitscopeError
     from engine.sessions.journal import Journal
     from engine.sessions.run_writer import RunWriter
@@ -119,8 +121,11 @@ def journal_answers(lm, model, params, rows, progress) -> tuple[str | None, list
             failed.append,
             conversation=conversation,
         )
+        # the question's prompt, prefilled once for its answer and every sample of it
+        prefix = PrefixCache(lm.model)
+        prefix.fill(question_ids(lm, row.question)[:-1])
         if writer.run_id is not None:
-            for rec in answer_records(lm, row, prompt, settings, conversation):
+            for rec in answer_records(lm, row, prompt, settings, conversation, prefix=prefix):
                 writer.record(rec)
         parent = writer.run_id if not failed else None
         run_ids.append(parent)
@@ -139,7 +144,8 @@ def journal_answers(lm, model, params, rows, progress) -> tuple[str | None, list
                 branch=branch,
             )
             if writer.run_id is not None:
-                for rec in answer_records(lm, row, prompt, sampled, conversation, sample=k):
+                records = answer_records(lm, row, prompt, sampled, conversation, k, prefix)
+                for rec in records:
                     writer.record(rec)
     return journal.session_id, run_ids, failed[0] if failed else None
 
@@ -202,6 +208,7 @@ def answer_records(
     settings: SamplingSettings,
     conversation: dict | None,
     sample: int | None = None,
+    prefix=None,
 ) -> list[Record]:
     """The records of `row`'s greedy answer (or, with `sample`, of its sample of that
     index): its prefill, one TokenRecord per answer token (teacher-forced: the row's own
@@ -210,10 +217,9 @@ def answer_records(
 
     The prompt's ids are calibrate's own (question_ids); `prompt`/`conversation` give
     where its system part ends; `settings` the distribution each step is recorded from
-    (a sample's: the samples' temperature).
+    (a sample's: the samples' temperature). `prefix`: a PrefixCache holding the start of
+    the prompt (prefix_cache.py), not prefilled again; None: the whole prompt is.
     """
-    from mlx_lm.models.cache import make_prompt_cache
-
     from engine.backends.mlx.calibrate import question_ids
     from engine.backends.mlx.generate import step_sampler, step_stats
     from engine.backends.mlx.run_records import RunRecords
@@ -232,8 +238,9 @@ def answer_records(
         return step_stats(step, on_device, out, int(token.item()))
 
     t0 = time.perf_counter()
-    cache = make_prompt_cache(lm.model)
-    logits = lm.model(mx.array([ids + answer]), cache=cache)[0, len(ids) - 1 :]  # (A+1, V)
+    cache, held = (prefix or PrefixCache(lm.model)).cache_for(ids)
+    fed = (ids + answer)[held:]
+    logits = lm.model(mx.array([fed]), cache=cache)[0, len(ids) - 1 - held :]  # (A+1, V)
     logits = logits.astype(mx.float32)
     run = RunRecords(lm, enc, None, t0, cache)
     records: list[Record] = [PrefillRecord(len(ids), len(ids), 0.0, enc.system_tokens)]

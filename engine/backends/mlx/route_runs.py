@@ -24,7 +24,7 @@ from dataclasses import replace
 
 import mlx.core as mx
 
-from engine.backends.mlx.calibrate import measure_question, stop_ids
+from engine.backends.mlx.calibrate import measure_question, question_prefix, stop_ids
 from engine.lab import routing
 from engine.lab.confidence import QuestionRow
 from engine.lab.reporter import reporter_of
@@ -56,11 +56,12 @@ class Answerer:
         self.params = params.calibrate_params(large)
         self.stops = stop_ids(self.lm)
         self.key = mx.random.key(params.seed)  # split per question, as calibrate does
+        self.prefix = question_prefix(self.lm)  # what every question's prompt starts with
 
     def answer(self, question) -> QuestionRow:
         """The question's row (calibrate.measure_question)."""
         self.key, sub = mx.random.split(self.key)
-        return measure_question(self.lm, question, self.params, sub, self.stops)
+        return measure_question(self.lm, question, self.params, sub, self.stops, None, self.prefix)
 
     def journal(self, journal, row: QuestionRow, name: str, notify) -> str | None:
         """Journal `row`'s greedy answer as a run named `name`, as the Lab's Confidence
@@ -80,7 +81,9 @@ class Answerer:
         )
         if writer.run_id is None:
             return None
-        for record in answer_records(self.lm, row, prompt, settings, conversation):
+        for record in answer_records(
+            self.lm, row, prompt, settings, conversation, None, self.prefix
+        ):
             writer.record(record)
         if writer.journal is None:  # it failed on a record: notify was called
             return None
