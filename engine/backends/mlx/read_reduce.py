@@ -67,10 +67,9 @@ def reduce_chunk(logits: mx.array, targets: mx.array, n: int, sweep: bool) -> Ch
     on_host = sweep and mx.default_device().type == mx.DeviceType.cpu
     if sweep and not on_host:
         out.extend(_sweep(lp))
-    mx.eval(out)
+    mx.eval(out + [lp] if on_host else out)  # on the host the sweep reads lp
     logz_t, ent_t = ([a.tolist() for a in out[5:]]) if sweep and not on_host else ([], [])
     if on_host:
-        mx.eval(lp)
         rows = [temperature_sweep_np(row) for row in np.array(lp, copy=False)]  # (L, V)
         logz_t, ent_t = [z for z, _h in rows], [h for _z, h in rows]
     return ChunkStats(
