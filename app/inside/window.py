@@ -117,7 +117,7 @@ class InsideWindow(ChildWindow, QWidget):
     def follow(self, state, step: int | None) -> None:
         """The playground's run (a RunState) and its selected step."""
         from engine.models.catalogue import list_models
-        from engine.models.light_tokenizer import LightTokenizer
+        from engine.models.light_tokenizer import shared_tokenizer
 
         if self.closed:
             return
@@ -127,7 +127,7 @@ class InsideWindow(ChildWindow, QWidget):
             tok = None
             if self.available():
                 try:
-                    tok = LightTokenizer(_path(state))
+                    tok = shared_tokenizer(_path(state))
                 except (OSError, ValueError):
                     tok = None
             done = state.done

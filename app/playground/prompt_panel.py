@@ -71,10 +71,10 @@ class PromptPanel(QWidget):
             return
 
         def load():
-            from engine.models.light_tokenizer import LightTokenizer
+            from engine.models.light_tokenizer import shared_tokenizer
 
             try:
-                self.tokenizer_ready.emit((path, LightTokenizer(path)))
+                self.tokenizer_ready.emit((path, shared_tokenizer(path)))
             except Exception:  # counting tokens is a nicety; runs still work
                 self.tokenizer_ready.emit((path, None))
 

@@ -175,11 +175,11 @@ def _result(records):
 
 def _tokens(prompt: str, args) -> int:
     from engine.models.catalogue import list_models
-    from engine.models.light_tokenizer import LightTokenizer
+    from engine.models.light_tokenizer import shared_tokenizer
     from engine.models.token_explorer import counts_by_model, economy, split, stats
 
     folder = _folder(args.model)
-    tok = LightTokenizer(folder)
+    tok = shared_tokenizer(folder)  # counts_by_model reads the same one
     spans = split(tok, prompt)
     out = {
         "model": str(folder),

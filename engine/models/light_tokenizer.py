@@ -11,12 +11,23 @@ jinja2 alone), so `engine.run.prompt.encode_prompt` gives the same ids as the en
 from __future__ import annotations
 
 import json
+import threading
+import weakref
+from collections import OrderedDict
 from pathlib import Path
 
 from engine.errors import ModelError
 from engine.run.chat_template import SPECIAL_TOKEN_KEYS, apply, pick_template
 
 QUOTE = 120  # characters of the library's message (it may quote a token whole)
+FILES = (  # what a LightTokenizer reads; a shared one is kept while these are unchanged
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "chat_template.jinja",
+)
+KEPT = 2  # tokenizers held per process (Gemma 3's takes 290 MB), the least recently used
+# dropped first; one still in use elsewhere (the prompt panel's, Inside's) is shared anyway
 
 
 class TokenizerFileError(ModelError, ValueError):
@@ -118,3 +129,34 @@ def _json_object(path: Path) -> dict:
     if not isinstance(value, dict):
         raise TokenizerFileError(f"{path.parent.name}/{path.name} is not a JSON object")
     return value
+
+
+_shared: OrderedDict[tuple, LightTokenizer] = OrderedDict()  # the KEPT most recent
+_alive: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # any still referenced
+_lock = threading.Lock()
+
+
+def shared_tokenizer(folder: str | Path) -> LightTokenizer:
+    """The LightTokenizer of `folder`, built once per process while its files are
+    unchanged (keyed on their names, sizes and times) and shared: the prompt panel builds
+    one for each model loaded, and Inside's token explorer one for every installed model
+    on each refresh; Gemma 3's tokenizer.json (33 MB) takes about a second to parse. A
+    LightTokenizer is only read once built (its byte table is filled once, the same by
+    any thread). A folder that cannot be read is not kept: the next call tries again.
+
+    Raises:
+        TokenizerFileError, OSError: as LightTokenizer.
+    """
+    from engine.store.file_hash import folder_files_key
+
+    key = folder_files_key(folder, *FILES)
+    with _lock:  # one build per key, even when the panel's thread and Inside ask at once
+        tok = _shared.get(key) or _alive.get(key)
+        if tok is None:
+            tok = LightTokenizer(folder)
+            _alive[key] = tok
+        _shared[key] = tok
+        _shared.move_to_end(key)
+        while len(_shared) > KEPT:
+            _shared.popitem(last=False)
+        return tok

@@ -83,7 +83,7 @@ def economy(tokenizer, samples: dict[str, str] = SAMPLES) -> dict[str, dict]:
 
 def counts_by_model(text: str, models) -> dict[str, int | str]:
     """The text's token count under each model's tokenizer (name -> count, or why not)."""
-    from engine.models.light_tokenizer import LightTokenizer
+    from engine.models.light_tokenizer import shared_tokenizer
 
     out: dict[str, int | str] = {}
     for m in models:
@@ -91,7 +91,7 @@ def counts_by_model(text: str, models) -> dict[str, int | str]:
         if name in out:  # two copies of one model (another tool's, an added folder)
             name = f"{name} ({m.path})"
         try:
-            out[name] = len(LightTokenizer(m.path).encode(text, add_special_tokens=False))
+            out[name] = len(shared_tokenizer(m.path).encode(text, add_special_tokens=False))
         except (OSError, ValueError, Exception) as e:  # noqa: BLE001 - one bad folder
             out[name] = f"unreadable ({type(e).__name__})"
     return out
