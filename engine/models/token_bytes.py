@@ -10,6 +10,7 @@ space is never dropped and a character split over tokens is whole in the text.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import re
 from functools import lru_cache
 
@@ -59,6 +60,29 @@ def bytes_table(strings: list[str]) -> list[bytes]:
         else:
             table.append(s.encode("utf-8"))
     return table
+
+
+def kept_table(tokenizer, size: int) -> list[bytes]:
+    """`tokenizer`'s byte table for ids 0..size-1, built once and kept on the tokenizer
+    object itself (by size): the engine shares one tokenizer among the loads of a model
+    (the Lab loads it again per experiment) and keeps a copy of it on disk with the
+    table in it (engine/backends/mlx/tokenizer_file.py), so an engine reads Gemma 3's
+    262k-token table back instead of building it (about a second)."""
+    tables = getattr(tokenizer, "_logitscope_bytes", None)
+    if not isinstance(tables, dict):
+        tables = {}
+        with contextlib.suppress(AttributeError, TypeError):  # one that takes no attributes
+            tokenizer._logitscope_bytes = tables
+    table = tables.get(size)
+    if table is None:
+        table = tables[size] = bytes_table(vocabulary_strings(tokenizer, size))
+    return table
+
+
+def has_kept_table(tokenizer, size: int) -> bool:
+    """Whether `tokenizer` holds its byte table for `size` ids (kept_table)."""
+    tables = getattr(tokenizer, "_logitscope_bytes", None)
+    return isinstance(tables, dict) and size in tables
 
 
 class TextStream:

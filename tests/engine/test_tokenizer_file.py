@@ -124,3 +124,38 @@ def test_a_tokenizer_too_large_is_not_kept(fresh, tiny_model_dir, monkeypatch):
     monkeypatch.setattr(tokenizer_file, "MAX_BYTES", 10)
     _tokenizer(_model(tiny_model_dir, fresh))
     assert _copies() == [] and not list(tokenizer_file.folder().glob("*.partial.*"))
+
+
+def _vocab(folder) -> int:
+    return json.loads((folder / "config.json").read_text())["vocab_size"]
+
+
+def test_the_kept_copy_holds_the_byte_table(fresh, tiny_model_dir, monkeypatch):
+    from engine.models import token_bytes
+
+    folder = _model(tiny_model_dir, fresh)
+    _tokenizer(folder)
+    built = load_tokenizer(folder)
+    want = token_bytes.bytes_table(token_bytes.vocabulary_strings(built, _vocab(folder)))
+    assert len(want) == _vocab(folder) and b"!" in want and b"<|im_end|>" in want
+
+    def never(_strings):
+        raise AssertionError("the next engine built the byte table again")
+
+    monkeypatch.setattr(token_bytes, "bytes_table", never)
+    kept = _tokenizer(folder)
+    assert token_bytes.kept_table(kept, _vocab(folder)) == want
+
+
+def test_a_copy_kept_without_the_table_is_written_again_with_it(fresh, tiny_model_dir):
+    from engine.models import token_bytes
+
+    folder = _model(tiny_model_dir, fresh)
+    _tokenizer(folder)
+    (path,) = _copies()
+    old = pickle.loads(path.read_bytes())
+    del old._logitscope_bytes  # as kept before the copies held their tables
+    path.write_bytes(pickle.dumps(old))
+    assert not token_bytes.has_kept_table(pickle.loads(path.read_bytes()), _vocab(folder))
+    _tokenizer(folder)
+    assert token_bytes.has_kept_table(pickle.loads(path.read_bytes()), _vocab(folder))

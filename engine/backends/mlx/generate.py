@@ -38,7 +38,7 @@ from engine.backends.mlx.run_records import (  # noqa: F401 - kv_cache_* re-expo
     stats_from_record,
 )
 from engine.errors import SettingsError
-from engine.models.token_bytes import bytes_table, vocabulary_strings
+from engine.models.token_bytes import kept_table
 from engine.run.continuation import Continuation
 from engine.run.prompt import encode_prompt
 from engine.run.records import PrefillRecord, Record
@@ -66,9 +66,9 @@ class LoadedModel:
     kv_group: int = 64  # its quantization group along a head
 
     def token_bytes(self, token_id: int) -> bytes:
-        """The raw bytes of one token (table built once: vocabularies are fixed)."""
+        """The raw bytes of one token (table built once per tokenizer: token_bytes.kept_table)."""
         if self._bytes is None:
-            self._bytes = bytes_table(vocabulary_strings(self.tokenizer, self.vocab_size))
+            self._bytes = kept_table(self.tokenizer, self.vocab_size)
         return self._bytes[token_id] if 0 <= token_id < len(self._bytes) else b""
 
     def token_with_bytes(self, raw: bytes) -> int | None:

@@ -172,20 +172,28 @@ def _tokenizer(folder: Path, config: dict):
     if key not in _TOKENIZERS:
         while len(_TOKENIZERS) >= _TOKENIZERS_KEPT:
             _TOKENIZERS.pop(next(iter(_TOKENIZERS)))
-        _TOKENIZERS[key] = _kept_or_built(folder, key, config.get("eos_token_id"))
+        vocab = config.get("vocab_size")
+        _TOKENIZERS[key] = _kept_or_built(folder, key, config.get("eos_token_id"), vocab)
     return _TOKENIZERS[key]
 
 
-def _kept_or_built(folder: Path, files_key: tuple, eos):
-    """The tokenizer kept on disk by an earlier engine (tokenizer_file.py), else built."""
+def _kept_or_built(folder: Path, files_key: tuple, eos, vocab=None):
+    """The tokenizer kept on disk by an earlier engine (tokenizer_file.py), else built;
+    kept with its byte table for `vocab` ids (the config's vocab_size) in it."""
     from mlx_lm.utils import load_tokenizer
 
     from engine.backends.mlx import tokenizer_file
+    from engine.models.token_bytes import has_kept_table, kept_table
 
     key = tokenizer_file.key_of(files_key, eos)
     tokenizer = tokenizer_file.read(key)
+    stale = tokenizer is None
     if tokenizer is None:
         tokenizer = load_tokenizer(folder, None, eos_token_ids=eos)
+    if isinstance(vocab, int) and vocab > 0 and not has_kept_table(tokenizer, vocab):
+        kept_table(tokenizer, vocab)  # every run's records need it
+        stale = True  # a copy kept before tables were: written again, with it
+    if stale:
         tokenizer_file.write(key, tokenizer)
     return tokenizer
 
