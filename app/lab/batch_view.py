@@ -1,4 +1,4 @@
-"""Batching: the same eight prompts at batch sizes 1, 2, 4, 8. Total tokens/s
+"""Batching: the same prompts at batch sizes 1, 2, 4, 8. Total tokens/s
 rises with the batch (decode reads the weights once per step for every sequence
 in it) while each sequence's own speed falls: why servers batch."""
 

@@ -83,7 +83,7 @@ class SpeculativeParams:
 
 @dataclass(frozen=True)
 class BatchParams:
-    """The built-in prompt set answered at each batch size.
+    """The built-in prompts answered at each batch size (as many as the largest holds).
 
     Attributes:
         sizes: the batch sizes (1..64 each).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.backends.mlx.lab_batch import PROMPTS
 from engine.lab import BatchParams, CacheParams, QuantParams, SpeculativeParams
 
 RAW = 1  # the sampling panel's "Raw completion": the chat template's system prompt would
@@ -87,6 +88,9 @@ def _batching_view(qtbot, lab):
         assert r.total_tps == pytest.approx(r.generated_tokens / r.seconds)
         assert r.per_sequence_tps * r.batch_size == pytest.approx(r.total_tps)
     assert all(data.unbatched_equal.values())
+    # As many prompts as the largest batch: size 4 answers them at once, size 1 in turns
+    assert data.prompts == PROMPTS[:4] and all(len(a) == 4 for a in data.answers.values())
+    assert sum(r.generated_tokens for r in rows) == 2 * sum(map(len, data.answers["4"]))
     xs, ys = lab.batch.total.getData()  # the y axis is logarithmic
     assert list(xs) == [1, 4] and list(10**ys) == pytest.approx([r.total_tps for r in rows])
     assert "equals the unbatched one: yes" in lab.batch.summary.text()

@@ -260,19 +260,24 @@ def speculative_experiment(
 def batching_experiment(
     record, params: BatchParams, prompt, settings, progress=None
 ) -> BatchResult:
-    """The built-in prompt set at each batch size, with the device's ceiling: decode
-    reads the weights once per step for the whole batch, so the bandwidth bound on
-    total tokens/s grows with the batch until compute (2 x parameters FLOPs per
-    token) caps it."""
+    """The same prompts at each batch size, with the device's ceiling: decode reads the
+    weights once per step for the whole batch, so the bandwidth bound on total tokens/s
+    grows with the batch until compute (2 x parameters FLOPs per token) caps it.
+
+    The prompts are the first of the built-in set, as many as the largest batch holds
+    (all eight at the default sizes): the largest size answers them in one batch, each
+    smaller size in turns. More would only repeat every size's work (sizes 1 and 4 on
+    eight prompts ran twelve batches where six give the same comparison)."""
     from engine.backends.mlx.lab_batch import PROMPTS, batch_experiment
     from engine.backends.mlx.loader import load_model
 
     folder = Path(record.path)
     sizes, tokens = params.sizes, params.tokens
+    prompts = PROMPTS[: max(sizes)]
     lm = load_model(folder, prefer="speed")[0]
-    ids = [_encode(lm, p, settings) for p in PROMPTS]
+    ids = [_encode(lm, p, settings) for p in prompts]
     data = batch_experiment(lm, ids, tuple(sizes), tokens, progress)
-    data["prompts"] = list(PROMPTS)
+    data["prompts"] = list(prompts)
     data["unbatched_equal"] = {
         k: v == data["answers"][str(min(sizes))] for k, v in data["answers"].items()
     }
