@@ -38,6 +38,12 @@ def append_meta(session: SessionLog, run_id: str, **changes) -> None:
         journal.close()
 
 
+# What every History of this process read: path -> ((size, mtime), SessionLog). Each
+# window (and the Compare window's picker) has a History; a new one read every journal
+# again, which grows with every session kept. SessionLogs are only read once made.
+_READ: dict = {}
+
+
 class History:
     """The journal as History shows it (see the module's docstring)."""
 
@@ -47,7 +53,7 @@ class History:
         self.problems: list[str] = []  # "file: why" for each unreadable session file
         self.selection: tuple[str | None, str | None] = (None, None)  # (session_id, run_id)
         self.hide_failed = hide_failed
-        self._cache: dict = {}  # unchanged journals are not read again
+        self._cache = _READ  # unchanged journals are not read again, by any window
         self.events = Announcer(EVENTS)
 
     # -- reading -------------------------------------------------------------------------

@@ -322,14 +322,21 @@ def list_sessions(
     Args:
         folder: the sessions folder; None: `sessions_dir()`.
         cache: optional dict kept by the caller between calls; files whose size
-            and mtime have not changed are not read again.
+            and mtime have not changed are not read again, and the entries of this
+            folder's files that are gone are dropped.
 
     Returns:
         (sessions, problems): the sessions sorted by start time, newest first, and
         one "file: why" line per file that could not be read.
     """
     sessions, problems = [], []
-    for path in sorted((folder or sessions_dir()).glob("*.jsonl"), reverse=True):
+    folder = folder or sessions_dir()
+    paths = sorted(folder.glob("*.jsonl"), reverse=True)
+    if cache is not None:  # a deleted session's entry is not kept
+        listed = set(paths)
+        for gone in [p for p in cache if p.parent == folder and p not in listed]:
+            del cache[gone]
+    for path in paths:
         try:
             stat = path.stat()
             key = (stat.st_size, stat.st_mtime_ns)

@@ -103,3 +103,29 @@ def test_the_panel_draws_the_models_selection(qtbot, tmp_path, monkeypatch):
     panel.tree.setCurrentItem(first_row)  # the person clicks: the model follows
     assert history.selection == (journal.session_id, first)
     panel.cleanup()
+
+
+def test_a_new_history_reads_only_the_journals_that_changed(tmp_path, monkeypatch):
+    """Every window has a History: a new one reads again only what changed since any
+    History of the process read it, and forgets the journals that are gone."""
+    from engine.sessions import session_log
+
+    one, _ = journal_with(tmp_path, "one")
+    two, _ = journal_with(tmp_path, "two")
+    read = []
+    real = session_log.read_session
+    monkeypatch.setattr(session_log, "read_session", lambda p: read.append(p.stem) or real(p))
+    History(folder=tmp_path).refresh()
+    assert sorted(read) == sorted([one.session_id, two.session_id])
+    read.clear()
+    History(folder=tmp_path).refresh()  # another window: nothing changed, nothing read
+    assert read == []
+    with open(one.path, "a", encoding="utf-8") as f:  # journal one changed: a torn line
+        f.write('{"kind": "run", "run_id"\n')
+    history = History(folder=tmp_path)
+    history.refresh()
+    assert read == [one.session_id] and history.session(one.session_id).bad_lines == 1
+    two.path.unlink()
+    history.refresh()
+    assert [s.session_id for s in history.sessions] == [one.session_id]
+    assert two.path not in history._cache and one.path in history._cache
