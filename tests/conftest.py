@@ -134,11 +134,29 @@ def engine_client():
 
 
 @pytest.fixture(scope="session")
-def mlx_server(default_model_path, tmp_path_factory):
-    """One mlx_lm.server with the default model for the whole run; its base URL."""
+def served_model(default_model_path, tmp_path_factory) -> Path:
+    """The default model in float32, the folder mlx_lm.server serves in the tests
+    (tests/mlx_server.float32_copy says why)."""
+    from tests.mlx_server import float32_copy
+
+    return float32_copy(default_model_path, tmp_path_factory.mktemp("served") / "smollm-f32")
+
+
+@pytest.fixture(scope="session")
+def served_lm(served_model):
+    """The served folder as mlx-lm runs it here: the server's own computation."""
+    from engine.backends.mlx.loader import load_model
+
+    return load_model(served_model)[0]
+
+
+@pytest.fixture(scope="session")
+def mlx_server(served_model, tmp_path_factory):
+    """One mlx_lm.server with the default model (float32: served_model) for the whole
+    run; its base URL."""
     from tests.mlx_server import start_server
 
-    proc, url = start_server(default_model_path, tmp_path_factory.mktemp("hf"))
+    proc, url = start_server(served_model, tmp_path_factory.mktemp("hf"))
     yield url
     proc.kill()
     proc.wait(10)
@@ -164,7 +182,9 @@ def gemma(gemma_path):
 
 # The fast tier (`python3 dev.py test --fast`): every test that needs neither the real
 # models nor an engine process. Those that do are marked here from their fixtures.
-REAL_MODEL_FIXTURES = {"default_model_path", "engine_client", "gemma_path", "mlx_server"}
+REAL_MODEL_FIXTURES = {
+    "default_model_path", "engine_client", "gemma_path", "mlx_server", "served_model",
+}  # fmt: skip
 
 
 REAL_MODEL_PARAMS = {"smollm", "gemma"}  # tests that fetch a model fixture by this name

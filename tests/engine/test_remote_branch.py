@@ -22,7 +22,7 @@ def collect(records) -> RunResult:
     return result
 
 
-def test_a_servers_raw_answer_branches_from_text(mlx_server, engine_client, smollm_stored):
+def test_a_servers_raw_answer_branches_from_text(mlx_server, engine_client, served_lm):
     spec = f"{mlx_server}#"
     parent = collect(engine_client.generate(PROMPT, RAW, spec))
     assert parent.error is None and len(parent.tokens) >= 4
@@ -39,7 +39,7 @@ def test_a_servers_raw_answer_branches_from_text(mlx_server, engine_client, smol
     assert abs(forced.logprob - alt.logprob) < 1e-9  # the parent's distribution at step k
     head = cont.prefix_text + cont.forced_text
     assert branch.done.text.startswith(head) and branch.done.branch_step == k
-    local = collect(generate_records(smollm_stored, PROMPT + head, RAW))
+    local = collect(generate_records(served_lm, PROMPT + head, RAW))
     # The same model on the same text: the same tokens (mlx_lm.server trims the leading
     # space of a completion's first token from its text, as it does for any raw run).
     assert [t.token_id for t in branch.tokens[k + 1 :]] == [t.token_id for t in local.tokens]

@@ -1,4 +1,5 @@
-"""The remote backend against a real mlx_lm.server running the default model."""
+"""The remote backend against a real mlx_lm.server running the default model (in
+float32: tests/mlx_server.float32_copy)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,11 @@ def collect(records) -> RunResult:
     return result
 
 
-def test_greedy_logprobs_equal_the_local_engine(mlx_server, engine_client, smollm_stored):
-    """The server runs the shipped weights as mlx-lm does: so does the local side here."""
+def test_greedy_logprobs_equal_the_local_engine(mlx_server, engine_client, served_lm):
+    """The server runs the default model's float32 weights as mlx-lm does: so does the
+    local side here, on the same folder."""
     remote = collect(engine_client.generate(PROMPT, GREEDY, f"{mlx_server}#"))
-    local = collect(generate_records(smollm_stored, PROMPT, GREEDY))
+    local = collect(generate_records(served_lm, PROMPT, GREEDY))
     assert remote.error is None, remote.error
     assert remote.model.backend == "openai" and remote.model.device.startswith("mlx_lm.server")
     assert remote.done.text == local.done.text and "Paris" in remote.done.text
@@ -78,10 +80,8 @@ def test_cancel_mid_stream(mlx_server, engine_client):
     assert 3 <= len(result.tokens) < 30 and result.done.text
 
 
-def test_server_stopped_mid_stream_keeps_the_partial_answer(
-    default_model_path, tmp_path, engine_client
-):
-    proc, url = start_server(default_model_path, tmp_path)
+def test_server_stopped_mid_stream_keeps_the_partial_answer(served_model, tmp_path, engine_client):
+    proc, url = start_server(served_model, tmp_path)
     settings = SamplingSettings(temperature=0, max_tokens=300, top_n=5)
     result = RunResult()
     try:

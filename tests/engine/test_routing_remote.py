@@ -1,5 +1,5 @@
 """`lab route` with the large model on an OpenAI-compatible server (mlx_lm.server serving
-the default model): each question is asked there as calibrate asks it locally, so the
+the default model, in float32): each question is asked there as calibrate asks it locally, so the
 server's greedy answers equal the local model's own (the same weights, the same prompt);
 its answers are journaled as the records the server sent, named for the small run; a
 small model on a server is refused in one sentence."""
@@ -14,11 +14,13 @@ from engine.lab import routing
 N = 2  # questions: each is asked on the server and journaled the same way
 
 
-def test_a_large_model_on_a_server_answers_as_the_local_one_does(default_model_path, mlx_server):
+def test_a_large_model_on_a_server_answers_as_the_local_one_does(
+    default_model_path, mlx_server, served_model
+):
     from engine.backends.mlx.route_runs import measure_route
     from engine.sessions.journal import find
 
-    large = f"{mlx_server}#{default_model_path}"
+    large = f"{mlx_server}#{served_model}"  # the default model, in float32
     r = measure_route(routing.RouteParams(str(default_model_path), large, limit=N))
     assert (r.asked, r.answered, r.compared) == (N, N, N) and not r.large_error
     for row in r.rows:
