@@ -236,8 +236,11 @@ def _bare_chunked(lm, ids: list[int], chunk: int) -> tuple[np.ndarray, np.ndarra
 
 
 def test_gemma_reads_over_several_chunks_as_a_chunked_bare_pass(gemma):
-    chunk = 8
-    request = ReadRequest(TEXT, chunk_tokens=chunk, sweep=False)
+    # 14 tokens in chunks of 4: four chunks, the last one short. Gemma's stored layers run
+    # MLX's quantized kernel here, about a one-row product per row: every row costs.
+    chunk = 4
+    text = "The capital of Australia is Sydney. Rivers run to the sea."
+    request = ReadRequest(text, chunk_tokens=chunk, sweep=False)
     plan = plan_read(gemma, request)
     assert plan.n_context == 1 and len(plan.ids) > 3 * chunk  # several chunks
     tokens, done = _read(gemma, request)
