@@ -133,7 +133,8 @@ def _json_object(path: Path) -> dict:
 
 _shared: OrderedDict[tuple, LightTokenizer] = OrderedDict()  # the KEPT most recent
 _alive: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # any still referenced
-_lock = threading.Lock()
+_lock = threading.Lock()  # guards the three dicts
+_building: dict[tuple, threading.Lock] = {}  # a folder being parsed: its callers wait
 
 
 def shared_tokenizer(folder: str | Path) -> LightTokenizer:
@@ -150,13 +151,22 @@ def shared_tokenizer(folder: str | Path) -> LightTokenizer:
     from engine.store.file_hash import folder_files_key
 
     key = folder_files_key(folder, *FILES)
-    with _lock:  # one build per key, even when the panel's thread and Inside ask at once
-        tok = _shared.get(key) or _alive.get(key)
-        if tok is None:
-            tok = LightTokenizer(folder)
-            _alive[key] = tok
-        _shared[key] = tok
-        _shared.move_to_end(key)
-        while len(_shared) > KEPT:
-            _shared.popitem(last=False)
-        return tok
+    with _lock:
+        building = _building.setdefault(key, threading.Lock())
+    with building:  # one parse per key (the panel's thread and Inside may ask at once);
+        try:  # another folder's parse does not wait for this one
+            with _lock:
+                tok = _shared.get(key) or _alive.get(key)
+            if tok is None:
+                tok = LightTokenizer(folder)
+            with _lock:
+                _alive[key] = tok
+                _shared[key] = tok
+                _shared.move_to_end(key)
+                while len(_shared) > KEPT:
+                    _shared.popitem(last=False)
+        finally:
+            with _lock:
+                if _building.get(key) is building:
+                    del _building[key]
+    return tok

@@ -22,6 +22,7 @@ from tests.tiny_model import build_tiny_model
 def fresh(monkeypatch):
     monkeypatch.setattr(light_tokenizer, "_shared", OrderedDict())
     monkeypatch.setattr(light_tokenizer, "_alive", weakref.WeakValueDictionary())
+    monkeypatch.setattr(light_tokenizer, "_building", {})
 
 
 @pytest.fixture
@@ -82,3 +83,32 @@ def test_at_most_kept_are_held_and_one_in_use_is_shared(tmp_path):
     gc.collect()
     assert kept() == {"m2", "m0"} and alive() == {"m2", "m0"}  # m1, unreferenced, is gone
     assert id(shared_tokenizer(folders[-1])) == last
+
+
+def test_threads_asking_at_once_share_one_parse_and_wait_for_no_other_folder(tmp_path, monkeypatch):
+    import threading
+
+    a, b = build_tiny_model(tmp_path / "a"), build_tiny_model(tmp_path / "b")
+    real, parsed = LightTokenizer.__init__, []
+    gate = threading.Event()
+
+    def slow_init(self, folder):
+        parsed.append(Path(folder).name)
+        if Path(folder).name == "a":
+            assert gate.wait(10)  # a's parse holds until b's is done
+        real(self, folder)
+
+    monkeypatch.setattr(LightTokenizer, "__init__", slow_init)
+    got: dict = {}
+    threads = [
+        threading.Thread(target=lambda i=i: got.setdefault(i, shared_tokenizer(a)))
+        for i in range(3)
+    ]
+    for t in threads:
+        t.start()
+    assert shared_tokenizer(b) is not None  # not behind a's parse
+    gate.set()
+    for t in threads:
+        t.join(10)
+    assert parsed.count("a") == 1 and parsed.count("b") == 1
+    assert got[0] is got[1] is got[2] and not light_tokenizer._building
