@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
-import numpy as np
-
 BOOTSTRAP = 1000  # resamples
 SEED = 0
 
@@ -29,6 +27,9 @@ def auroc_interval(
     weight) x (wrong weight), w the rows' multiplicities in the resample and g_ij 1 when
     i scores above j, 1/2 on a tie: the Mann-Whitney count of the resampled rows.
     """
+    import numpy as np  # here: every `logitscope` command imports this module for its
+    # parser, and most never compute an interval (numpy's import is ~50 ms)
+
     s = np.asarray(scores, dtype=np.float64)
     c = np.asarray(correct, dtype=bool)
     n = len(s)

@@ -4,10 +4,13 @@ definition of each figure."""
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from engine.run.continuation import own_choices
 from engine.run.run_kind import generated
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TPS_WINDOW = 8  # tokens in the moving average
 
@@ -42,6 +45,8 @@ def rolling_tps(elapsed) -> np.ndarray:
     A moving window, because single-step latencies are jagged. The first step
     has no step before it to measure against: NaN (drawn as a gap).
     """
+    import numpy as np  # here: the command line imports this module for every command
+
     t = np.asarray(elapsed, dtype=np.float64)
     n = len(t)
     out = np.full(n, np.nan)
