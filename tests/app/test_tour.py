@@ -336,8 +336,16 @@ def _use(request, qtbot, window, where: str) -> None:
 # - prefill: the Hardware tab's timings of a run, the same on any model;
 # - distillation: the teacher against its re-quantized copy; on Gemma its parts are
 #   checked elsewhere: dequantizing its weights (tests/engine/test_compute_paths.py
-#   [gemma]), re-quantizing its layers (the quantization lesson here), and comparing
-#   its distributions (tests/engine/test_distill_compare.py, Gemma as the student);
+#   [gemma]), re-quantizing its layers (the speculative lesson here: its draft is Gemma
+#   re-quantized to 3 bits), and comparing its distributions
+#   (tests/engine/test_distill_compare.py, Gemma as the student);
+# - quantization: variants teacher-forced against the reference, the same code on any
+#   model; on Gemma its parts are checked elsewhere: re-quantizing its layers and their
+#   products on BLAS (the speculative lesson here), its stored mixed 4/5/8-bit layers
+#   against bare mlx-lm (tests/engine/test_gemma.py), every bit width's BLAS product
+#   (tests/engine/test_quantized_blas.py). It was the walk's longest lesson (14 s of
+#   33 s idle): its 3-bit variant and the installed one run short prompts on MLX's
+#   quantized kernel;
 # - read: pairs of reads scored by perplexity and the Confidence tab's questions; on Gemma
 #   both are checked elsewhere: its reads against a bare pass (tests/engine/test_read.py,
 #   short and over several chunks) and through the app's engine
@@ -345,13 +353,14 @@ def _use(request, qtbot, window, where: str) -> None:
 #   Confidence tab (tests/app/test_lab_confidence_compare.py).
 # Kept on Gemma: the journey (its blocks, scaled embedding, vocabulary), iteration,
 # position (its sliding-window attention), the Lab's cache (rotating KV caches),
-# quantization (re-quantizing its layers), speculative (trimming its caches) and batching
-# (batched caches), and thinking and cost (its chat template).
+# speculative (re-quantizing its layers, trimming its caches) and batching (batched
+# caches), and thinking and cost (its chat template).
 # - routing: the right-sized model's flow (a second run of the turn on another model) is
 #   the same whichever model answers first; the escalation to Gemma is walked on smollm
 #   and checked in tests/app/test_right_size.py.
 SAME_ON_ANY_MODEL = {
-    "sampling", "sample_n", "branches", "read", "prefill", "distillation", "routing",
+    "sampling", "sample_n", "branches", "read", "prefill", "distillation", "quantization",
+    "routing",
 }  # fmt: skip
 
 

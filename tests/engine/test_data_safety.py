@@ -309,6 +309,7 @@ def test_a_damaged_copy_never_poisons_the_good_file(tmp_path, monkeypatch, smoll
 def test_a_conversion_that_collapses_is_not_kept(tmp_path, monkeypatch):
     """A model predicting the same token everywhere (as a damaged file did) is refused."""
     import mlx.core as mx
+    import mlx.nn as nn
     import mlx_lm
 
     from engine.backends.mlx import model_check
@@ -316,15 +317,18 @@ def test_a_conversion_that_collapses_is_not_kept(tmp_path, monkeypatch):
     gguf = write_tiny_gguf(tmp_path / "flat.gguf", seed=3)
     real_load = mlx_lm.load
 
+    class Flat(nn.Module):  # the loaded model, its logits flattened
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def __call__(self, x, cache=None):
+            logits = self.model(x)
+            return mx.zeros_like(logits) + mx.arange(logits.shape[-1])  # argmax: last id
+
     def collapsed_model(folder):
         model, tok = real_load(folder)
-
-        class Flat:
-            def __call__(self, x, cache=None):
-                logits = model(x)
-                return mx.zeros_like(logits) + mx.arange(logits.shape[-1])  # argmax: last id
-
-        return Flat(), tok
+        return Flat(model), tok
 
     monkeypatch.setattr("mlx_lm.load", collapsed_model)
     from engine.backends.mlx.gguf_convert import convert_gguf

@@ -60,6 +60,44 @@ def test_each_quant_type_keeps_the_files_numbers(tmp_path, qtype):
     assert ("re-quantized" in label) == (qtype in REQUANT), label
 
 
+@pytest.mark.parametrize("qtype", ["F32", "F16", "BF16", "Q8_0", "Q4_K", "Q6_K", "IQ4_XS"])
+def test_the_tensor_views_are_what_llama_cpps_reader_gives(tmp_path, qtype):
+    """file_tensors (from the checked header) against gguf.GGUFReader on the same file:
+    every tensor's name, type, shape and data (dtype, shape, bytes), in the same order."""
+    import gguf
+
+    from engine.backends.mlx.gguf_tensors import file_tensors
+    from engine.models.gguf_check import check_gguf
+
+    path, _ = write_model_gguf(tmp_path / f"{qtype}.gguf", "qwen3", qtype)
+    ours = file_tensors(path, check_gguf(path))
+    theirs = gguf.GGUFReader(str(path)).tensors
+    assert [t.name for t in ours] == [t.name for t in theirs] and len(ours) > 5
+    assert {t.tensor_type.name for t in ours} == {"F32", qtype}  # the norms stay F32
+    for a, b in zip(ours, theirs, strict=True):
+        assert a.tensor_type == b.tensor_type and a.shape.tolist() == b.shape.tolist()
+        assert a.data.dtype == b.data.dtype and a.data.shape == b.data.shape
+        assert a.data.tobytes() == b.data.tobytes()
+
+
+@pytest.mark.parametrize("bits", range(1, 9))
+def test_packed_words_are_a_little_endian_bit_stream(bits):
+    """pack_bits against the stream written out bit by bit in Python: value j of a row
+    holds bits j*bits .. j*bits+bits-1, the lowest first, in 32-bit words."""
+    from engine.backends.mlx.gguf_tensors import pack_bits
+
+    q = np.random.default_rng(bits).integers(0, 2**bits, size=(3, 64))
+    words = pack_bits(q, bits)
+    assert words.dtype == np.uint32 and words.shape == (3, 64 * bits // 32)
+    for row, packed in zip(q, words, strict=True):
+        stream = [(int(v) >> b) & 1 for v in row for b in range(bits)]
+        want = [
+            sum(bit << i for i, bit in enumerate(stream[w : w + 32]))
+            for w in range(0, len(stream), 32)
+        ]
+        assert packed.tolist() == want
+
+
 def test_a_type_nothing_reads_is_named(tmp_path):
     from engine.backends.mlx.gguf_tensors import layout_for
 

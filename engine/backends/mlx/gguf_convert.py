@@ -1,7 +1,8 @@
 """Convert a GGUF file into a standard MLX model folder.
 
-Every tensor is read with the `gguf` package's reader (llama.cpp's own Python
-code, memory-mapped) and turned into MLX's affine layout by `gguf_tensors`:
+Every tensor is read memory-mapped, where the checked header (check_gguf) says it
+lies, as the `gguf` package's reader would give it (gguf_tensors.file_tensors), and
+turned into MLX's affine layout by `gguf_tensors`:
 exactly where the source's groups are affine (Q4_0 … Q8_0, Q4_K, Q5_K),
 re-quantized to more bits otherwise (Q6_K, Q2_K, Q3_K, IQ*). Tensor names,
 config fields and llama.cpp's weight changes come from `gguf_arch`. The
@@ -24,7 +25,7 @@ import numpy as np
 
 from engine.backends.mlx.gguf_arch import adjust, build_config, check_architecture, mlx_name
 from engine.backends.mlx.gguf_arch import name_map as gguf_name_map
-from engine.backends.mlx.gguf_tensors import GROUP, convert_tensor, layout_for
+from engine.backends.mlx.gguf_tensors import GROUP, convert_tensor, file_tensors, layout_for
 from engine.errors import ModelError
 from engine.models.gguf_check import GGUFInfo, check_gguf
 
@@ -68,17 +69,15 @@ def read_tensors(path: Path, info: GGUFInfo, progress=None):
         (arrays: name -> numpy array, layouts: GGUF type -> the Layouts it became,
          rope_factors: config entries taken from rope-factor tensors)
     """
-    import gguf
-
     arch = info.architecture
     names = gguf_name_map(arch, int(info.get("block_count")))
-    reader = gguf.GGUFReader(str(path))
+    tensors = file_tensors(path, info)
     arrays, layouts, rope = {}, {}, {}
-    for n, tensor in enumerate(reader.tensors):
+    for n, tensor in enumerate(tensors):
         if progress:
             progress(
                 f"Converting {tensor.name} ({tensor.tensor_type.name})…",
-                0.5 + 0.4 * n / len(reader.tensors),
+                0.5 + 0.4 * n / len(tensors),
             )
         target = mlx_name(names, tensor.name)
         parts, layout = convert_tensor(tensor)
@@ -144,7 +143,13 @@ def _marker_info(name: str, digest: str) -> dict:
     return {"converter_version": CONVERTER_VERSION, "source": name, "sha256": digest}
 
 
-def convert_gguf(source: Path, out_dir: Path, digest: str | None = None, progress=None) -> bool:
+def convert_gguf(
+    source: Path,
+    out_dir: Path,
+    digest: str | None = None,
+    progress=None,
+    info: GGUFInfo | None = None,
+) -> bool:
     """Convert `source` GGUF into an MLX model folder at `out_dir`.
 
     The folder is written to a temporary sibling, checked (the converted model
@@ -154,6 +159,8 @@ def convert_gguf(source: Path, out_dir: Path, digest: str | None = None, progres
     Args:
         digest: the source's sha256 (computed here when not given).
         progress: optional (message, fraction) callback.
+        info: the source's check_gguf_header, when the caller has just taken it
+            (taken here when not given: it parses every metadata field again).
 
     Returns:
         True if a conversion ran, False if `out_dir` was already up to date.
@@ -168,7 +175,7 @@ def convert_gguf(source: Path, out_dir: Path, digest: str | None = None, progres
     digest = digest or content_hash(source, progress)
     if is_converted(out_dir, digest):
         return False
-    info = check_gguf_header(source)
+    info = info or check_gguf_header(source)
     meta = info.metadata
     arrays, layouts, rope = read_tensors(source, info, progress)
     if info.architecture == "phi3":

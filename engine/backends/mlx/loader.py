@@ -105,7 +105,7 @@ def _convert_file(path: Path, progress) -> Path:
     out = converted_folder(path, digest, info.metadata)
     if progress:
         progress(f"Converting {path.name} to MLX…", 0.5)
-    convert_gguf(path, out, digest, progress)
+    convert_gguf(path, out, digest, progress, info)
     return out
 
 
