@@ -95,10 +95,40 @@ def verdict_ids(lm) -> tuple[list[int], list[int]]:
     return firsts(TRUE_WORDS), firsts(FALSE_WORDS)
 
 
-def p_true(lm, ids: list[int], verdicts: tuple[list[int], list[int]]) -> tuple[float, float]:
+def next_logits(model, ids: list[int], cache=None) -> mx.array:
+    """The logits (1, V) of the token after `ids`, fed into `cache` (a new one when None).
+
+    All but the last token go through the model with only the cache computed: their
+    logits are never evaluated (MLX is lazy), as the playground's prefill does
+    (generate.prefill). A whole pass sliced at its last row computed the output
+    projection for every row: Gemma 3's 262k-token vocabulary made that most of a 40-token
+    prompt's pass."""
+    from mlx_lm.models.cache import make_prompt_cache
+
+    cache = make_prompt_cache(model) if cache is None else cache
+    if len(ids) > 1:
+        model(mx.array([ids[:-1]]), cache=cache)
+        mx.eval([c.state for c in cache])
+    return model(mx.array([ids[-1:]]), cache=cache)[:, -1, :]
+
+
+def p_true_prefix(lm) -> PrefixCache:
+    """The KV cache of what every P(True) prompt starts with (p_true_ids: the chat
+    template's start, a default system prompt where the template adds one, and
+    "Question: "), prefilled once for a question set: about half of SmolLM2's prompt."""
+    prefix = PrefixCache(lm.model)
+    prefix.fill(shared_prefix(lambda text: p_true_ids(lm, text, "x")))
+    return prefix
+
+
+def p_true(
+    lm, ids: list[int], verdicts: tuple[list[int], list[int]], prefix=None
+) -> tuple[float, float]:
     """(P(True) renormalised over the True and False tokens, the raw P(True)) of the next
-    token after `ids` (p_true_ids), from one float32 forward pass."""
-    logits = lm.model(mx.array([ids]))[0, -1, :].astype(mx.float32)  # (V,)
+    token after `ids` (p_true_ids), from a float32 forward pass (`prefix`: p_true_prefix,
+    whose part of `ids` is not prefilled again)."""
+    cache, held = (prefix or PrefixCache(lm.model)).cache_for(ids)
+    logits = next_logits(lm.model, ids[held:], cache)[0].astype(mx.float32)  # (V,)
     probs = np.array(mx.softmax(logits, axis=-1), dtype=np.float64)  # (V,)
     true, false = float(probs[verdicts[0]].sum()), float(probs[verdicts[1]].sum())
     return (true / (true + false) if true + false > 0 else 0.5), true
@@ -137,7 +167,7 @@ def answer_batch(
     """
     rows = 1 + samples
     cache, held = (prefix or PrefixCache(lm.model)).cache_for(ids)
-    last = lm.model(mx.array([ids[held:]]), cache=cache)[:, -1, :]  # (1, V): the prompt once
+    last = next_logits(lm.model, ids[held:], cache)  # (1, V): the prompt once
     for c in cache:  # every row continues the same prompt: its KV cache, repeated
         c.keys, c.values = (mx.repeat(v, rows, axis=0) for v in (c.keys, c.values))
     tokens: list[list[int]] = [[] for _ in range(rows)]
@@ -185,18 +215,20 @@ def answer_batch(
 
 
 def measure_question(
-    lm, q: Question, params, key, stops, verdicts=None, prefix=None
+    lm, q: Question, params, key, stops, verdicts=None, prefix=None, true_prefix=None
 ) -> QuestionRow:
     """One question's row: the greedy answer, whether it is right, every signal
-    (`verdicts`: verdict_ids, computed once a run; None: computed here; `prefix`: the
-    question_prefix of the run, None: the whole prompt prefilled)."""
+    (`verdicts`: verdict_ids, computed once a run; None: computed here; `prefix` and
+    `true_prefix`: the question_prefix and p_true_prefix of the run, None: the whole
+    prompt prefilled)."""
     ids = question_ids(lm, q.question)
     t0 = time.perf_counter()
     n, temp, most = params.samples, params.temperature, params.max_tokens
     batch = answer_batch(lm, ids, n, temp, most, key, stops, prefix)
     tokens, lps, (p_first, h_first), ended, stopped = batch
     texts = [lm.tokenizer.decode(t).strip() for t in tokens]
-    p_yes, p_yes_raw = p_true(lm, p_true_ids(lm, q.question, texts[0]), verdicts or verdict_ids(lm))
+    verdicts = verdicts or verdict_ids(lm)
+    p_yes, p_yes_raw = p_true(lm, p_true_ids(lm, q.question, texts[0]), verdicts, true_prefix)
     seconds = time.perf_counter() - t0
     greedy_lps = lps[0] or [0.0]
     agreement, cluster_entropy, clusters, largest = cluster_stats(texts[0], texts[1:], q.question)
@@ -263,6 +295,7 @@ def calibrate(lm, name: str, params, progress=None, load_seconds: float = 0.0) -
     stops = stop_ids(lm)
     verdicts = verdict_ids(lm)
     prefix = question_prefix(lm) if questions else None
+    true_prefix = p_true_prefix(lm) if questions else None
     key = mx.random.key(params.seed)
     rows, cancelled, t0 = [], False, time.perf_counter()
     for i, q in enumerate(questions):
@@ -272,7 +305,7 @@ def calibrate(lm, name: str, params, progress=None, load_seconds: float = 0.0) -
         left = _left(i, len(questions), time.perf_counter() - t0)
         reporter(f"Question {i + 1} of {len(questions)}{left}", i / len(questions))
         key, sub = mx.random.split(key)
-        row = measure_question(lm, q, params, sub, stops, verdicts, prefix)
+        row = measure_question(lm, q, params, sub, stops, verdicts, prefix, true_prefix)
         rows.append(row)
         reporter.partial(LabStep("calibrate", i + 1, {"correct": row.correct, "line": q.line}))
     seconds = time.perf_counter() - t0

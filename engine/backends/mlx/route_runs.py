@@ -24,7 +24,12 @@ from dataclasses import replace
 
 import mlx.core as mx
 
-from engine.backends.mlx.calibrate import measure_question, question_prefix, stop_ids
+from engine.backends.mlx.calibrate import (
+    measure_question,
+    p_true_prefix,
+    question_prefix,
+    stop_ids,
+)
 from engine.lab import routing
 from engine.lab.confidence import QuestionRow
 from engine.lab.reporter import reporter_of
@@ -57,11 +62,14 @@ class Answerer:
         self.stops = stop_ids(self.lm)
         self.key = mx.random.key(params.seed)  # split per question, as calibrate does
         self.prefix = question_prefix(self.lm)  # what every question's prompt starts with
+        self.true_prefix = p_true_prefix(self.lm)  # and every P(True) prompt
 
     def answer(self, question) -> QuestionRow:
         """The question's row (calibrate.measure_question)."""
         self.key, sub = mx.random.split(self.key)
-        return measure_question(self.lm, question, self.params, sub, self.stops, None, self.prefix)
+        return measure_question(
+            self.lm, question, self.params, sub, self.stops, None, self.prefix, self.true_prefix
+        )
 
     def journal(self, journal, row: QuestionRow, name: str, notify) -> str | None:
         """Journal `row`'s greedy answer as a run named `name`, as the Lab's Confidence
