@@ -38,9 +38,17 @@ def test_the_estimate_is_the_sum_of_its_tensors():
     check_memory(DistillTrainParams(), VOCAB, 2 * 10**9)  # the defaults fit in 2 GB
 
 
-def test_the_command_refuses_before_allocating(default_model_path):
+def test_the_command_refuses_before_allocating(default_model_path, tmp_path):
+    from engine.backends.mlx.distill_train import DEFAULT_TEXT
+
     model = ["--model", str(default_model_path)]
-    small = run_measured(["lab", "distill-train", *model, "--steps", "1", "--no-save"])
+    # the small run on the shipped text's first 1,000 characters (about 200 tokens: two
+    # windows and the held-out part), so its teacher reads a third of the default's tokens
+    text = tmp_path / "short.txt"
+    text.write_text(DEFAULT_TEXT.read_text(encoding="utf-8")[:1000], encoding="utf-8")
+    small = run_measured(
+        ["lab", "distill-train", *model, "--steps", "1", "--no-save", "--text", str(text)]
+    )
     assert small.returncode == 0, small.stderr
     big = run_measured(
         ["lab", "distill-train", *model, "--batch", "256", "--seq", "1024", "--no-save"]
