@@ -98,6 +98,21 @@ def test_packed_words_are_a_little_endian_bit_stream(bits):
         assert packed.tolist() == want
 
 
+def test_the_probe_check_upcasts_only_a_quantized_model(tmp_path, monkeypatch):
+    """The converted model's probe runs as the engine's CPU paths run it: a quantized one
+    with float32 scales and activations, its rows on BLAS; a float16 one as stored (no
+    float32 copy of its weights)."""
+    from engine.backends.mlx import compute_path
+
+    upcast = []
+    real = compute_path.stored_float32
+    monkeypatch.setattr(compute_path, "stored_float32", lambda m: upcast.append(m) or real(m))
+    _convert(tmp_path, "qwen3", "F16")
+    assert upcast == []
+    _convert(tmp_path, "qwen3", "Q8_0")
+    assert len(upcast) == 1
+
+
 def test_a_type_nothing_reads_is_named(tmp_path):
     from engine.backends.mlx.gguf_tensors import layout_for
 

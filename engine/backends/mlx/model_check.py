@@ -2,10 +2,10 @@
 
 A damaged file can convert without an error and then produce nothing but one
 token. `check_converted_model` loads the new folder with mlx-lm and runs one
-teacher-forced pass over a fixed sentence (on the CPU as the engine's stored path
-runs it: float32 activations, the many-row products on BLAS): the logits must be
-finite, and the model must not predict the same token at every position (a
-collapsed model).
+teacher-forced pass over a fixed sentence (a quantized model on the CPU as the
+engine's stored path runs it: float32 activations, the many-row products on BLAS):
+the logits must be finite, and the model must not predict the same token at every
+position (a collapsed model).
 """
 
 from __future__ import annotations
@@ -31,14 +31,16 @@ def check_converted_model(folder: Path, source_name: str) -> None:
     ids = tokenizer.encode(PROBE)[:64]
     if len(ids) < MIN_POSITIONS:
         return  # a vocabulary this coarse cannot be probed; nothing to conclude
-    if mx.default_device().type == mx.DeviceType.cpu:
-        # as the engine's stored path runs on the CPU (float32 scales and activations),
-        # the probe's rows on BLAS: MLX's quantized kernel costs about one single-row
-        # product per row (SmolLM2's whole check, its load included: 2.8 s -> 1.3 s)
-        from engine.backends.mlx.compute_path import stored_float32
-        from engine.backends.mlx.quantized_blas import blas_products
+    from engine.backends.mlx.compute_path import stored_float32
+    from engine.backends.mlx.quantized_blas import blas_products
 
-        blas_products(stored_float32(model))
+    # A quantized model on the CPU runs as the engine's stored path runs it (float32 scales
+    # and activations), the probe's rows on BLAS: MLX's quantized kernel costs about one
+    # single-row product per row (SmolLM2's whole check, its load included: 2.8 s -> 1.3 s).
+    # An unquantized one stays as stored, as the engine keeps it (no float32 copy of a
+    # float16 model's weights).
+    if blas_products(model):  # 0: nothing quantized, or not on the CPU
+        stored_float32(model)
     logits = model(mx.array(ids)[None])[0].astype(mx.float32)  # (L, V)
     finite = bool(mx.all(mx.isfinite(logits)).item())
     if not finite:
